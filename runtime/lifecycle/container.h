@@ -1,0 +1,41 @@
+/* The OCI lifecycle operations, as called by the CLI. */
+#ifndef BRIG_CONTAINER_H
+#define BRIG_CONTAINER_H
+
+#include <stdbool.h>
+
+#include "../util/error.h"
+
+struct brig_globals {
+    const char *root;           /* state directory, default /run/brig */
+    bool systemd_cgroup;
+    bool debug;
+};
+
+struct brig_create_opts {
+    const char *id;
+    const char *bundle;         /* default: cwd */
+    const char *pid_file;
+    const char *console_socket;
+    bool no_pivot;
+    bool no_new_keyring;
+    int preserve_fds;
+    bool detach;                /* run only */
+    bool keep;                  /* run only: do not delete after exit */
+};
+
+int container_create(const struct brig_globals *g, const struct brig_create_opts *o,
+                     struct brig_error **err);
+int container_start(const struct brig_globals *g, const char *id, struct brig_error **err);
+/* create + start (+ wait + delete unless detached). *exit_status is the
+ * container's status, 128+N for a signal. */
+int container_run(const struct brig_globals *g, const struct brig_create_opts *o,
+                  int *exit_status, struct brig_error **err);
+int container_kill(const struct brig_globals *g, const char *id, int sig, bool all,
+                   struct brig_error **err);
+int container_delete(const struct brig_globals *g, const char *id, bool force,
+                     struct brig_error **err);
+int container_state(const struct brig_globals *g, const char *id, struct brig_error **err);
+int container_list(const struct brig_globals *g, bool json, bool quiet, struct brig_error **err);
+
+#endif

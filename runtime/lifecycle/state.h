@@ -1,0 +1,60 @@
+/* Container state: one directory per container under the --root, holding
+ * state.json (written atomically), a copy of config.json and, while the
+ * container is "created", exec.fifo. The directory fd is flock()ed for the
+ * duration of every command on that container. */
+#ifndef BRIG_STATE_H
+#define BRIG_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../config/spec.h"
+
+enum brig_status {
+    BRIG_STATUS_CREATING,
+    BRIG_STATUS_CREATED,
+    BRIG_STATUS_RUNNING,
+    BRIG_STATUS_STOPPED,
+};
+
+struct brig_state {
+    char *id;
+    char *bundle;
+    char *oci_version;
+    char *rootfs;
+    pid_t pid;                  /* 0 while creating */
+    uint64_t pid_start_time;    /* /proc/<pid>/stat field 22, guards pid reuse */
+    char *created;              /* RFC 3339 */
+    bool setup_done;            /* create finished: created or later */
+    char *cgroup;               /* cgroup_serialize() text, may be NULL */
+    struct brig_kv *annotations; size_t n_annotations;
+};
+
+/* Validate a container id: [A-Za-z0-9][A-Za-z0-9_.+-]*, at most 1024. */
+int state_validate_id(const char *id, struct brig_error **err);
+
+/* Create <root>/<id> (exclusive: "container \"id\" already exists"), lock it
+ * and return its fd. root is created 0700 if missing. */
+int state_dir_create(const char *root, const char *id, int *dirfd, struct brig_error **err);
+/* Open and lock an existing container dir ("container \"id\" does not exist"). */
+int state_dir_open(const char *root, const char *id, int *dirfd, struct brig_error **err);
+/* Remove <root>/<id> entirely. */
+int state_dir_remove(const char *root, const char *id, struct brig_error **err);
+
+int state_write(int dirfd, const struct brig_state *st, struct brig_error **err);
+int state_read(int dirfd, struct brig_state **out, struct brig_error **err);
+void state_free(struct brig_state *st);
+void state_freep(struct brig_state **st);
+#define autostate __attribute__((cleanup(state_freep)))
+
+/* The status as seen now: process liveness (pid + start time), exec.fifo. */
+enum brig_status state_status(int dirfd, const struct brig_state *st);
+const char *state_status_name(enum brig_status s);
+/* Start time of a live pid (field 22 of /proc/pid/stat), 0 if gone/zombie. */
+uint64_t state_pid_start_time(pid_t pid);
+
+/* The OCI state object (state-schema.json) as JSON text (malloc'd). */
+char *state_to_oci_json(const struct brig_state *st, enum brig_status status, bool pretty);
+
+#endif

@@ -1,0 +1,17 @@
+/* process.capabilities through libcap. */
+#ifndef BRIG_CAPS_H
+#define BRIG_CAPS_H
+
+#include "../config/spec.h"
+
+/* Capability name ("CAP_SYS_ADMIN") -> number, -1 if unknown here. */
+int caps_from_name(const char *name);
+/* Highest capability number this kernel knows. */
+int caps_last_cap(void);
+
+/* Drop the bounding set to caps->sets[BOUNDING], then set permitted,
+ * effective and inheritable with capset, then the ambient set. Runs after
+ * identity_apply() (which keeps the permitted set across setuid). */
+int caps_apply(const struct brig_caps *caps, struct brig_error **err);
+
+#endif

@@ -1,0 +1,14 @@
+/* process.user: supplementary groups, gid, uid, umask. */
+#ifndef BRIG_IDENTITY_H
+#define BRIG_IDENTITY_H
+
+#include <stdbool.h>
+
+#include "../config/spec.h"
+
+/* setgroups (skipped when setgroups is denied in a user ns and no
+ * additionalGids are asked), setresgid, setresuid with PR_SET_KEEPCAPS so
+ * caps_apply can still set the requested sets; umask if given. */
+int identity_apply(const struct brig_user *u, bool in_userns, struct brig_error **err);
+
+#endif

@@ -1,0 +1,10 @@
+/* rtnetlink through libmnl. */
+#ifndef BRIG_NETLINK_H
+#define BRIG_NETLINK_H
+
+#include "../util/error.h"
+
+/* Bring up "lo" in the current network namespace. */
+int netlink_lo_up(struct brig_error **err);
+
+#endif

@@ -1,0 +1,26 @@
+/* Per-process attributes of the container's init, each applied in the child. */
+#ifndef BRIG_PROCESS_ATTRS_H
+#define BRIG_PROCESS_ATTRS_H
+
+#include <stdbool.h>
+
+#include "../config/spec.h"
+
+int hostname_apply(const struct brig_spec *s, struct brig_error **err);
+/* linux.sysctl through the container's /proc/sys (after the pivot, before
+ * /proc/sys is made read-only). Only namespaced sysctls are accepted. */
+int sysctl_apply(const struct brig_spec *s, struct brig_error **err);
+/* Validate linux.sysctl against the namespaces the container gets (parent). */
+int sysctl_validate(const struct brig_spec *s, struct brig_error **err);
+int rlimits_apply(const struct brig_process *p, struct brig_error **err);
+int oom_score_adj_apply(const struct brig_process *p, struct brig_error **err);
+int personality_apply(const struct brig_linux *l, struct brig_error **err);
+int scheduler_apply(const struct brig_process *p, struct brig_error **err);
+int io_priority_apply(const struct brig_process *p, struct brig_error **err);
+int no_new_privs_apply(const struct brig_process *p, struct brig_error **err);
+/* chdir to process.cwd, checked to be inside the (already pivoted) root. */
+int cwd_apply(const struct brig_process *p, struct brig_error **err);
+/* Close every fd >= 3 + preserve_fds, except keep (or -1). close_range. */
+int fds_close_from(int first, int keep, struct brig_error **err);
+
+#endif

@@ -1,0 +1,40 @@
+/* The container's filesystem view: runs in the child, inside the new mount
+ * namespace, in this order (see child.c):
+ *   rootfs_prepare -> mounts_apply -> devices_populate -> rootfs_pivot
+ *   -> paths_mask_readonly -> rootfs_finish
+ * Every destination is resolved inside the root by fd (util/fs.h). */
+#ifndef BRIG_ROOTFS_H
+#define BRIG_ROOTFS_H
+
+#include <stdbool.h>
+
+#include "../config/spec.h"
+
+/* Make the host's mounts not propagate into ours (rslave by default, or
+ * linux.rootfsPropagation), bind the root onto itself so it is a mount
+ * point, and return an O_PATH fd of it in *rootfd. */
+int rootfs_prepare(const struct brig_spec *s, int *rootfd, struct brig_error **err);
+
+/* Every entry of spec->mounts, in order. Errors read
+ * "mounts[2] (/proc): mount proc: Operation not permitted". */
+int mounts_apply(int rootfd, const struct brig_spec *s, bool in_userns, struct brig_error **err);
+
+/* /dev: the default devices (null zero full random urandom tty, ptmx ->
+ * pts/ptmx), the fd/stdin/stdout/stderr symlinks, and linux.devices.
+ * In a user namespace devices are bind mounts of the host's nodes. */
+int devices_populate(int rootfd, const struct brig_spec *s, bool in_userns,
+                     struct brig_error **err);
+
+/* pivot_root into the root (or chroot with MS_MOVE for --no-pivot), detach
+ * the old root, chdir("/"). */
+int rootfs_pivot(int rootfd, const struct brig_spec *s, bool no_pivot, struct brig_error **err);
+
+/* After the pivot: linux.maskedPaths (a verified /dev/null bind for files,
+ * an empty read-only tmpfs for directories) and linux.readonlyPaths. */
+int paths_mask_readonly(const struct brig_spec *s, struct brig_error **err);
+
+/* Last filesystem step: remount / read-only when root.readonly, and apply
+ * rootfsPropagation to the new root. */
+int rootfs_finish(const struct brig_spec *s, struct brig_error **err);
+
+#endif

@@ -1,0 +1,62 @@
+/* Cleanup attributes: every early return is leak-free without a goto ladder.
+ * Ownership is handed off explicitly with steal_fd()/steal_ptr(). */
+#ifndef BRIG_CLEANUP_H
+#define BRIG_CLEANUP_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <errno.h>
+
+static inline void brig_freep(void *p)
+{
+    free(*(void **)p);
+}
+
+static inline void brig_closep(int *fd)
+{
+    if (*fd >= 0) {
+        int saved = errno;
+        close(*fd);
+        errno = saved;
+    }
+    *fd = -1;
+}
+
+static inline void brig_fclosep(FILE **f)
+{
+    if (*f != NULL) fclose(*f);
+    *f = NULL;
+}
+
+/* Free a NULL-terminated array of strings and the array itself. */
+void brig_strv_free(char **v);
+static inline void brig_strv_freep(char ***v)
+{
+    brig_strv_free(*v);
+    *v = NULL;
+}
+
+#define autofree __attribute__((cleanup(brig_freep)))
+#define autoclose __attribute__((cleanup(brig_closep)))
+#define autofclose __attribute__((cleanup(brig_fclosep)))
+#define autostrv __attribute__((cleanup(brig_strv_freep)))
+
+static inline int steal_fd(int *fd)
+{
+    int r = *fd;
+    *fd = -1;
+    return r;
+}
+
+static inline void *steal_ptr(void *pp)
+{
+    void **p = (void **)pp;
+    void *r = *p;
+    *p = NULL;
+    return r;
+}
+
+#define BRIG_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

@@ -1,0 +1,81 @@
+#include "error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+static struct brig_error *error_new(struct brig_error **err)
+{
+    if (err == NULL) return NULL;
+    if (*err == NULL) {
+        *err = calloc(1, sizeof(**err));
+        if (*err == NULL) abort(); /* cannot even report: nothing sane to do */
+    }
+    return *err;
+}
+
+static int error_vset(struct brig_error **err, int errnum, const char *fmt, va_list ap)
+{
+    struct brig_error tmp = {0};
+    int n = vsnprintf(tmp.msg, sizeof(tmp.msg), fmt, ap);
+    if (errnum != 0 && n >= 0 && (size_t)n < sizeof(tmp.msg))
+        snprintf(tmp.msg + n, sizeof(tmp.msg) - (size_t)n, ": %s", strerror(errnum));
+    tmp.errnum = errnum;
+    struct brig_error *e = error_new(err);
+    if (e == NULL) {
+        brig_debug("error (unreported): %s", tmp.msg);
+        return -1;
+    }
+    *e = tmp;
+    return -1;
+}
+
+int brig_fail(struct brig_error **err, int errnum, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    error_vset(err, errnum, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int brig_failx(struct brig_error **err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    error_vset(err, 0, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int brig_wrap(struct brig_error **err, const char *fmt, ...)
+{
+    char ctx[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx, sizeof(ctx), fmt, ap);
+    va_end(ap);
+    if (err == NULL) return -1;
+    if (*err == NULL) return brig_failx(err, "%s: unknown error", ctx);
+
+    char old[sizeof((*err)->msg)];
+    memcpy(old, (*err)->msg, sizeof(old));
+    snprintf((*err)->msg, sizeof((*err)->msg), "%s: %s", ctx, old);
+    return -1;
+}
+
+void brig_error_free(struct brig_error *e)
+{
+    free(e);
+}
+
+void brig_error_freep(struct brig_error **e)
+{
+    if (e != NULL && *e != NULL) {
+        free(*e);
+        *e = NULL;
+    }
+}

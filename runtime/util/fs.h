@@ -1,0 +1,39 @@
+/* File helpers. Everything that touches a path inside the container root
+ * goes through the *_in_root functions: openat2(RESOLVE_IN_ROOT |
+ * RESOLVE_NO_MAGICLINKS), so a symlink in the image can never lead out. */
+#ifndef BRIG_FS_H
+#define BRIG_FS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* Read a whole (small) file; fails with EFBIG past max bytes. NUL-terminated. */
+int brig_read_file(const char *path, size_t max, char **out, size_t *len, struct brig_error **err);
+int brig_read_file_at(int dirfd, const char *name, size_t max, char **out, size_t *len,
+                      struct brig_error **err);
+/* Write data to an existing file (e.g. /proc/<pid>/uid_map) in one write(). */
+int brig_write_file(const char *path, const char *data, size_t len, struct brig_error **err);
+/* Write a file atomically: temp file in dirfd, fsync-free rename over name. */
+int brig_write_file_atomic(int dirfd, const char *name, const void *data, size_t len,
+                           mode_t mode, struct brig_error **err);
+/* Remove a directory tree below dirfd (no symlink following). */
+int brig_rm_rf_at(int dirfd, const char *name, struct brig_error **err);
+
+/* "/proc/self/fd/N" into buf (>= 32 bytes). */
+const char *brig_fd_path(int fd, char *buf, size_t len);
+
+/* openat2 with RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS relative to rootfd.
+ * path may be absolute ("/dev/null" means rootfd/dev/null). */
+int brig_open_in_root(int rootfd, const char *path, int flags, mode_t mode,
+                      struct brig_error **err);
+/* mkdir -p inside the root; returns an O_PATH|O_DIRECTORY fd of the last
+ * component. Never follows a symlink out of the root. */
+int brig_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct brig_error **err);
+/* Create (if missing) a regular file inside the root, parents as needed;
+ * returns an O_PATH fd of it. */
+int brig_mkfile_in_root(int rootfd, const char *path, mode_t mode, struct brig_error **err);
+
+#endif

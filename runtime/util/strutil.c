@@ -1,0 +1,115 @@
+#include "strutil.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+
+void brig_json_escape(const char *s, char *out, size_t outlen)
+{
+    size_t o = 0;
+    if (outlen == 0) return;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        char tmp[8];
+        const char *rep = NULL;
+        switch (*p) {
+        case '"': rep = "\\\""; break;
+        case '\\': rep = "\\\\"; break;
+        case '\n': rep = "\\n"; break;
+        case '\r': rep = "\\r"; break;
+        case '\t': rep = "\\t"; break;
+        default:
+            if (*p < 0x20) {
+                snprintf(tmp, sizeof(tmp), "\\u%04x", *p);
+                rep = tmp;
+            }
+        }
+        size_t need = rep ? strlen(rep) : 1;
+        if (o + need >= outlen) break;
+        if (rep) {
+            memcpy(out + o, rep, need);
+        } else {
+            out[o] = (char)*p;
+        }
+        o += need;
+    }
+    out[o] = '\0';
+}
+
+char *brig_strdup(const char *s)
+{
+    if (s == NULL) return NULL;
+    char *r = strdup(s);
+    if (r == NULL) abort();
+    return r;
+}
+
+void *brig_calloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (p == NULL) abort();
+    return p;
+}
+
+char *brig_asprintf(const char *fmt, ...)
+{
+    char *r = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&r, fmt, ap);
+    va_end(ap);
+    if (n < 0) abort();
+    return r;
+}
+
+bool brig_str_has_prefix(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+size_t brig_strv_len(char *const *v)
+{
+    size_t n = 0;
+    while (v != NULL && v[n] != NULL) n++;
+    return n;
+}
+
+char **brig_strv_dup(char *const *v)
+{
+    size_t n = brig_strv_len(v);
+    char **r = brig_calloc(n + 1, sizeof(char *));
+    for (size_t i = 0; i < n; i++) r[i] = brig_strdup(v[i]);
+    return r;
+}
+
+void brig_strv_free(char **v)
+{
+    if (v == NULL) return;
+    for (size_t i = 0; v[i] != NULL; i++) free(v[i]);
+    free(v);
+}
+
+int brig_parse_u64(const char *s, uint64_t *out)
+{
+    if (s == NULL || *s < '0' || *s > '9') return -1;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0') return -1;
+    *out = v;
+    return 0;
+}
+
+int brig_parse_i64(const char *s, int64_t *out)
+{
+    if (s == NULL || *s == '\0') return -1;
+    errno = 0;
+    char *end = NULL;
+    long long v = strtoll(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0') return -1;
+    *out = v;
+    return 0;
+}
