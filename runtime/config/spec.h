@@ -359,6 +359,10 @@ int spec_parse(const char *json, size_t len, const char *bundle_dir,
 /* Read <bundle>/config.json and parse it. */
 int spec_load(const char *bundle_dir, struct brig_spec **out, struct brig_error **err);
 
+/* Refuse, naming the field, what brig cannot enforce on this host
+ * (runtime/config/spec_validate.c). */
+int spec_check_supported(const struct brig_spec *s, struct brig_error **err);
+
 void spec_free(struct brig_spec *s);
 void spec_freep(struct brig_spec **s);
 #define autospec __attribute__((cleanup(spec_freep)))

@@ -1,13 +1,258 @@
-/* STUB: to be implemented. */
+/* create and run (runtime.md "Operations: Create", "Lifecycle" steps 1-5).
+ * The parent validates everything first, then clones the container's init
+ * and drives it through linux/child.c over the sync socket. */
 #include "container.h"
-#include <stdlib.h>
 
-int container_create(const struct brig_globals *g, const struct brig_create_opts *o, struct brig_error **err)
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../config/spec.h"
+#include "../linux/cgroup.h"
+#include "../linux/child.h"
+#include "../linux/ns.h"
+#include "../linux/process_attrs.h"
+#include "../linux/seccomp.h"
+#include "../linux/sync.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/log.h"
+#include "../util/strutil.h"
+#include "hooks.h"
+#include "launch.h"
+#include "state.h"
+
+#define CONFIG_MAX (16u << 20)
+
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+/* Our own copy: <linux/sched.h> clashes with <sched.h>. */
+struct brig_clone_args {
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
+        set_tid, set_tid_size, cgroup;
+};
+
+static pid_t launch_clone(unsigned long ns_flags, int cgroup_fd, bool *cloned_into)
 {
-    return brig_failx(err, "container_create: not implemented");
+    struct brig_clone_args a = { .flags = ns_flags, .exit_signal = SIGCHLD };
+    if (cgroup_fd >= 0) {
+        a.flags |= CLONE_INTO_CGROUP;
+        a.cgroup = (uint64_t)cgroup_fd;
+        pid_t pid = (pid_t)syscall(SYS_clone3, &a, sizeof(a));
+        if (pid >= 0) {
+            *cloned_into = true;
+            return pid;
+        }
+        brig_debug("clone3 CLONE_INTO_CGROUP: %s; falling back", strerror(errno));
+        a.flags &= ~CLONE_INTO_CGROUP;
+        a.cgroup = 0;
+    }
+    *cloned_into = false;
+    pid_t pid = (pid_t)syscall(SYS_clone3, &a, sizeof(a));
+    if (pid < 0 && errno == ENOSYS) pid = (pid_t)syscall(SYS_clone, ns_flags | SIGCHLD, 0, 0, 0, 0);
+    return pid;
 }
 
-int container_run(const struct brig_globals *g, const struct brig_create_opts *o, int *exit_status, struct brig_error **err)
+static char *now_rfc3339(void)
 {
-    return brig_failx(err, "container_run: not implemented");
+    struct timespec ts;
+    struct tm tm;
+    char buf[64];
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, sizeof(buf) - n, ".%09ldZ", ts.tv_nsec);
+    return brig_strdup(buf);
+}
+
+static int write_pid_file(const char *path, pid_t pid, struct brig_error **err)
+{
+    autofree char *dir_copy = brig_strdup(path);
+    autofree char *base_copy = brig_strdup(path);
+    autoclose int dfd = open(dirname(dir_copy), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return brig_fail(err, errno, "--pid-file %s", path);
+    char buf[32];
+    int n = snprintf(buf, sizeof(buf), "%d", (int)pid);
+    if (brig_write_file_atomic(dfd, basename(base_copy), buf, (size_t)n, 0644, err) < 0)
+        return brig_wrap(err, "--pid-file %s", path);
+    return 0;
+}
+
+/* Everything that can be checked before any process, cgroup or state
+ * exists: a bad config changes nothing. */
+static int launch_validate(struct launch *L, const struct brig_create_opts *o, struct brig_error **err)
+{
+    TRY(state_validate_id(o->id, err));
+    char bundle[PATH_MAX];
+    if (realpath(o->bundle ? o->bundle : ".", bundle) == NULL)
+        return brig_fail(err, errno, "bundle %s", o->bundle ? o->bundle : ".");
+    autofree char *path = brig_asprintf("%s/config.json", bundle);
+    if (brig_read_file(path, CONFIG_MAX, &L->config_text, &L->config_len, err) < 0) return -1;
+    if (spec_parse(L->config_text, L->config_len, bundle, &L->spec, err) < 0)
+        return brig_wrap(err, "config.json");
+    L->spec->bundle = L->spec->bundle ? L->spec->bundle : brig_strdup(bundle);
+    TRY(spec_check_supported(L->spec, err));
+    TRY(sysctl_validate(L->spec, err));
+    TRY(hostname_validate(L->spec, err));
+    if (L->spec->linux_cfg.seccomp.present) TRY(seccomp_compile(&L->spec->linux_cfg.seccomp, &L->bpf, err));
+    TRY(ns_plan_prepare(L->spec, &L->ns, err));
+    L->ns_ready = true;
+    return 0;
+}
+
+static struct brig_state *launch_state_new(const struct brig_spec *s, const char *id)
+{
+    struct brig_state *st = brig_calloc(1, sizeof(*st));
+    st->id = brig_strdup(id);
+    st->bundle = brig_strdup(s->bundle);
+    st->oci_version = brig_strdup(s->oci_version);
+    st->rootfs = brig_strdup(s->root.path);
+    st->created = now_rfc3339();
+    st->n_annotations = s->n_annotations;
+    st->annotations = brig_calloc(s->n_annotations + 1, sizeof(*st->annotations));
+    for (size_t i = 0; i < s->n_annotations; i++) {
+        st->annotations[i].key = brig_strdup(s->annotations[i].key);
+        st->annotations[i].value = brig_strdup(s->annotations[i].value);
+    }
+    return st;
+}
+
+/* State directory, config copy, cgroup and (for create) exec.fifo. */
+static int launch_resources(struct launch *L, const struct brig_globals *g, const char *id,
+                            bool run_mode, struct brig_error **err)
+{
+    TRY(state_dir_create(g->root, id, &L->dirfd, err));
+    L->state_dir_made = true;
+    TRY(brig_write_file_atomic(L->dirfd, "config.json", L->config_text, L->config_len, 0600, err));
+    L->st = launch_state_new(L->spec, id);
+    TRY(cgroup_create(L->spec, id, g->systemd_cgroup, &L->cg, err));
+    L->st->cgroup = cgroup_serialize(L->cg);
+    if (!run_mode) {
+        if (mkfifoat(L->dirfd, "exec.fifo", 0600) < 0) return brig_fail(err, errno, "mkfifo exec.fifo");
+        L->fifo_fd = openat(L->dirfd, "exec.fifo", O_RDWR | O_CLOEXEC);
+        if (L->fifo_fd < 0) return brig_fail(err, errno, "open exec.fifo");
+    }
+    return state_write(L->dirfd, L->st, err);
+}
+
+/* Clone the init and take it to "created". */
+static int launch_init(struct launch *L, const struct brig_create_opts *o, struct brig_error **err)
+{
+    int sv[2];
+    TRY(sync_socketpair(sv, err));
+    L->sync_fd = sv[0];
+    autoclose int child_end = sv[1];
+
+    TRY(ns_parent_before_clone(L->spec, &L->ns, err));
+    bool cloned_into = false;
+    L->pid = launch_clone(L->ns.clone_flags, cgroup_clone_fd(L->cg), &cloned_into);
+    if (L->pid == 0) {
+        brig_closep(&L->sync_fd);
+        struct child_ctx c = {
+            .spec = L->spec, .bpf = L->bpf, .ns = &L->ns, .sync_fd = child_end,
+            .fifo_fd = L->fifo_fd, .no_pivot = o->no_pivot, .preserve_fds = o->preserve_fds,
+        };
+        child_main(&c);
+    }
+    int clone_errno = errno;
+    TRY(ns_parent_after_clone(&L->ns, err));
+    if (L->pid < 0) return brig_fail(err, clone_errno, "clone container init");
+    brig_closep(&child_end);
+    brig_closep(&L->fifo_fd);       /* only the init may hold it: start sees ENXIO once it is gone */
+    brig_debug("container init is pid %d", (int)L->pid);
+
+    TRY(cgroup_attach(L->cg, L->pid, cloned_into, err));
+    if (L->ns.new_user) TRY(ns_write_id_maps(L->spec, L->pid, err));
+    TRY(sync_send(L->sync_fd, SYNC_GO, NULL, err));
+
+    static const char eof[] = "container init exited during setup";
+    TRY(sync_expect(L->sync_fd, SYNC_HOOKS, eof, NULL, err));
+    L->st->pid = L->pid;
+    L->st->pid_start_time = state_pid_start_time(L->pid);
+    TRY(state_write(L->dirfd, L->st, err));
+    autofree char *state_json = state_to_oci_json(L->st, BRIG_STATUS_CREATING, false);
+    TRY(hooks_run(L->spec, BRIG_HOOK_PRESTART, state_json, err));
+    TRY(hooks_run(L->spec, BRIG_HOOK_CREATE_RUNTIME, state_json, err));
+    TRY(sync_send(L->sync_fd, SYNC_HOOKS_DONE, state_json, err));
+    TRY(sync_expect(L->sync_fd, SYNC_CREATED, eof, NULL, err));
+
+    L->st->setup_done = true;
+    TRY(state_write(L->dirfd, L->st, err));
+    if (o->pid_file != NULL) TRY(write_pid_file(o->pid_file, L->pid, err));
+    return 0;
+}
+
+/* Undo a failed create: nothing may be left behind. */
+static void launch_undo(struct launch *L, const struct brig_globals *g, const char *id)
+{
+    struct brig_error *e = NULL;
+    if (L->pid > 0) {
+        kill(L->pid, SIGKILL);
+        while (waitpid(L->pid, NULL, 0) < 0 && errno == EINTR) {}
+        L->pid = 0;
+    }
+    if (L->cg != NULL && cgroup_destroy(L->cg, &e) < 0) {
+        brig_warn("create %s: cleanup: %s", id, e->msg);
+        brig_error_freep(&e);
+    }
+    L->cg = NULL;
+    if (L->state_dir_made && state_dir_remove(g->root, id, &e) < 0) {
+        brig_warn("create %s: cleanup: %s", id, e->msg);
+        brig_error_freep(&e);
+    }
+    L->state_dir_made = false;
+}
+
+void launch_release(struct launch *L)
+{
+    brig_closep(&L->sync_fd);
+    brig_closep(&L->fifo_fd);
+    brig_closep(&L->dirfd);
+    if (L->ns_ready) ns_plan_close(&L->ns);
+    L->ns_ready = false;
+    if (L->cg) cgroup_free(L->cg);
+    L->cg = NULL;
+    seccomp_bpf_free(L->bpf);
+    L->bpf = NULL;
+    state_free(L->st);
+    L->st = NULL;
+    spec_free(L->spec);
+    L->spec = NULL;
+    free(L->config_text);
+    L->config_text = NULL;
+}
+
+int launch_container(struct launch *L, const struct brig_globals *g, const struct brig_create_opts *o,
+                     bool run_mode, struct brig_error **err)
+{
+    *L = (struct launch){ .sync_fd = -1, .fifo_fd = -1, .dirfd = -1 };
+    if (launch_validate(L, o, err) < 0 || launch_resources(L, g, o->id, run_mode, err) < 0 ||
+        launch_init(L, o, err) < 0) {
+        launch_undo(L, g, o->id);
+        launch_release(L);
+        return brig_wrap(err, "create %s", o->id);
+    }
+    return 0;
+}
+
+int container_create(const struct brig_globals *g, const struct brig_create_opts *o,
+                     struct brig_error **err)
+{
+    struct launch L;
+    TRY(launch_container(&L, g, o, false, err));
+    launch_release(&L);     /* the init waits on exec.fifo for `brig start` */
+    return 0;
 }

@@ -1,1 +1,168 @@
-/* STUB */
+/* The container's birth, in the order of the spec's lifecycle
+ * (runtime.md "Lifecycle", config.md "POSIX-platform Hooks"). Each step is
+ * one line and lives in the file of its concern. */
+#include "child.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../lifecycle/hooks.h"
+#include "../util/cleanup.h"
+#include "../util/log.h"
+#include "../util/strutil.h"
+#include "caps.h"
+#include "identity.h"
+#include "netlink.h"
+#include "process_attrs.h"
+#include "rootfs.h"
+#include "sync.h"
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* Where execve will find process.args[0], looked up with the container's
+ * PATH inside the container's root (after the pivot). */
+static int child_find_exec(const struct brig_process *p, char **out, struct brig_error **err)
+{
+    const char *arg0 = p->args[0];
+    if (strchr(arg0, '/') != NULL) {
+        struct stat st;
+        if (stat(arg0, &st) < 0) return brig_fail(err, errno, "exec: %s", arg0);
+        if (!S_ISREG(st.st_mode)) return brig_failx(err, "exec: %s: not a regular file", arg0);
+        *out = brig_strdup(arg0);
+        return 0;
+    }
+    const char *path = DEFAULT_PATH;
+    for (size_t i = 0; i < p->n_env; i++)
+        if (brig_str_has_prefix(p->env[i], "PATH=")) path = p->env[i] + 5;
+    autofree char *dirs = brig_strdup(path);
+    char *save = NULL;
+    for (char *d = strtok_r(dirs, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
+        autofree char *cand = brig_asprintf("%s/%s", *d ? d : ".", arg0);
+        struct stat st;
+        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)) {
+            *out = steal_ptr(&cand);
+            return 0;
+        }
+    }
+    return brig_failx(err, "exec: \"%s\": executable file not found in $PATH", arg0);
+}
+
+/* Signals as execve expects them: nothing blocked, nothing ignored. */
+static void child_reset_signals(void)
+{
+    sigset_t all;
+    sigemptyset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP) continue;
+        signal(sig, SIG_DFL);
+    }
+}
+
+/* Block until `brig start` writes to exec.fifo (create), or until the
+ * parent says go (run). */
+static int child_wait_start(struct child_ctx *c, struct brig_error **err)
+{
+    if (c->fifo_fd < 0) return sync_expect(c->sync_fd, SYNC_START, "brig run went away", NULL, err);
+    char b;
+    ssize_t r;
+    do {
+        r = read(c->fifo_fd, &b, 1);
+    } while (r < 0 && errno == EINTR);
+    if (r != 1) return brig_fail(err, r < 0 ? errno : EPIPE, "wait for start: read exec.fifo");
+    brig_closep(&c->fifo_fd);
+    return 0;
+}
+
+/* Namespaces joined, root filesystem built, still privileged. */
+static int child_setup(struct child_ctx *c, struct brig_error **err)
+{
+    const struct brig_spec *s = c->spec;
+    bool in_userns = c->ns->new_user || c->ns->join_fds[BRIG_NS_USER] >= 0;
+    autoclose int rootfd = -1;
+
+    TRY(sync_expect(c->sync_fd, SYNC_GO, "parent went away", NULL, err));
+    TRY(ns_child_join(s, c->ns, err));
+    if (c->ns->new_uts) TRY(hostname_apply(s, err));
+    if (c->ns->new_net) TRY(netlink_lo_up(err));
+    TRY(rootfs_prepare(s, &rootfd, err));
+    TRY(mounts_apply(rootfd, s, in_userns, err));
+    TRY(devices_populate(rootfd, s, in_userns, err));
+
+    TRY(sync_send(c->sync_fd, SYNC_HOOKS, NULL, err));       /* prestart, createRuntime */
+    TRY(sync_expect(c->sync_fd, SYNC_HOOKS_DONE, "parent went away", &c->state_json, err));
+    TRY(hooks_run(s, BRIG_HOOK_CREATE_CONTAINER, c->state_json, err));
+
+    TRY(rootfs_pivot(rootfd, s, c->no_pivot, err));
+    TRY(sysctl_apply(s, err));                                 /* before /proc/sys goes ro */
+    TRY(paths_mask_readonly(s, err));
+    TRY(rootfs_finish(s, err));                                /* read-only root last */
+    TRY(personality_apply(&s->linux_cfg, err));
+    TRY(oom_score_adj_apply(&s->process, err));
+    TRY(scheduler_apply(&s->process, err));
+    TRY(io_priority_apply(&s->process, err));
+    TRY(rlimits_apply(&s->process, err));
+    return 0;
+}
+
+/* From start to execve: identity, capabilities, no_new_privs, seccomp. */
+static int child_exec(struct child_ctx *c, const char *exe, struct brig_error **err)
+{
+    const struct brig_spec *s = c->spec;
+    const struct brig_process *p = &s->process;
+    bool in_userns = c->ns->new_user || c->ns->join_fds[BRIG_NS_USER] >= 0;
+
+    TRY(hooks_run(s, BRIG_HOOK_START_CONTAINER, c->state_json, err));
+    /* sync_fd stays open until execve: the parent of `run` sees EOF on
+     * success, or our error. Everything else is closed on exec. */
+    TRY(fds_close_from(3 + c->preserve_fds, c->sync_fd, err));
+    if (p->no_new_privileges) {
+        TRY(identity_apply(&p->user, in_userns, err));
+        TRY(cwd_apply(p, err));
+        TRY(caps_apply(&p->caps, err));
+        TRY(no_new_privs_apply(p, err));
+        if (c->bpf) TRY(seccomp_load(c->bpf, err));            /* last: fewest syscalls after */
+    } else {
+        /* Without no_new_privs an unprivileged process may not load a
+         * filter: load it while still privileged (runc does the same). */
+        if (c->bpf) TRY(seccomp_load(c->bpf, err));
+        TRY(identity_apply(&p->user, in_userns, err));
+        TRY(cwd_apply(p, err));
+        TRY(caps_apply(&p->caps, err));
+    }
+    child_reset_signals();
+    execve(exe, p->args, p->env ? p->env : (char *[]){ NULL });
+    return brig_fail(err, errno, "exec %s", exe);
+}
+
+void child_main(struct child_ctx *c)
+{
+    struct brig_error *err = NULL;
+    autofree char *exe = NULL;
+
+    brig_log_set_tag("init");
+    /* Nobody may open /proc/<pid>/exe of this brig process or ptrace it
+     * while it is inside the container's namespaces (CVE-2019-5736 class). */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+        brig_fail(&err, errno, "prctl PR_SET_DUMPABLE");
+        goto fail;
+    }
+    if (child_setup(c, &err) < 0) goto fail;
+    if (child_find_exec(&c->spec->process, &exe, &err) < 0) goto fail;
+    if (sync_send(c->sync_fd, SYNC_CREATED, NULL, &err) < 0) goto fail;
+    if (child_wait_start(c, &err) < 0) goto fail;
+    child_exec(c, exe, &err);
+fail:
+    /* After `brig create` has exited nobody listens on sync_fd any more:
+     * the log is the only place left to tell. */
+    if (sync_send_error(c->sync_fd, err) < 0)
+        brig_errorf("%s", err ? err->msg : "container init failed");
+    _exit(127);
+}

@@ -7,6 +7,8 @@
 #include "../config/spec.h"
 
 int hostname_apply(const struct brig_spec *s, struct brig_error **err);
+/* Parent: hostname/domainname need a new uts namespace (as runc). */
+int hostname_validate(const struct brig_spec *s, struct brig_error **err);
 /* linux.sysctl through the container's /proc/sys (after the pivot, before
  * /proc/sys is made read-only). Only namespaced sysctls are accepted. */
 int sysctl_apply(const struct brig_spec *s, struct brig_error **err);

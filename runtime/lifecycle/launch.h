@@ -1,0 +1,39 @@
+/* Shared by create and run: a container taken to "created", with what the
+ * caller still needs (run keeps the sync socket and waits for the init). */
+#ifndef BRIG_LAUNCH_H
+#define BRIG_LAUNCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "../linux/ns.h"
+#include "container.h"
+
+struct brig_spec;
+struct brig_bpf;
+struct brig_cgroup;
+struct brig_state;
+
+struct launch {
+    char *config_text;
+    size_t config_len;
+    struct brig_spec *spec;
+    struct brig_bpf *bpf;
+    struct ns_plan ns;
+    bool ns_ready;
+    int dirfd;                  /* state dir, locked */
+    bool state_dir_made;
+    struct brig_state *st;
+    struct brig_cgroup *cg;
+    int fifo_fd;
+    int sync_fd;                /* parent end */
+    pid_t pid;
+};
+
+/* On failure everything made so far is undone and released. */
+int launch_container(struct launch *L, const struct brig_globals *g, const struct brig_create_opts *o,
+                     bool run_mode, struct brig_error **err);
+void launch_release(struct launch *L);
+
+#endif

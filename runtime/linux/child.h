@@ -1,0 +1,27 @@
+/* The container's init before execve: runs in the new namespaces, as a
+ * clone of the brig process (no re-exec of the brig binary). */
+#ifndef BRIG_CHILD_H
+#define BRIG_CHILD_H
+
+#include <stdbool.h>
+
+#include "../config/spec.h"
+#include "ns.h"
+#include "seccomp.h"
+
+struct child_ctx {
+    const struct brig_spec *spec;
+    const struct brig_bpf *bpf;     /* compiled by the parent, or NULL */
+    struct ns_plan *ns;
+    int sync_fd;                    /* our end of the socketpair */
+    int fifo_fd;                    /* exec.fifo opened O_RDWR (create), or -1 (run) */
+    bool no_pivot;
+    int preserve_fds;               /* fds 3 .. 3+N-1 are passed to the process */
+    char *state_json;               /* from the parent, for createContainer/startContainer */
+};
+
+/* Never returns: execs process.args or _exit()s after reporting the error
+ * to the parent over sync_fd. */
+__attribute__((noreturn)) void child_main(struct child_ctx *c);
+
+#endif

@@ -1,0 +1,45 @@
+/* Parent <-> container-init messages over a SOCK_SEQPACKET socketpair.
+ * One message per step; the child reports failures as SYNC_ERROR with its
+ * brig_error text, so the parent can print "create ID: mounts[2] ...". */
+#ifndef BRIG_SYNC_H
+#define BRIG_SYNC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/error.h"
+
+enum sync_type {
+    SYNC_GO = 1,        /* parent -> child: cgroup joined, id maps written */
+    SYNC_HOOKS,         /* child -> parent: namespaces ready, run prestart/createRuntime */
+    SYNC_HOOKS_DONE,    /* parent -> child: payload is the state JSON for createContainer */
+    SYNC_CREATED,       /* child -> parent: setup done, waiting for start */
+    SYNC_START,         /* parent -> child (run only): go ahead and exec */
+    SYNC_ERROR,         /* either way: payload is the error message */
+};
+
+#define SYNC_MAX_PAYLOAD (64 * 1024)
+
+struct sync_msg {
+    uint32_t type;
+    int32_t errnum;
+    uint32_t len;               /* payload bytes, NUL included */
+    char payload[SYNC_MAX_PAYLOAD];
+};
+
+int sync_socketpair(int fds[2], struct brig_error **err);
+int sync_send(int fd, enum sync_type type, const char *payload, struct brig_error **err);
+/* Send the error as SYNC_ERROR; -1 when nobody is listening any more. */
+int sync_send_error(int fd, const struct brig_error *e);
+/* Receive the next message, which must be `expect`. A SYNC_ERROR becomes
+ * *err with the peer's message; EOF becomes the error "eof_what", or, when
+ * eof_what is NULL, returns 1. payload (optional)
+ * receives a malloc'd copy of the payload. */
+int sync_expect(int fd, enum sync_type expect, const char *eof_what, char **payload,
+                struct brig_error **err);
+
+/* run: wait until the container's init has called execve (our end sees EOF
+ * as its CLOEXEC end closes) or has reported an error. */
+int sync_wait_exec(int fd, struct brig_error **err);
+
+#endif
