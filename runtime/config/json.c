@@ -1,223 +1,535 @@
-/* STUB: to be implemented. */
+/* The only JSON module of brig: yajl's tree parser behind typed getters that
+ * report the JSON path of what is wrong, and yajl_gen behind a small writer.
+ * Nothing else in brig includes yajl. */
 #include "json.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#include "spec.h"
+#include "../util/cleanup.h"
+#include "../util/log.h"
+#include "../util/strutil.h"
+
+/* yajl's parser has no nesting limit, and yajl_tree_free() recurses once per
+ * level: a document of a few MiB of '[' would overflow the stack. No OCI
+ * document comes close to this depth. */
+#define JSON_MAX_DEPTH 256
+
+/* ---- parsing ---------------------------------------------------------- */
+
+/* Reject what yajl_tree_parse() cannot see or survive before handing it the
+ * text: NUL bytes (it takes a C string, the rest would silently vanish) and
+ * nesting deeper than JSON_MAX_DEPTH. Strings are skipped so that brackets
+ * inside them do not count. */
+static int json_precheck(const char *text, size_t len, struct brig_error **err)
+{
+    size_t depth = 0;
+    bool in_str = false, esc = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (c == '\0')
+            return brig_failx(err, "invalid JSON: NUL byte at offset %zu", i);
+        if (in_str) {
+            if (esc) esc = false;
+            else if (c == '\\') esc = true;
+            else if (c == '"') in_str = false;
+            continue;
+        }
+        if (c == '"') {
+            in_str = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > JSON_MAX_DEPTH)
+                return brig_failx(err, "invalid JSON: nested deeper than %d levels at offset %zu",
+                                  JSON_MAX_DEPTH, i);
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            depth--;
+        }
+    }
+    return 0;
+}
+
+/* yajl's verbose message spans several lines (text excerpt and an arrow);
+ * one line reads better in logs and in "create ID: ..." errors. */
+static void json_flatten_msg(char *s)
+{
+    char *o = s;
+    bool space = false;
+    for (char *p = s; *p; p++) {
+        if (*p == '\n' || *p == '\r' || *p == '\t' || *p == ' ') {
+            space = true;
+            continue;
+        }
+        if (space && o != s) *o++ = ' ';
+        space = false;
+        *o++ = *p;
+    }
+    *o = '\0';
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Duplicate keys are ambiguous: yajl keeps both, other parsers keep the last
+ * one. A config that means different things to different readers (a policy
+ * checker and brig) is refused rather than guessed at. The walk is bounded
+ * by JSON_MAX_DEPTH. */
+static int json_check_dups(yajl_val v, struct brig_error **err)
+{
+    if (YAJL_IS_ARRAY(v)) {
+        for (size_t i = 0; i < v->u.array.len; i++)
+            TRY(json_check_dups(v->u.array.values[i], err));
+        return 0;
+    }
+    if (!YAJL_IS_OBJECT(v)) return 0;
+    size_t n = v->u.object.len;
+    if (n > 1) {
+        autofree const char **keys = brig_calloc(n, sizeof(*keys));
+        memcpy(keys, v->u.object.keys, n * sizeof(*keys));
+        qsort(keys, n, sizeof(*keys), key_cmp);
+        for (size_t i = 1; i < n; i++) {
+            if (strcmp(keys[i - 1], keys[i]) == 0) {
+                char esc[128];
+                brig_json_escape(keys[i], esc, sizeof(esc));
+                return brig_failx(err, "invalid JSON: duplicate key \"%s\"", esc);
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        TRY(json_check_dups(v->u.object.values[i], err));
+    return 0;
+}
 
 int json_parse(const char *text, size_t len, brig_json *out, struct brig_error **err)
 {
-    return brig_failx(err, "json_parse: not implemented");
+    *out = NULL;
+    TRY(json_precheck(text, len, err));
+    autofree char *copy = malloc(len + 1);
+    if (copy == NULL) abort();
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+
+    char ebuf[512] = "";
+    yajl_val v = yajl_tree_parse(copy, ebuf, sizeof(ebuf));
+    if (v == NULL) {
+        json_flatten_msg(ebuf);
+        return brig_failx(err, "invalid JSON: %s", ebuf[0] ? ebuf : "parse error");
+    }
+    if (json_check_dups(v, err) < 0) {
+        yajl_tree_free(v);
+        return -1;
+    }
+    *out = v;
+    return 0;
 }
 
 void json_free(brig_json v)
 {
-    
+    if (v != NULL) yajl_tree_free(v);
 }
 
 void json_freep(brig_json *v)
 {
-    
+    if (v != NULL && *v != NULL) {
+        yajl_tree_free(*v);
+        *v = NULL;
+    }
 }
 
-bool json_is_object(brig_json v)
-{
-    return false;
-}
+/* ---- navigation ------------------------------------------------------- */
 
-bool json_is_array(brig_json v)
-{
-    return false;
-}
-
-bool json_is_string(brig_json v)
-{
-    return false;
-}
-
-bool json_is_null(brig_json v)
-{
-    return false;
-}
+bool json_is_object(brig_json v) { return YAJL_IS_OBJECT(v); }
+bool json_is_array(brig_json v) { return YAJL_IS_ARRAY(v); }
+bool json_is_string(brig_json v) { return YAJL_IS_STRING(v); }
+bool json_is_null(brig_json v) { return YAJL_IS_NULL(v); }
 
 brig_json json_get(brig_json obj, const char *key)
 {
-    return 0;
+    if (!YAJL_IS_OBJECT(obj) || key == NULL) return NULL;
+    for (size_t i = 0; i < obj->u.object.len; i++)
+        if (strcmp(obj->u.object.keys[i], key) == 0) return obj->u.object.values[i];
+    return NULL;
 }
 
 size_t json_object_len(brig_json obj)
 {
-    return 0;
+    return YAJL_IS_OBJECT(obj) ? obj->u.object.len : 0;
 }
 
-const char * json_object_key(brig_json obj, size_t i)
+const char *json_object_key(brig_json obj, size_t i)
 {
-    return NULL;
+    return YAJL_IS_OBJECT(obj) && i < obj->u.object.len ? obj->u.object.keys[i] : NULL;
 }
 
 brig_json json_object_value(brig_json obj, size_t i)
 {
-    return 0;
+    return YAJL_IS_OBJECT(obj) && i < obj->u.object.len ? obj->u.object.values[i] : NULL;
 }
 
 size_t json_array_len(brig_json arr)
 {
-    return 0;
+    return YAJL_IS_ARRAY(arr) ? arr->u.array.len : 0;
 }
 
 brig_json json_array_at(brig_json arr, size_t i)
 {
-    return 0;
+    return YAJL_IS_ARRAY(arr) && i < arr->u.array.len ? arr->u.array.values[i] : NULL;
+}
+
+/* ---- typed reads ------------------------------------------------------ */
+
+void json_describe(brig_json v, char *buf, size_t len)
+{
+    if (v == NULL) {
+        snprintf(buf, len, "nothing");
+        return;
+    }
+    switch (v->type) {
+    case yajl_t_string: {
+        char esc[64];
+        brig_json_escape(v->u.string, esc, sizeof(esc));
+        bool cut = strlen(esc) > 40 || strlen(v->u.string) > 40;
+        if (strlen(esc) > 40) esc[40] = '\0';
+        snprintf(buf, len, "\"%s\"%s", esc, cut ? "..." : "");
+        break;
+    }
+    case yajl_t_number: snprintf(buf, len, "%.40s", v->u.number.r); break;
+    case yajl_t_object: snprintf(buf, len, "an object"); break;
+    case yajl_t_array: snprintf(buf, len, "an array"); break;
+    case yajl_t_true: snprintf(buf, len, "true"); break;
+    case yajl_t_false: snprintf(buf, len, "false"); break;
+    case yajl_t_null: snprintf(buf, len, "null"); break;
+    default: snprintf(buf, len, "an unknown value"); break;
+    }
+}
+
+static int json_type_error(brig_json v, const char *path, const char *what,
+                           struct brig_error **err)
+{
+    char got[96];
+    json_describe(v, got, sizeof(got));
+    return brig_failx(err, "%s: expected %s, got %s", path, what, got);
+}
+
+int json_as_object(brig_json v, const char *path, struct brig_error **err)
+{
+    return YAJL_IS_OBJECT(v) ? 0 : json_type_error(v, path, "an object", err);
+}
+
+int json_as_array(brig_json v, const char *path, struct brig_error **err)
+{
+    return YAJL_IS_ARRAY(v) ? 0 : json_type_error(v, path, "an array", err);
 }
 
 int json_as_string(brig_json v, const char *path, const char **out, struct brig_error **err)
 {
-    return brig_failx(err, "json_as_string: not implemented");
+    if (!YAJL_IS_STRING(v)) return json_type_error(v, path, "a string", err);
+    *out = v->u.string;
+    return 0;
 }
 
 int json_as_bool(brig_json v, const char *path, bool *out, struct brig_error **err)
 {
-    return brig_failx(err, "json_as_bool: not implemented");
+    if (YAJL_IS_TRUE(v)) *out = true;
+    else if (YAJL_IS_FALSE(v)) *out = false;
+    else return json_type_error(v, path, "a boolean", err);
+    return 0;
+}
+
+/* yajl keeps the number's text; it is the only exact source for values past
+ * INT64_MAX. JSON's grammar has already been checked, so the text is
+ * -?digits[.digits][e[+-]digits]: integers are those without '.', 'e', 'E'. */
+static bool number_is_integer(brig_json v)
+{
+    return YAJL_IS_NUMBER(v) && v->u.number.r != NULL && strpbrk(v->u.number.r, ".eE") == NULL;
 }
 
 int json_as_u64(brig_json v, const char *path, uint64_t *out, struct brig_error **err)
 {
-    return brig_failx(err, "json_as_u64: not implemented");
+    const char *what = "an unsigned 64-bit integer";
+    if (!number_is_integer(v) || v->u.number.r[0] == '-') return json_type_error(v, path, what, err);
+    errno = 0;
+    char *end = NULL;
+    unsigned long long r = strtoull(v->u.number.r, &end, 10);
+    if (errno != 0 || end == v->u.number.r || *end != '\0')
+        return json_type_error(v, path, what, err);
+    *out = r;
+    return 0;
 }
 
 int json_as_i64(brig_json v, const char *path, int64_t *out, struct brig_error **err)
 {
-    return brig_failx(err, "json_as_i64: not implemented");
+    const char *what = "a signed 64-bit integer";
+    if (!number_is_integer(v)) return json_type_error(v, path, what, err);
+    errno = 0;
+    char *end = NULL;
+    long long r = strtoll(v->u.number.r, &end, 10);
+    if (errno != 0 || end == v->u.number.r || *end != '\0')
+        return json_type_error(v, path, what, err);
+    *out = r;
+    return 0;
 }
 
 int json_as_u32(brig_json v, const char *path, uint32_t *out, struct brig_error **err)
 {
-    return brig_failx(err, "json_as_u32: not implemented");
+    uint64_t r;
+    if (json_as_u64(v, path, &r, NULL) < 0 || r > UINT32_MAX)
+        return json_type_error(v, path, "an unsigned 32-bit integer", err);
+    *out = (uint32_t)r;
+    return 0;
 }
 
 int json_as_i32(brig_json v, const char *path, int32_t *out, struct brig_error **err)
 {
-    return brig_failx(err, "json_as_i32: not implemented");
+    int64_t r;
+    if (json_as_i64(v, path, &r, NULL) < 0 || r < INT32_MIN || r > INT32_MAX)
+        return json_type_error(v, path, "a signed 32-bit integer", err);
+    *out = (int32_t)r;
+    return 0;
 }
 
 int json_as_strv(brig_json v, const char *path, char ***out, size_t *n, struct brig_error **err)
 {
-    return brig_failx(err, "json_as_strv: not implemented");
+    if (!YAJL_IS_ARRAY(v)) return json_type_error(v, path, "an array of strings", err);
+    size_t len = v->u.array.len;
+    for (size_t i = 0; i < len; i++) {
+        if (!YAJL_IS_STRING(v->u.array.values[i])) {
+            char p[512];
+            snprintf(p, sizeof(p), "%s[%zu]", path, i);
+            return json_type_error(v->u.array.values[i], p, "a string", err);
+        }
+    }
+    char **r = brig_calloc(len + 1, sizeof(char *));
+    for (size_t i = 0; i < len; i++) r[i] = brig_strdup(v->u.array.values[i]->u.string);
+    *out = r;
+    if (n != NULL) *n = len;
+    return 0;
 }
 
-int json_as_kv(brig_json v, const char *path, struct brig_kv **out, size_t *n, struct brig_error **err)
+int json_as_kv(brig_json v, const char *path, struct brig_kv **out, size_t *n,
+               struct brig_error **err)
 {
-    return brig_failx(err, "json_as_kv: not implemented");
+    if (!YAJL_IS_OBJECT(v)) return json_type_error(v, path, "an object", err);
+    size_t len = v->u.object.len;
+    for (size_t i = 0; i < len; i++) {
+        if (!YAJL_IS_STRING(v->u.object.values[i])) {
+            char p[512];
+            snprintf(p, sizeof(p), "%s.%s", path, v->u.object.keys[i]);
+            return json_type_error(v->u.object.values[i], p, "a string", err);
+        }
+    }
+    struct brig_kv *r = brig_calloc(len, sizeof(*r));
+    for (size_t i = 0; i < len; i++) {
+        r[i].key = brig_strdup(v->u.object.keys[i]);
+        r[i].value = brig_strdup(v->u.object.values[i]->u.string);
+    }
+    *out = r;
+    *n = len;
+    return 0;
 }
 
-int json_get_string(brig_json obj, const char *path, const char *key, bool required, char **out, struct brig_error **err)
+/* ---- member reads ----------------------------------------------------- */
+
+void json_path_join(char *buf, size_t len, const char *path, const char *key)
 {
-    return brig_failx(err, "json_get_string: not implemented");
+    if (path == NULL || path[0] == '\0') snprintf(buf, len, "%s", key);
+    else snprintf(buf, len, "%s.%s", path, key);
 }
 
-int json_get_bool(brig_json obj, const char *path, const char *key, bool required, bool *out, struct brig_error **err)
+/* 1: absent or null, 0: found (*v set), -1: required but absent. */
+static int member(brig_json obj, const char *path, const char *key, bool required,
+                  brig_json *v, char *p, size_t plen, struct brig_error **err)
 {
-    return brig_failx(err, "json_get_bool: not implemented");
+    json_path_join(p, plen, path, key);
+    *v = json_get(obj, key);
+    if (*v != NULL && !YAJL_IS_NULL(*v)) return 0;
+    if (required) return brig_failx(err, "%s: required", p);
+    return 1;
 }
 
-int json_get_u64(brig_json obj, const char *path, const char *key, bool required, uint64_t *out, struct brig_error **err)
+int json_get_string(brig_json obj, const char *path, const char *key, bool required,
+                    char **out, struct brig_error **err)
 {
-    return brig_failx(err, "json_get_u64: not implemented");
+    char p[512];
+    brig_json v;
+    int r = member(obj, path, key, required, &v, p, sizeof(p), err);
+    if (r != 0) return r;
+    const char *s;
+    TRY(json_as_string(v, p, &s, err));
+    *out = brig_strdup(s);
+    return 0;
 }
 
-int json_get_i64(brig_json obj, const char *path, const char *key, bool required, int64_t *out, struct brig_error **err)
+int json_get_bool(brig_json obj, const char *path, const char *key, bool required,
+                  bool *out, struct brig_error **err)
 {
-    return brig_failx(err, "json_get_i64: not implemented");
+    char p[512];
+    brig_json v;
+    int r = member(obj, path, key, required, &v, p, sizeof(p), err);
+    if (r != 0) return r;
+    return json_as_bool(v, p, out, err);
 }
 
-int json_get_u32(brig_json obj, const char *path, const char *key, bool required, uint32_t *out, struct brig_error **err)
+int json_get_u64(brig_json obj, const char *path, const char *key, bool required,
+                 uint64_t *out, struct brig_error **err)
 {
-    return brig_failx(err, "json_get_u32: not implemented");
+    char p[512];
+    brig_json v;
+    int r = member(obj, path, key, required, &v, p, sizeof(p), err);
+    if (r != 0) return r;
+    return json_as_u64(v, p, out, err);
 }
 
-struct brig_jw * jw_new(bool pretty)
+int json_get_i64(brig_json obj, const char *path, const char *key, bool required,
+                 int64_t *out, struct brig_error **err)
 {
-    return NULL;
+    char p[512];
+    brig_json v;
+    int r = member(obj, path, key, required, &v, p, sizeof(p), err);
+    if (r != 0) return r;
+    return json_as_i64(v, p, out, err);
+}
+
+int json_get_u32(brig_json obj, const char *path, const char *key, bool required,
+                 uint32_t *out, struct brig_error **err)
+{
+    char p[512];
+    brig_json v;
+    int r = member(obj, path, key, required, &v, p, sizeof(p), err);
+    if (r != 0) return r;
+    return json_as_u32(v, p, out, err);
+}
+
+int json_get_i32(brig_json obj, const char *path, const char *key, bool required,
+                 int32_t *out, struct brig_error **err)
+{
+    char p[512];
+    brig_json v;
+    int r = member(obj, path, key, required, &v, p, sizeof(p), err);
+    if (r != 0) return r;
+    return json_as_i32(v, p, out, err);
+}
+
+/* ---- writer ----------------------------------------------------------- */
+
+/* Output goes through yajl's print callback into our own buffer, so that
+ * jw_text() can promise NUL termination without relying on yajl internals. */
+struct brig_jw {
+    yajl_gen g;
+    char *buf;
+    size_t len, cap;
+    bool failed;            /* a call was out of place: the text is not JSON */
+};
+
+static void jw_print(void *ctx, const char *s, size_t n)
+{
+    struct brig_jw *w = ctx;
+    if (w->len + n + 1 > w->cap) {
+        size_t cap = w->cap ? w->cap : 256;
+        while (w->len + n + 1 > cap) cap *= 2;
+        char *nb = realloc(w->buf, cap);
+        if (nb == NULL) abort();
+        w->buf = nb;
+        w->cap = cap;
+    }
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+    w->buf[w->len] = '\0';
+}
+
+struct brig_jw *jw_new(bool pretty)
+{
+    struct brig_jw *w = brig_calloc(1, sizeof(*w));
+    w->g = yajl_gen_alloc(NULL);
+    if (w->g == NULL) abort();
+    yajl_gen_config(w->g, yajl_gen_print_callback, jw_print, w);
+    if (pretty) {
+        yajl_gen_config(w->g, yajl_gen_beautify, 1);
+        yajl_gen_config(w->g, yajl_gen_indent_string, "  ");
+    }
+    return w;
 }
 
 void jw_free(struct brig_jw *w)
 {
-    
+    if (w == NULL) return;
+    yajl_gen_free(w->g);
+    free(w->buf);
+    free(w);
 }
 
 void jw_freep(struct brig_jw **w)
 {
-    
+    if (w != NULL) {
+        jw_free(*w);
+        *w = NULL;
+    }
 }
 
-void jw_obj_open(struct brig_jw *w)
+static void jw_check(struct brig_jw *w, yajl_gen_status st, const char *what)
 {
-    
+    if (st == yajl_gen_status_ok || w->failed) return;
+    /* A programming error in the caller; jw_text() then returns NULL rather
+     * than a document that is not JSON. */
+    brig_warn("json writer: %s failed (yajl_gen status %d)", what, (int)st);
+    w->failed = true;
 }
 
-void jw_obj_close(struct brig_jw *w)
-{
-    
-}
-
-void jw_arr_open(struct brig_jw *w)
-{
-    
-}
-
-void jw_arr_close(struct brig_jw *w)
-{
-    
-}
+void jw_obj_open(struct brig_jw *w) { jw_check(w, yajl_gen_map_open(w->g), "object open"); }
+void jw_obj_close(struct brig_jw *w) { jw_check(w, yajl_gen_map_close(w->g), "object close"); }
+void jw_arr_open(struct brig_jw *w) { jw_check(w, yajl_gen_array_open(w->g), "array open"); }
+void jw_arr_close(struct brig_jw *w) { jw_check(w, yajl_gen_array_close(w->g), "array close"); }
 
 void jw_key(struct brig_jw *w, const char *key)
 {
-    
+    jw_check(w, yajl_gen_string(w->g, (const unsigned char *)key, strlen(key)), "key");
 }
 
 void jw_str(struct brig_jw *w, const char *s)
 {
-    
+    if (s == NULL) {
+        jw_null(w);
+        return;
+    }
+    jw_check(w, yajl_gen_string(w->g, (const unsigned char *)s, strlen(s)), "string");
 }
 
 void jw_u64(struct brig_jw *w, uint64_t v)
 {
-    
+    /* yajl_gen_integer takes a long long; the number's text keeps all 64 bits. */
+    char buf[32];
+    int n = snprintf(buf, sizeof(buf), "%" PRIu64, v);
+    jw_check(w, yajl_gen_number(w->g, buf, (size_t)n), "number");
 }
 
 void jw_i64(struct brig_jw *w, int64_t v)
 {
-    
+    jw_check(w, yajl_gen_integer(w->g, (long long)v), "number");
 }
 
-void jw_bool(struct brig_jw *w, bool v)
-{
-    
-}
+void jw_bool(struct brig_jw *w, bool v) { jw_check(w, yajl_gen_bool(w->g, v), "bool"); }
+void jw_null(struct brig_jw *w) { jw_check(w, yajl_gen_null(w->g), "null"); }
 
-void jw_null(struct brig_jw *w)
-{
-    
-}
+void jw_kstr(struct brig_jw *w, const char *key, const char *s) { jw_key(w, key); jw_str(w, s); }
+void jw_ku64(struct brig_jw *w, const char *key, uint64_t v) { jw_key(w, key); jw_u64(w, v); }
+void jw_ki64(struct brig_jw *w, const char *key, int64_t v) { jw_key(w, key); jw_i64(w, v); }
+void jw_kbool(struct brig_jw *w, const char *key, bool v) { jw_key(w, key); jw_bool(w, v); }
 
-void jw_kstr(struct brig_jw *w, const char *key, const char *s)
+const char *jw_text(struct brig_jw *w, size_t *len)
 {
-    
-}
-
-void jw_ku64(struct brig_jw *w, const char *key, uint64_t v)
-{
-    
-}
-
-void jw_ki64(struct brig_jw *w, const char *key, int64_t v)
-{
-    
-}
-
-void jw_kbool(struct brig_jw *w, const char *key, bool v)
-{
-    
-}
-
-const char * jw_text(struct brig_jw *w, size_t *len)
-{
-    return NULL;
+    if (w->failed) {
+        if (len != NULL) *len = 0;
+        return NULL;
+    }
+    if (w->buf == NULL) jw_print(w, "", 0);
+    if (len != NULL) *len = w->len;
+    return w->buf;
 }

@@ -35,6 +35,15 @@ brig_json json_object_value(brig_json obj, size_t i);
 size_t json_array_len(brig_json arr);
 brig_json json_array_at(brig_json arr, size_t i);
 
+/* "got ..." text for messages: a number's text, a quoted (cut) string,
+ * "an object", "an array", true/false/null, "nothing" for NULL. */
+void json_describe(brig_json v, char *buf, size_t len);
+/* "path.key" (or "key" when path is empty) into buf. */
+void json_path_join(char *buf, size_t len, const char *path, const char *key);
+/* Type checks with "path: expected an object, got 3" style errors. */
+int json_as_object(brig_json v, const char *path, struct brig_error **err);
+int json_as_array(brig_json v, const char *path, struct brig_error **err);
+
 /* Typed reads of a value v found at `path` (path used only for errors).
  * Return 0, or -1 with "path: expected ..." */
 int json_as_string(brig_json v, const char *path, const char **out, struct brig_error **err);
@@ -61,6 +70,8 @@ int json_get_i64(brig_json obj, const char *path, const char *key, bool required
                  int64_t *out, struct brig_error **err);
 int json_get_u32(brig_json obj, const char *path, const char *key, bool required,
                  uint32_t *out, struct brig_error **err);
+int json_get_i32(brig_json obj, const char *path, const char *key, bool required,
+                 int32_t *out, struct brig_error **err);
 
 /* ---- writer ---- */
 struct brig_jw;
@@ -83,7 +94,8 @@ void jw_kstr(struct brig_jw *w, const char *key, const char *s);
 void jw_ku64(struct brig_jw *w, const char *key, uint64_t v);
 void jw_ki64(struct brig_jw *w, const char *key, int64_t v);
 void jw_kbool(struct brig_jw *w, const char *key, bool v);
-/* The document so far (NUL-terminated, owned by w). */
+/* The document so far (NUL-terminated, owned by w). NULL if a call was out
+ * of place (e.g. a value where a key was expected): the text is not JSON. */
 const char *jw_text(struct brig_jw *w, size_t *len);
 
 #endif

@@ -160,6 +160,9 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     bool cloned_into = false;
     L->pid = launch_clone(L->ns.clone_flags, cgroup_clone_fd(L->cg), &cloned_into);
     if (L->pid == 0) {
+        /* The state dir's flock belongs to the open file, which we share:
+         * keeping it would block every later command on this container. */
+        brig_closep(&L->dirfd);
         brig_closep(&L->sync_fd);
         struct child_ctx c = {
             .spec = L->spec, .bpf = L->bpf, .ns = &L->ns, .sync_fd = child_end,

@@ -1,8 +1,125 @@
-/* STUB: to be implemented. */
+/* `delete` (runtime.md "Delete"): stop what is left of the container, run
+ * the poststop hooks, remove its cgroup and its state directory. Nothing
+ * may be left behind; if the cgroup cannot be removed the state stays so
+ * that a later delete can retry. */
 #include "container.h"
-#include <stdlib.h>
+#include "init_proc.h"
 
-int container_delete(const struct brig_globals *g, const char *id, bool force, struct brig_error **err)
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../config/spec.h"
+#include "../linux/cgroup.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/log.h"
+#include "hooks.h"
+#include "state.h"
+
+/* How long the init may take to die after SIGKILL (it can be in an
+ * uninterruptible sleep, e.g. on a stuck NFS mount). */
+#define DELETE_KILL_TIMEOUT_MS 10000
+#define DELETE_CONFIG_MAX (16u << 20)
+
+static int delete_kill_all(const struct brig_state *st, struct brig_cgroup *cg,
+                           struct brig_error **err)
 {
-    return brig_failx(err, "container_delete: not implemented");
+    autoclose int pidfd = -1;
+    int alive = init_pidfd_open(st, &pidfd, err);
+    if (alive < 0) return -1;
+    if (alive) {
+        brig_debug("delete %s: SIGKILL init %d", st->id, (int)st->pid);
+        autoerr struct brig_error *e = NULL;
+        if (init_pidfd_signal(pidfd, SIGKILL, &e) < 0 && e->errnum != ESRCH)
+            return brig_failx(err, "%s", e->msg);
+    }
+    /* Without a pid namespace the init's death leaves its children alive:
+     * the cgroup is what holds all of them. */
+    if (cg != NULL && cgroup_kill(cg, SIGKILL, err) < 0) return -1;
+    if (alive && init_pidfd_wait(pidfd, DELETE_KILL_TIMEOUT_MS, err) < 0)
+        return brig_wrap(err, "init process %d did not exit after SIGKILL", (int)st->pid);
+    return 0;
+}
+
+/* The saved config, for poststop hooks. Absent when create died early. */
+static struct brig_spec *delete_load_config(int dirfd, const struct brig_state *st)
+{
+    autofree char *text = NULL;
+    size_t len = 0;
+    autoerr struct brig_error *e = NULL;
+    if (faccessat(dirfd, "config.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0) return NULL;
+    struct brig_spec *spec = NULL;
+    if (brig_read_file_at(dirfd, "config.json", DELETE_CONFIG_MAX, &text, &len, &e) < 0 ||
+        spec_parse(text, len, st->bundle, &spec, &e) < 0) {
+        brig_warn("delete %s: cannot read the saved config.json, poststop hooks are not run: %s",
+                  st->id, e->msg);
+        return NULL;
+    }
+    return spec;
+}
+
+static void delete_poststop(const struct brig_spec *spec, const struct brig_state *st)
+{
+    if (spec == NULL || spec->hooks[BRIG_HOOK_POSTSTOP].n == 0) return;
+    autofree char *json = state_to_oci_json(st, BRIG_STATUS_STOPPED, false);
+    autoerr struct brig_error *e = NULL;
+    /* runtime.md: a poststop hook failure is only logged, delete goes on. */
+    if (hooks_run(spec, BRIG_HOOK_POSTSTOP, json, &e) < 0)
+        brig_warn("delete %s: %s", st->id, e->msg);
+}
+
+static int delete_state_unreadable(const struct brig_globals *g, const char *id, bool force,
+                                   struct brig_error **err)
+{
+    /* A create that died before its first state write leaves an empty
+     * directory: nothing runs, so --force may clean it up. Any other
+     * unreadable state could hide a live process and is reported. */
+    if (force && err != NULL && *err != NULL && (*err)->errnum == ENOENT) {
+        brig_warn("delete %s: no state.json, removing the leftover state directory", id);
+        brig_error_freep(err);
+        return state_dir_remove(g->root, id, err);
+    }
+    return brig_wrap(err, "container %s", id);
+}
+
+int container_delete(const struct brig_globals *g, const char *id, bool force,
+                     struct brig_error **err)
+{
+    autoclose int dirfd = -1;
+    if (state_dir_open(g->root, id, &dirfd, err) < 0) {
+        /* containerd calls `delete --force` after `delete`: a container
+         * that is already gone is success then. */
+        if (force && err != NULL && *err != NULL && (*err)->errnum == ENOENT) {
+            brig_debug("delete --force %s: does not exist", id);
+            brig_error_freep(err);
+            return 0;
+        }
+        return -1;
+    }
+    autostate struct brig_state *st = NULL;
+    if (state_read(dirfd, &st, err) < 0) return delete_state_unreadable(g, id, force, err);
+
+    enum brig_status status = state_status(dirfd, st);
+    brig_debug("delete %s: status %s", id, state_status_name(status));
+    if (status == BRIG_STATUS_RUNNING && !force)
+        return brig_failx(err, "cannot delete container %s that is not stopped: running", id);
+
+    struct brig_cgroup *cg = NULL;
+    if (st->cgroup != NULL && cgroup_load(st->cgroup, &cg, err) < 0)
+        return brig_wrap(err, "delete %s", id);
+
+    int rc = 0;
+    /* creating: we hold the lock, so the create that owned it is dead. */
+    if (status != BRIG_STATUS_STOPPED) rc = delete_kill_all(st, cg, err);
+    if (rc == 0 && cg != NULL) rc = cgroup_destroy(cg, err);
+    if (cg != NULL) cgroup_free(cg);
+    if (rc < 0) return brig_wrap(err, "delete %s", id);
+
+    struct brig_spec *spec = delete_load_config(dirfd, st);
+    rc = state_dir_remove(g->root, id, err);
+    if (rc == 0) delete_poststop(spec, st);
+    if (spec != NULL) spec_free(spec);
+    return rc;
 }

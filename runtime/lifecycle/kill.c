@@ -1,8 +1,104 @@
-/* STUB: to be implemented. */
+/* `kill` (runtime.md "Kill"): signal the container's init, or with --all
+ * every process of its cgroup. Only created and running containers can be
+ * signalled, as with runc. */
 #include "container.h"
-#include <stdlib.h>
+#include "init_proc.h"
 
-int container_kill(const struct brig_globals *g, const char *id, int sig, bool all, struct brig_error **err)
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../linux/cgroup.h"
+#include "../util/cleanup.h"
+#include "../util/log.h"
+#include "state.h"
+
+int init_pidfd_open(const struct brig_state *st, int *pidfd, struct brig_error **err)
 {
-    return brig_failx(err, "container_kill: not implemented");
+    if (st->pid <= 0) return 0;
+    autoclose int fd = (int)syscall(SYS_pidfd_open, st->pid, 0);
+    if (fd < 0) {
+        if (errno == ESRCH) return 0;
+        return brig_fail(err, errno, "pidfd_open %d", (int)st->pid);
+    }
+    /* Checked after the pidfd exists: from here on the fd names exactly
+     * the process whose start time we compare, never a recycled pid. */
+    uint64_t start = state_pid_start_time(st->pid);
+    if (start == 0) return 0;
+    if (st->pid_start_time != 0 && start != st->pid_start_time) {
+        brig_debug("pid %d was reused (start time %llu, recorded %llu)", (int)st->pid,
+                   (unsigned long long)start, (unsigned long long)st->pid_start_time);
+        return 0;
+    }
+    *pidfd = steal_fd(&fd);
+    return 1;
+}
+
+int init_pidfd_signal(int pidfd, int sig, struct brig_error **err)
+{
+    if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
+        return brig_fail(err, errno, "pidfd_send_signal %d", sig);
+    return 0;
+}
+
+int init_pidfd_wait(int pidfd, int timeout_ms, struct brig_error **err)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long left = timeout_ms - ((now.tv_sec - start.tv_sec) * 1000LL +
+                                       (now.tv_nsec - start.tv_nsec) / 1000000);
+        if (left <= 0) return brig_fail(err, ETIMEDOUT, "process still alive after %d ms", timeout_ms);
+        struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+        int r = poll(&pfd, 1, (int)left);
+        if (r > 0) return 0;
+        if (r < 0 && errno != EINTR) return brig_fail(err, errno, "poll pidfd");
+    }
+}
+
+static int kill_cgroup(const struct brig_state *st, int sig, struct brig_error **err)
+{
+    if (st->cgroup == NULL)
+        return brig_failx(err, "kill --all: container %s has no cgroup to find its processes in", st->id);
+    struct brig_cgroup *cg = NULL;
+    TRY(cgroup_load(st->cgroup, &cg, err));
+    int r = cgroup_kill(cg, sig, err);
+    cgroup_free(cg);
+    return r;
+}
+
+int container_kill(const struct brig_globals *g, const char *id, int sig, bool all,
+                   struct brig_error **err)
+{
+    if (sig <= 0 || sig >= NSIG) return brig_failx(err, "invalid signal %d", sig);
+    autoclose int dirfd = -1;
+    TRY(state_dir_open(g->root, id, &dirfd, err));
+    autostate struct brig_state *st = NULL;
+    if (state_read(dirfd, &st, err) < 0) return brig_wrap(err, "container %s", id);
+    enum brig_status status = state_status(dirfd, st);
+    if (status != BRIG_STATUS_CREATED && status != BRIG_STATUS_RUNNING)
+        return brig_failx(err, "container %s is not running", id);
+
+    brig_debug("kill %s: signal %d (%s)%s", id, sig, strsignal(sig), all ? " to all processes" : "");
+    if (all) {
+        if (kill_cgroup(st, sig, err) < 0) return brig_wrap(err, "kill %s", id);
+        return 0;
+    }
+    autoclose int pidfd = -1;
+    int r = init_pidfd_open(st, &pidfd, err);
+    if (r < 0) return brig_wrap(err, "kill %s", id);
+    if (r == 0) return brig_failx(err, "container %s is not running", id);
+    if (init_pidfd_signal(pidfd, sig, err) < 0) {
+        if (err != NULL && *err != NULL && (*err)->errnum == ESRCH) {
+            brig_error_freep(err);
+            return brig_failx(err, "container %s is not running", id);
+        }
+        return brig_wrap(err, "kill %s", id);
+    }
+    return 0;
 }

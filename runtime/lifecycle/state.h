@@ -37,10 +37,23 @@ int state_validate_id(const char *id, struct brig_error **err);
 /* Create <root>/<id> (exclusive: "container \"id\" already exists"), lock it
  * and return its fd. root is created 0700 if missing. */
 int state_dir_create(const char *root, const char *id, int *dirfd, struct brig_error **err);
-/* Open and lock an existing container dir ("container \"id\" does not exist"). */
+/* Open and lock an existing container dir ("container id does not exist").
+ * The exclusive flock is held until *dirfd is closed: keep the fd open for
+ * the whole command, close it before waiting on a long-running container. */
 int state_dir_open(const char *root, const char *id, int *dirfd, struct brig_error **err);
+/* Same without the lock, for read-only queries (state, list) that must not
+ * block behind a long create. state.json is replaced atomically. */
+int state_dir_open_unlocked(const char *root, const char *id, int *dirfd,
+                            struct brig_error **err);
+/* "container <id> does not exist" with errnum ENOENT (no strerror text), so
+ * callers such as delete --force can tell it from other failures. */
+int state_fail_not_exist(const char *id, struct brig_error **err);
 /* Remove <root>/<id> entirely. */
 int state_dir_remove(const char *root, const char *id, struct brig_error **err);
+
+/* Ids of the container directories under root, sorted, NULL-terminated.
+ * A root that does not exist yet holds no containers. */
+int state_list_ids(const char *root, char ***ids, size_t *n, struct brig_error **err);
 
 int state_write(int dirfd, const struct brig_state *st, struct brig_error **err);
 int state_read(int dirfd, struct brig_state **out, struct brig_error **err);
@@ -54,7 +67,15 @@ const char *state_status_name(enum brig_status s);
 /* Start time of a live pid (field 22 of /proc/pid/stat), 0 if gone/zombie. */
 uint64_t state_pid_start_time(pid_t pid);
 
-/* The OCI state object (state-schema.json) as JSON text (malloc'd). */
+/* Parse the text of /proc/<pid>/stat: field 3 (state) and 22 (starttime).
+ * Returns -1 on malformed text. Exposed for tests. */
+int state_parse_proc_stat(const char *text, char *state, uint64_t *start_time);
+
+/* The OCI state object (state-schema.json) as JSON text (malloc'd), with
+ * runc's extra fields rootfs, created and owner. pid is 0 when stopped. */
 char *state_to_oci_json(const struct brig_state *st, enum brig_status status, bool pretty);
+/* The same object written into an open JSON writer (for list --format json). */
+struct brig_jw;
+void state_jw_write(struct brig_jw *w, const struct brig_state *st, enum brig_status status);
 
 #endif

@@ -22,8 +22,25 @@ struct brig_bpf {
  * an allowing default is an error naming the field; an unknown name in an
  * allow rule of a denying default is skipped with a debug log. */
 int seccomp_compile(const struct brig_seccomp *sc, struct brig_bpf **out, struct brig_error **err);
-/* In the child, after no_new_privs (or with CAP_SYS_ADMIN). */
-int seccomp_load(const struct brig_bpf *bpf, struct brig_error **err);
+/* In the child, after no_new_privs (or with CAP_SYS_ADMIN). Fails for a
+ * filter with bpf->notify set: use seccomp_bpf_load_listener for those. */
+int seccomp_bpf_load(const struct brig_bpf *bpf, struct brig_error **err);
+/* Same; when bpf->notify, also asks for the notify fd (NEW_LISTENER) and
+ * stores it in *listener_fd (else -1). The caller sends it to the parent,
+ * which passes it on to linux.seccomp.listenerPath. */
+int seccomp_bpf_load_listener(const struct brig_bpf *bpf, int *listener_fd,
+                              struct brig_error **err);
 void seccomp_bpf_free(struct brig_bpf *bpf);
+
+/* Old name of seccomp_bpf_load. libseccomp exports its own seccomp_load(),
+ * so brig must not define a global function of that name: this inline
+ * wrapper keeps existing callers working. Files that include libseccomp's
+ * <seccomp.h> define BRIG_SECCOMP_NO_COMPAT first. */
+#ifndef BRIG_SECCOMP_NO_COMPAT
+static inline int seccomp_load(const struct brig_bpf *bpf, struct brig_error **err)
+{
+    return seccomp_bpf_load(bpf, err);
+}
+#endif
 
 #endif

@@ -1,18 +1,141 @@
-/* STUB: to be implemented. */
+/* Paths inside the container root, resolved only through openat2(2) with
+ * RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS: ".." and absolute symlinks are
+ * clamped at the root fd and /proc magic links are refused, so nothing an
+ * image contains can make us open, create or mount something on the host. */
 #include "fs.h"
-#include <stdlib.h>
 
-int brig_open_in_root(int rootfd, const char *path, int flags, mode_t mode, struct brig_error **err)
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "log.h"
+#include "strutil.h"
+
+/* glibc 2.36 has no openat2() wrapper. */
+static int fsroot_openat2(int dirfd, const char *path, int flags, mode_t mode)
 {
-    return brig_failx(err, "brig_open_in_root: not implemented");
+    struct open_how how = {
+        .flags = (uint64_t)(flags | O_CLOEXEC),
+        /* openat2 rejects a mode without O_CREAT/O_TMPFILE */
+        .mode = (flags & (O_CREAT | __O_TMPFILE)) ? mode : 0,
+        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+    };
+    /* "" would need AT_EMPTY_PATH semantics; "." is the root itself */
+    if (path[0] == '\0') path = ".";
+    for (int tries = 0;; tries++) {
+        int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+        /* EAGAIN: a concurrent rename/mount raced the scoped lookup; the
+         * kernel asks us to retry rather than risk an escape. */
+        if (fd < 0 && errno == EAGAIN && tries < 32) continue;
+        return fd;
+    }
+}
+
+int brig_open_in_root(int rootfd, const char *path, int flags, mode_t mode,
+                      struct brig_error **err)
+{
+    int fd = fsroot_openat2(rootfd, path, flags, mode);
+    if (fd < 0) return brig_fail(err, errno, "open %s", path);
+    return fd;
+}
+
+/* Next component of *p (skipping slashes); returns its length, 0 at end. */
+static size_t fsroot_next_component(const char **p)
+{
+    while (**p == '/') (*p)++;
+    size_t n = strcspn(*p, "/");
+    return n;
 }
 
 int brig_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct brig_error **err)
 {
-    return brig_failx(err, "brig_mkdir_in_root: not implemented");
+    /* cur is always the fully resolved (in-root) prefix walked so far; a new
+     * directory is only ever created with mkdirat() on it, which never
+     * follows a symlink, and the prefix is then re-resolved from the root so
+     * that a symlink component is scoped by RESOLVE_IN_ROOT like the kernel
+     * would scope it for the container. */
+    autoclose int cur = fsroot_openat2(rootfd, ".", O_PATH | O_DIRECTORY, 0);
+    if (cur < 0) return brig_fail(err, errno, "open root");
+    autofree char *prefix = brig_calloc(1, strlen(path) + 2);
+    size_t plen = 0;
+    const char *p = path;
+    for (;;) {
+        size_t n = fsroot_next_component(&p);
+        if (n == 0) break;
+        char comp[NAME_MAX + 1];
+        if (n > NAME_MAX) return brig_fail(err, ENAMETOOLONG, "mkdir %s", path);
+        memcpy(comp, p, n);
+        comp[n] = '\0';
+        p += n;
+        if (plen > 0) prefix[plen++] = '/';
+        memcpy(prefix + plen, comp, n + 1);
+        plen += n;
+
+        int fd = fsroot_openat2(rootfd, prefix, O_PATH | O_DIRECTORY, 0);
+        if (fd < 0 && errno == ENOENT && strcmp(comp, ".") != 0 && strcmp(comp, "..") != 0) {
+            if (mkdirat(cur, comp, mode) < 0 && errno != EEXIST)
+                return brig_fail(err, errno, "mkdir %s", prefix);
+            brig_debug("mkdir in root: %s", prefix);
+            fd = fsroot_openat2(rootfd, prefix, O_PATH | O_DIRECTORY, 0);
+            /* EEXIST from mkdirat then ENOENT here: a dangling symlink.
+             * Creating its target would mean following it: refuse. */
+            if (fd < 0 && errno == ENOENT)
+                return brig_failx(err, "mkdir %s: is a dangling symlink", prefix);
+        }
+        if (fd < 0) return brig_fail(err, errno, "mkdir %s", prefix);
+        close(cur);
+        cur = fd;
+    }
+    return steal_fd(&cur);
 }
 
 int brig_mkfile_in_root(int rootfd, const char *path, mode_t mode, struct brig_error **err)
 {
-    return brig_failx(err, "brig_mkfile_in_root: not implemented");
+    int fd = fsroot_openat2(rootfd, path, O_PATH, 0);
+    if (fd < 0 && errno != ENOENT) return brig_fail(err, errno, "open %s", path);
+    if (fd < 0) {
+        /* split into parent and last component */
+        autofree char *dir = brig_strdup(path);
+        size_t len = strlen(dir);
+        while (len > 1 && dir[len - 1] == '/') dir[--len] = '\0';
+        char *slash = strrchr(dir, '/');
+        autofree char *name = brig_strdup(slash != NULL ? slash + 1 : dir);
+        if (slash != NULL)
+            slash[1] = '\0'; /* keep "/" for a file directly under the root */
+        else
+            free(steal_ptr(&dir)), dir = brig_strdup(".");
+        if (name[0] == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+            return brig_failx(err, "create %s: not a file name", path);
+        autoclose int parent = brig_mkdir_in_root(rootfd, dir, 0755, err);
+        if (parent < 0) return -1;
+        /* O_CREAT|O_EXCL never follows a symlink in the last component */
+        int wfd = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (wfd < 0 && errno != EEXIST) return brig_fail(err, errno, "create %s", path);
+        if (wfd >= 0) {
+            brig_debug("created file in root: %s", path);
+            close(wfd);
+        }
+        fd = fsroot_openat2(rootfd, path, O_PATH, 0);
+        if (fd < 0 && errno == ENOENT)
+            return brig_failx(err, "create %s: is a dangling symlink", path);
+        if (fd < 0) return brig_fail(err, errno, "open %s", path);
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        close(fd);
+        return brig_fail(err, e, "stat %s", path);
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        return brig_fail(err, EISDIR, "create file %s", path);
+    }
+    return fd;
 }
