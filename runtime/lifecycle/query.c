@@ -84,19 +84,6 @@ fail:
     return brig_fail(err, errno, "write stdout");
 }
 
-static void list_owner(char *buf, size_t len)
-{
-    /* The owner is the same for every container: --root must be ours. */
-    struct brig_state dummy = {0};
-    autofree char *json = state_to_oci_json(&dummy, BRIG_STATUS_STOPPED, false);
-    autojson brig_json v = NULL;
-    autofree char *owner = NULL;
-    snprintf(buf, len, "%s", "");
-    if (json_parse(json, strlen(json), &v, NULL) == 0 &&
-        json_get_string(v, "state", "owner", false, &owner, NULL) == 0 && owner != NULL)
-        snprintf(buf, len, "%s", owner);
-}
-
 int container_list(const struct brig_globals *g, bool json, bool quiet, struct brig_error **err)
 {
     autostrv char **ids = NULL;
@@ -108,7 +95,7 @@ int container_list(const struct brig_globals *g, bool json, bool quiet, struct b
     struct list_row *rows = brig_calloc(n + 1, sizeof(*rows));
     size_t nrows = 0;
     char owner[256];
-    list_owner(owner, sizeof(owner));
+    state_owner_name(owner, sizeof(owner));
     rows[nrows++] = (struct list_row){ { brig_strdup("ID"), brig_strdup("PID"), brig_strdup("STATUS"),
                                          brig_strdup("BUNDLE"), brig_strdup("CREATED"),
                                          brig_strdup("OWNER") } };

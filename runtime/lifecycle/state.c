@@ -378,7 +378,7 @@ uint64_t state_pid_start_time(pid_t pid)
     return start;
 }
 
-static void state_owner(char *buf, size_t len)
+void state_owner_name(char *buf, size_t len)
 {
     struct passwd pw, *res = NULL;
     char pwbuf[1024];
@@ -392,7 +392,7 @@ static void state_owner(char *buf, size_t len)
 void state_jw_write(struct brig_jw *w, const struct brig_state *st, enum brig_status status)
 {
     char owner[256];
-    state_owner(owner, sizeof(owner));
+    state_owner_name(owner, sizeof(owner));
     jw_obj_open(w);
     jw_kstr(w, "ociVersion", st->oci_version ? st->oci_version : "1.0.0");
     jw_kstr(w, "id", st->id ? st->id : "");

@@ -71,6 +71,10 @@ uint64_t state_pid_start_time(pid_t pid);
  * Returns -1 on malformed text. Exposed for tests. */
 int state_parse_proc_stat(const char *text, char *state, uint64_t *start_time);
 
+/* runc's "owner": the user name of the euid (--root must be owned by it),
+ * "#<uid>" when it has no name. */
+void state_owner_name(char *buf, size_t len);
+
 /* The OCI state object (state-schema.json) as JSON text (malloc'd), with
  * runc's extra fields rootfs, created and owner. pid is 0 when stopped. */
 char *state_to_oci_json(const struct brig_state *st, enum brig_status status, bool pretty);
