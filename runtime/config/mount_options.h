@@ -8,8 +8,11 @@
 #include "spec.h"
 
 /* jpath is the JSON path of the options array, e.g. "mounts[3].options".
- * type may be NULL. Unknown options that are not key=value and not
- * known flags fail ("mounts[3].options[1]: unknown mount option \"x\""). */
+ * type may be NULL (type "bind" means a bind mount). As in runc, an option
+ * that is not a known flag ("mode=755", "newinstance", ...) is filesystem
+ * data, comma-joined into out->data for mount(2) to judge; only an empty
+ * option fails here ("mounts[3].options[1]: empty mount option").
+ * On success the caller owns out (mount_opts_free). */
 int mount_options_parse(char *const *opts, size_t n, const char *type, const char *jpath,
                         struct brig_mount_opts *out, struct brig_error **err);
 void mount_opts_free(struct brig_mount_opts *o);
