@@ -1,18 +1,192 @@
-/* STUB: to be implemented. */
+/* process.capabilities (OCI runtime-spec config.md, "Linux Process"):
+ * bounding, effective, inheritable, permitted and ambient sets. */
 #include "caps.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/log.h"
+#include "../util/strutil.h"
+
+static void caps_cap_freep(cap_t *c)
+{
+    if (*c != NULL) cap_free(*c);
+    *c = NULL;
+}
+#define autocap __attribute__((cleanup(caps_cap_freep)))
 
 int caps_from_name(const char *name)
 {
-    return 0;
+    /* cap_from_name() also takes numbers and names without "cap_": insist on
+     * the spec's form, in any case, as runc does. */
+    if (name == NULL || strncasecmp(name, "CAP_", 4) != 0 || name[4] == '\0') return -1;
+    for (const char *p = name + 4; *p != '\0'; p++)
+        if (!isalpha((unsigned char)*p) && *p != '_') return -1;
+    cap_value_t v;
+    if (cap_from_name(name, &v) < 0) return -1;
+    return (int)v;
 }
 
 int caps_last_cap(void)
 {
+    /* Read once: the parent asks before clone, so the child never needs a
+     * /proc of its own for this. */
+    static int last = -1;
+    if (last >= 0) return last;
+
+    autofree char *buf = NULL;
+    int64_t v;
+    if (brig_read_file("/proc/sys/kernel/cap_last_cap", 32, &buf, NULL, NULL) == 0) {
+        buf[strcspn(buf, "\n")] = '\0';
+        if (brig_parse_i64(buf, &v) == 0 && v >= 0 && v < 64) return last = (int)v;
+    }
+    /* cap_max_bits() is libcap's own probe of the running kernel. */
+    last = (int)cap_max_bits() - 1;
+    return last;
+}
+
+static const char *caps_set_field(enum brig_cap_set s)
+{
+    switch (s) {
+    case BRIG_CAP_BOUNDING: return "process.capabilities.bounding";
+    case BRIG_CAP_EFFECTIVE: return "process.capabilities.effective";
+    case BRIG_CAP_INHERITABLE: return "process.capabilities.inheritable";
+    case BRIG_CAP_PERMITTED: return "process.capabilities.permitted";
+    case BRIG_CAP_AMBIENT: return "process.capabilities.ambient";
+    case BRIG_CAP_SET_COUNT: break;
+    }
+    return "process.capabilities";
+}
+
+static const char *caps_name(int cap, char *buf, size_t len)
+{
+    char *n = cap_to_name((cap_value_t)cap);
+    if (n == NULL) {
+        snprintf(buf, len, "%d", cap);
+        return buf;
+    }
+    snprintf(buf, len, "%s", n);
+    for (char *p = buf; *p != '\0'; p++) *p = (char)toupper((unsigned char)*p);
+    cap_free(n);
+    return buf;
+}
+
+/* The sets limited to what this kernel knows; higher bits cannot be granted
+ * anyway, so they are dropped with a debug note rather than refused. */
+static void caps_clamp(const struct brig_caps *in, uint64_t sets[BRIG_CAP_SET_COUNT], int last)
+{
+    uint64_t known = last >= 63 ? ~UINT64_C(0) : (UINT64_C(1) << (last + 1)) - 1;
+    for (int s = 0; s < BRIG_CAP_SET_COUNT; s++) {
+        sets[s] = in->sets[s] & known;
+        if (sets[s] != in->sets[s])
+            brig_debug("%s: capabilities above %d (cap_last_cap) ignored: 0x%llx",
+                       caps_set_field((enum brig_cap_set)s), last,
+                       (unsigned long long)(in->sets[s] & ~known));
+    }
+}
+
+/* Requests the kernel would refuse with a bare EPERM get a message that
+ * names the capability and the set. */
+static int caps_check_subset(const uint64_t sets[BRIG_CAP_SET_COUNT], enum brig_cap_set sub,
+                             enum brig_cap_set super, struct brig_error **err)
+{
+    uint64_t extra = sets[sub] & ~sets[super];
+    if (extra == 0) return 0;
+    char name[64];
+    int cap = __builtin_ctzll(extra);
+    return brig_failx(err, "%s: %s is not in %s", caps_set_field(sub), caps_name(cap, name,
+                      sizeof(name)), caps_set_field(super));
+}
+
+/* Needs CAP_SETPCAP, so it runs before capset may take that away. Caps that
+ * are already gone are not dropped again, so a process without CAP_SETPCAP
+ * can still apply a bounding set it already satisfies. */
+static int caps_drop_bounding(uint64_t keep, int last, struct brig_error **err)
+{
+    char name[64];
+    for (int cap = 0; cap <= last; cap++) {
+        if (keep & (UINT64_C(1) << cap)) continue;
+        int r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+        if (r < 0 && errno == EINVAL) continue;   /* not known to this kernel */
+        if (r < 0)
+            return brig_fail(err, errno, "process.capabilities.bounding: read %s",
+                             caps_name(cap, name, sizeof(name)));
+        if (r == 0) continue;
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+            return brig_fail(err, errno, "process.capabilities.bounding: drop %s",
+                             caps_name(cap, name, sizeof(name)));
+    }
+    return 0;
+}
+
+static int caps_set_proc(const uint64_t sets[BRIG_CAP_SET_COUNT], int last,
+                         struct brig_error **err)
+{
+    static const struct { enum brig_cap_set set; cap_flag_t flag; } map[] = {
+        { BRIG_CAP_EFFECTIVE, CAP_EFFECTIVE },
+        { BRIG_CAP_PERMITTED, CAP_PERMITTED },
+        { BRIG_CAP_INHERITABLE, CAP_INHERITABLE },
+    };
+    autocap cap_t c = cap_init();   /* all clear */
+    if (c == NULL) return brig_fail(err, errno, "process.capabilities: cap_init");
+    for (size_t m = 0; m < BRIG_ARRAY_SIZE(map); m++) {
+        cap_value_t list[64];
+        int n = 0;
+        for (int cap = 0; cap <= last; cap++)
+            if (sets[map[m].set] & (UINT64_C(1) << cap)) list[n++] = cap;
+        if (n > 0 && cap_set_flag(c, map[m].flag, n, list, CAP_SET) < 0)
+            return brig_fail(err, errno, "%s: cap_set_flag", caps_set_field(map[m].set));
+    }
+    if (cap_set_proc(c) < 0)
+        return brig_fail(err, errno, "process.capabilities: capset (effective, permitted, "
+                         "inheritable)");
+    return 0;
+}
+
+static int caps_set_ambient(uint64_t ambient, int last, struct brig_error **err)
+{
+    char name[64];
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0) {
+        /* Kernels before 4.3 have no ambient set: fine unless one is asked. */
+        if (errno == EINVAL && ambient == 0) return 0;
+        return brig_fail(err, errno, "process.capabilities.ambient: clear");
+    }
+    for (int cap = 0; cap <= last; cap++) {
+        if (!(ambient & (UINT64_C(1) << cap))) continue;
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0)
+            return brig_fail(err, errno, "process.capabilities.ambient: raise %s",
+                             caps_name(cap, name, sizeof(name)));
+    }
     return 0;
 }
 
 int caps_apply(const struct brig_caps *caps, struct brig_error **err)
 {
-    return brig_failx(err, "caps_apply: not implemented");
+    int last = caps_last_cap();
+    uint64_t sets[BRIG_CAP_SET_COUNT];
+    caps_clamp(caps, sets, last);
+
+    /* Everything the kernel would refuse is refused here first, with the
+     * field named, before anything changes. */
+    TRY(caps_check_subset(sets, BRIG_CAP_EFFECTIVE, BRIG_CAP_PERMITTED, err));
+    TRY(caps_check_subset(sets, BRIG_CAP_AMBIENT, BRIG_CAP_PERMITTED, err));
+    TRY(caps_check_subset(sets, BRIG_CAP_AMBIENT, BRIG_CAP_INHERITABLE, err));
+
+    brig_debug("caps: bounding 0x%llx effective 0x%llx permitted 0x%llx inheritable 0x%llx "
+               "ambient 0x%llx", (unsigned long long)sets[BRIG_CAP_BOUNDING],
+               (unsigned long long)sets[BRIG_CAP_EFFECTIVE],
+               (unsigned long long)sets[BRIG_CAP_PERMITTED],
+               (unsigned long long)sets[BRIG_CAP_INHERITABLE],
+               (unsigned long long)sets[BRIG_CAP_AMBIENT]);
+    TRY(caps_drop_bounding(sets[BRIG_CAP_BOUNDING], last, err));
+    TRY(caps_set_proc(sets, last, err));
+    TRY(caps_set_ambient(sets[BRIG_CAP_AMBIENT], last, err));
+    return 0;
 }

@@ -1,8 +1,66 @@
-/* STUB: to be implemented. */
+/* process.user (OCI runtime-spec config.md, "POSIX-platform User"): groups
+ * first (needs CAP_SETGID), then gid, then uid; PR_SET_KEEPCAPS keeps the
+ * permitted set across the uid change so caps_apply can still set it. */
 #include "identity.h"
+
+#include <errno.h>
+#include <grp.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/log.h"
+
+/* runc's default when process.user.umask is absent. */
+#define IDENTITY_DEFAULT_UMASK 0022
+
+/* In a user namespace whose setgroups file says "deny" (unprivileged
+ * mappings), setgroups(2) always fails. */
+static bool identity_setgroups_denied(void)
+{
+    autofree char *buf = NULL;
+    if (brig_read_file("/proc/self/setgroups", 64, &buf, NULL, NULL) < 0) return false;
+    return strncmp(buf, "deny", 4) == 0;
+}
+
+static int identity_groups(const struct brig_user *u, bool in_userns, struct brig_error **err)
+{
+    if (in_userns && identity_setgroups_denied()) {
+        if (u->n_additional_gids > 0)
+            return brig_failx(err, "process.user.additionalGids: setgroups is denied in this "
+                              "user namespace (/proc/self/setgroups is \"deny\")");
+        brig_debug("identity: setgroups denied in the user namespace, none asked: skipped");
+        return 0;
+    }
+    /* Also with no additionalGids: root's own supplementary groups must not
+     * follow it into the container. */
+    _Static_assert(sizeof(gid_t) == sizeof(uint32_t), "additionalGids are passed as gid_t");
+    const gid_t *gids = (const gid_t *)u->additional_gids;
+    if (setgroups(u->n_additional_gids, gids) < 0)
+        return brig_fail(err, errno, "process.user.additionalGids: setgroups (%zu groups)",
+                         u->n_additional_gids);
+    return 0;
+}
 
 int identity_apply(const struct brig_user *u, bool in_userns, struct brig_error **err)
 {
-    return brig_failx(err, "identity_apply: not implemented");
+    brig_debug("identity: uid %u gid %u, %zu additional gids", u->uid, u->gid,
+               u->n_additional_gids);
+    if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+        return brig_fail(err, errno, "process.user: prctl PR_SET_KEEPCAPS");
+    TRY(identity_groups(u, in_userns, err));
+    if (setresgid(u->gid, u->gid, u->gid) < 0)
+        return brig_fail(err, errno, "process.user.gid: setresgid %u", u->gid);
+    if (setresuid(u->uid, u->uid, u->uid) < 0)
+        return brig_fail(err, errno, "process.user.uid: setresuid %u", u->uid);
+    /* Only meant for the switch above: capabilities are set explicitly next,
+     * and execve recomputes them anyway. */
+    if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+        return brig_fail(err, errno, "process.user: prctl PR_SET_KEEPCAPS 0");
+    umask(u->has_umask ? (mode_t)u->umask : IDENTITY_DEFAULT_UMASK);
+    return 0;
 }

@@ -1,8 +1,66 @@
-/* STUB: to be implemented. */
+/* rtnetlink with libmnl: a fresh network namespace has only "lo", and down.
+ * Bringing it up is the one network step a runtime does itself. */
 #include "netlink.h"
-#include <stdlib.h>
+
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "../util/log.h"
+
+static void netlink_closep(struct mnl_socket **nl)
+{
+    if (*nl != NULL) mnl_socket_close(*nl);
+    *nl = NULL;
+}
+#define automnl __attribute__((cleanup(netlink_closep)))
+
+/* Set or clear IFF_UP on one link and wait for the kernel's ACK. */
+static int netlink_link_set_up(unsigned int ifindex, const char *ifname, struct brig_error **err)
+{
+    char buf[MNL_SOCKET_BUFFER_SIZE];
+    automnl struct mnl_socket *nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+    if (nl == NULL) return brig_fail(err, errno, "netlink: open NETLINK_ROUTE socket");
+    if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
+        return brig_fail(err, errno, "netlink: bind");
+
+    uint32_t seq = (uint32_t)time(NULL);
+    struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+    nlh->nlmsg_type = RTM_NEWLINK;
+    nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+    nlh->nlmsg_seq = seq;
+    struct ifinfomsg *ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
+    ifm->ifi_family = AF_UNSPEC;
+    ifm->ifi_index = (int)ifindex;
+    ifm->ifi_flags = IFF_UP;
+    ifm->ifi_change = IFF_UP;
+
+    if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+        return brig_fail(err, errno, "netlink: RTM_NEWLINK %s up: send", ifname);
+
+    unsigned int portid = mnl_socket_get_portid(nl);
+    for (;;) {
+        ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return brig_fail(err, errno, "netlink: RTM_NEWLINK %s up: receive", ifname);
+        /* The ACK is an NLMSG_ERROR with error 0; mnl_cb_run turns a
+         * non-zero one into -1 with errno set to the kernel's error. */
+        int r = mnl_cb_run(buf, (size_t)n, seq, portid, NULL, NULL);
+        if (r == MNL_CB_ERROR)
+            return brig_fail(err, errno, "netlink: RTM_NEWLINK %s up", ifname);
+        if (r == MNL_CB_STOP) return 0;
+    }
+}
 
 int netlink_lo_up(struct brig_error **err)
 {
-    return brig_failx(err, "netlink_lo_up: not implemented");
+    unsigned int ifindex = if_nametoindex("lo");
+    if (ifindex == 0) return brig_fail(err, errno, "netlink: no \"lo\" interface");
+    brig_debug("netlink: bringing up lo (ifindex %u)", ifindex);
+    return netlink_link_set_up(ifindex, "lo", err);
 }
