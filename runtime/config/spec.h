@@ -125,7 +125,7 @@ struct brig_id_mapping {
 struct brig_mount {
     char *destination;      /* required, absolute inside the container */
     char *type;             /* may be NULL (then bind if options say so) */
-    char *source;
+    char *source;           /* a relative bind source is made absolute (bundle) */
     char **options;         size_t n_options;
     struct brig_mount_opts opts;                /* parsed from options */
     struct brig_id_mapping *uid_mappings;       size_t n_uid_mappings;
@@ -332,6 +332,8 @@ struct brig_linux {
     char *mount_label;
     struct brig_personality personality;
     struct brig_time_offset time_offsets[2];    /* [0] monotonic, [1] boottime */
+    /* Present in the config; brig cannot enforce them (spec_check_supported). */
+    bool has_intel_rdt, has_net_devices, has_memory_policy;
 };
 
 struct brig_spec {
@@ -356,11 +358,14 @@ struct brig_spec {
 int spec_parse(const char *json, size_t len, const char *bundle_dir,
                struct brig_spec **out, struct brig_error **err);
 
-/* Read <bundle>/config.json and parse it. */
+/* Read <bundle>/config.json (at most 16 MiB) and parse it. Parse errors
+ * are prefixed with "config.json: ". */
 int spec_load(const char *bundle_dir, struct brig_spec **out, struct brig_error **err);
 
 /* Refuse, naming the field, what brig cannot enforce on this host
- * (runtime/config/spec_validate.c). */
+ * (runtime/config/spec_validate.c), e.g. "process.apparmorProfile: AppArmor
+ * is not enabled on this host", and what create needs but parse accepts
+ * absent (process, root). Reads /sys only for the LSM checks. */
 int spec_check_supported(const struct brig_spec *s, struct brig_error **err);
 
 void spec_free(struct brig_spec *s);
