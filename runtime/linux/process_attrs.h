@@ -6,6 +6,10 @@
 
 #include "../config/spec.h"
 
+/* hostname/domainname (runtime/linux/sysctl.c with linux.sysctl).
+ * hostname_validate runs in the parent: refuses a name without a private
+ * uts namespace (new, or joined by a path that is not brig's own). */
+int hostname_validate(const struct brig_spec *s, struct brig_error **err);
 int hostname_apply(const struct brig_spec *s, struct brig_error **err);
 /* Parent: hostname/domainname need a new uts namespace (as runc). */
 int hostname_validate(const struct brig_spec *s, struct brig_error **err);
@@ -22,7 +26,9 @@ int io_priority_apply(const struct brig_process *p, struct brig_error **err);
 int no_new_privs_apply(const struct brig_process *p, struct brig_error **err);
 /* chdir to process.cwd, checked to be inside the (already pivoted) root. */
 int cwd_apply(const struct brig_process *p, struct brig_error **err);
-/* Close every fd >= 3 + preserve_fds, except keep (or -1). close_range. */
+/* Every fd >= first (3 + preserve_fds) is marked close-on-exec
+ * (close_range CLOSE_RANGE_CLOEXEC): keep (or -1) and the others stay
+ * usable until execve, none reaches the container's process. */
 int fds_close_from(int first, int keep, struct brig_error **err);
 
 #endif
