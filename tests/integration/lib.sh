@@ -1,0 +1,241 @@
+# Shared helpers for brig's integration tests (sourced, bash).
+#
+# Each test file is one meson test speaking TAP. It calls it_init, builds
+# bundles in its own temp dir with mkb, edits them with cfg, runs the built
+# brig with --root pointing at a private state dir, and checks both what the
+# probe reported and what the host has left afterwards (assert_clean).
+#
+# Environment (set by tests/integration/meson.build):
+#   BRIG            the brig binary under test
+#   BRIG_PROBE      the static brig-probe binary
+#   BRIG_MKBUNDLE   rootfs-tools/brig-mkbundle
+#   BRIG_IT_KEEP=1  keep the temp dir for debugging
+#   BRIG_TIMEOUT    seconds one brig command may take (default 60)
+# shellcheck shell=bash
+
+set -u
+
+TAP_N=0
+TAP_FAILED=0
+CLEAN_IDS=()
+
+# ---- TAP --------------------------------------------------------------------
+
+ok() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $1"; }
+not_ok() {
+    TAP_N=$((TAP_N + 1)); TAP_FAILED=$((TAP_FAILED + 1))
+    echo "not ok $TAP_N - $1"; shift
+    local l; for l in "$@"; do printf '%s\n' "$l" | sed 's/^/#   /'; done
+}
+skip() { TAP_N=$((TAP_N + 1)); echo "ok $TAP_N - $1 # SKIP $2"; }
+diag() { printf '%s\n' "$*" | sed 's/^/# /'; }
+# skip_all REASON: the machine lacks something this whole file needs.
+skip_all() { echo "1..0 # SKIP $1"; exit 0; }
+# bail REASON: setup failed; the rest of the file cannot run.
+bail() { echo "Bail out! $1"; exit 1; }
+
+# check DESC CMD...: pass if CMD succeeds.
+check() {
+    local d=$1; shift
+    local out
+    if out=$("$@" 2>&1); then ok "$d"; else not_ok "$d" "failed: $*" "$out"; fi
+}
+# check_not DESC CMD...: pass if CMD fails.
+check_not() {
+    local d=$1; shift
+    if "$@" >/dev/null 2>&1; then not_ok "$d" "unexpectedly succeeded: $*"; else ok "$d"; fi
+}
+# check_eq DESC GOT WANT
+check_eq() {
+    if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got:  $2" "want: $3"; fi
+}
+
+# ---- setup and teardown -----------------------------------------------------
+
+it_init() {
+    IT_NAME=$(basename "$0" .sh)
+    [ "$(id -u)" = 0 ] || skip_all "integration tests run containers and need root"
+    command -v jq >/dev/null || skip_all "jq is not installed (bash scripts/setup.sh installs it)"
+    [ -x /bin/busybox ] || skip_all "busybox-static is not installed (bash scripts/setup.sh installs it)"
+    : "${BRIG:?BRIG must point at the brig binary}" "${BRIG_PROBE:?}" "${BRIG_MKBUNDLE:?}"
+    [ -x "$BRIG" ] || bail "BRIG=$BRIG is not executable"
+    # Short unique tag: container ids, cgroup paths and the env marker use it.
+    TAG="it$$-$((RANDOM % 1000))"
+    T=$(mktemp -d "/tmp/brig-$IT_NAME.XXXXXX")
+    STATE=$T/state
+    trap it_finish EXIT
+    diag "brig: $BRIG"
+    diag "temp dir: $T  tag: $TAG"
+}
+
+it_finish() {
+    local rc=$?
+    it_cleanup
+    echo "1..$TAP_N"
+    if [ "$TAP_FAILED" -gt 0 ] || [ "$rc" -ne 0 ]; then exit 1; fi
+    exit 0
+}
+
+# Undo whatever a failed test may have left: only things this test made
+# (its ids, its tag, its temp dir, its cgroup leaves).
+it_cleanup() {
+    local id pid m c
+    if [ -d "$STATE" ]; then
+        for id in $(ls "$STATE" 2>/dev/null); do
+            timeout -k 5 30 "$BRIG" --root "$STATE" delete --force "$id" >/dev/null 2>&1
+        done
+    fi
+    for id in "${CLEAN_IDS[@]}"; do
+        timeout -k 5 30 "$BRIG" --root "$STATE" delete --force "$id" >/dev/null 2>&1
+    done
+    for pid in $(tagged_pids); do kill -9 "$pid" 2>/dev/null; done
+    # Deepest mounts first; lazy, since a stuck mount must not hang the run.
+    for m in $(mounts_under "$T" | sort -r); do umount -l "$m" 2>/dev/null; done
+    for c in /sys/fs/cgroup/*/brig-test /sys/fs/cgroup/unified/brig-test; do
+        [ -d "$c" ] || continue
+        # rmdir only: a cgroup with processes or children stays (and is reported).
+        find "$c" -mindepth 1 -depth -type d -name "$TAG-*" -exec rmdir {} + 2>/dev/null
+        rmdir "$c" 2>/dev/null
+    done
+    if [ "${BRIG_IT_KEEP:-0}" = 1 ]; then
+        diag "kept $T"
+    elif [ -n "$(mounts_under "$T")" ]; then
+        diag "not removing $T: mounts remain under it"
+    else
+        rm -rf --one-file-system "$T"
+    fi
+}
+
+# ---- bundles ----------------------------------------------------------------
+
+cid() { echo "$TAG-$1"; }
+bundle() { echo "$T/$1"; }
+
+# mkb NAME [brig-mkbundle options] [-- ARGS...]: a bundle in $T/NAME with a
+# private absolute cgroup path (/brig-test/ID) and BRIG_IT_TAG=ID in the
+# environment, so that leftover processes can be found from the host.
+mkb() {
+    local name=$1; shift
+    local opts=() args=() out
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
+    [ $# -gt 0 ] && { shift; args=(-- "$@"); }
+    out=$("$BRIG_MKBUNDLE" --probe "$BRIG_PROBE" --brig "$BRIG" \
+        --cgroups-path "/brig-test/$(cid "$name")" "${opts[@]}" "$T/$name" "${args[@]}" 2>&1) ||
+        { not_ok "build bundle $name" "$out"; return 1; }
+    cfg "$name" '.process.env = ((.process.env // []) + ["BRIG_IT_TAG=" + $id])' --arg id "$(cid "$name")"
+}
+
+# cfg NAME FILTER [jq args...]: edit $T/NAME/config.json in place.
+cfg() {
+    local name=$1 filter=$2; shift 2
+    local f=$T/$name/config.json
+    jq "$@" "$filter" "$f" > "$f.tmp" && mv "$f.tmp" "$f"
+}
+
+# ---- running brig -----------------------------------------------------------
+
+# b ARGS...: the brig under test with our private state root.
+b() { timeout -k 5 "${BRIG_TIMEOUT:-60}" "$BRIG" --root "$STATE" "$@"; }
+
+# run_ct NAME [run options]: brig run the bundle; stdout in $T/NAME.out,
+# stderr in $T/NAME.err, exit status in RC.
+run_ct() {
+    local name=$1; shift
+    CLEAN_IDS+=("$(cid "$name")")
+    b run --bundle "$T/$name" "$@" "$(cid "$name")" </dev/null >"$T/$name.out" 2>"$T/$name.err"
+    RC=$?
+}
+
+# create_ct NAME [create options]: brig create; RC, $T/NAME.{out,err}.
+create_ct() {
+    local name=$1; shift
+    CLEAN_IDS+=("$(cid "$name")")
+    b create --bundle "$T/$name" "$@" "$(cid "$name")" </dev/null >"$T/$name.out" 2>"$T/$name.err"
+    RC=$?
+}
+
+# The probe's JSON: the last line of the container's stdout that is an object.
+probe_json() { grep '^{' "$T/$1.out" | tail -n 1; }
+
+# jq_ok NAME FILTER [jq args]: the probe output satisfies FILTER.
+jq_ok() {
+    local name=$1 filter=$2; shift 2
+    probe_json "$name" | jq -e "$@" "$filter" >/dev/null 2>&1
+}
+
+# check_probe DESC NAME FILTER [jq args]: one TAP line per assertion, with
+# the relevant output on failure.
+check_probe() {
+    local d=$1 name=$2 filter=$3; shift 3
+    if jq_ok "$name" "$filter" "$@"; then
+        ok "$d"
+    else
+        not_ok "$d" "filter: $filter" "brig exit status: ${RC:-?}" \
+            "stdout: $(head -c 3000 "$T/$name.out" 2>/dev/null)" \
+            "stderr: $(head -c 2000 "$T/$name.err" 2>/dev/null)"
+    fi
+}
+
+# check_ran DESC NAME: brig run exited 0 and the probe printed JSON.
+check_ran() {
+    if [ "${RC:-1}" = 0 ] && [ -n "$(probe_json "$2")" ]; then
+        ok "$1"
+        return 0
+    fi
+    not_ok "$1" "brig exit status: ${RC:-?}" "stdout: $(head -c 2000 "$T/$2.out")" \
+        "stderr: $(head -c 2000 "$T/$2.err")"
+    return 1
+}
+
+# state_field ID FIELD: a field of `brig state ID` (empty if it fails).
+state_field() { b state "$1" 2>/dev/null | jq -r ".$2 // empty" 2>/dev/null; }
+
+# wait_status ID STATUS [SECONDS]: poll `brig state` until it reports STATUS.
+wait_status() {
+    local id=$1 want=$2 n=$(( ${3:-10} * 10 ))
+    while [ $n -gt 0 ]; do
+        [ "$(state_field "$id" status)" = "$want" ] && return 0
+        sleep 0.1; n=$((n - 1))
+    done
+    return 1
+}
+
+# ---- what the host has left -------------------------------------------------
+
+# Processes whose environment carries our tag: only containers of this test
+# (tagged_pids), or of one container (tagged_pids ID).
+tagged_pids() {
+    local p pat="^BRIG_IT_TAG=${1:-$TAG-.*}\$"
+    for p in /proc/[0-9]*; do
+        grep -qz "$pat" "$p/environ" 2>/dev/null && echo "${p#/proc/}"
+    done
+}
+
+# Mount points (host mount namespace) at or below DIR.
+mounts_under() {
+    awk -v d="$1" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo
+}
+
+# Host namespace inode, for comparison with the probe's.
+host_ns() { stat -L -c %i "/proc/self/ns/$1"; }
+
+# assert_clean NAME: after the container is gone, nothing of it remains:
+# no process, no mount referencing its bundle, no state dir, no cgroup.
+assert_clean() {
+    local name=$1 id problems=()
+    id=$(cid "$name")
+    local pids; pids=$(tagged_pids "$id" | tr '\n' ' ')
+    [ -z "$pids" ] || problems+=("processes left: $pids")
+    local m; m=$(mounts_under "$T/$name")
+    [ -z "$m" ] || problems+=("mounts left: $m")
+    [ ! -e "$STATE/$id" ] || problems+=("state dir left: $STATE/$id")
+    local c
+    for c in /sys/fs/cgroup/*/brig-test/"$id" /sys/fs/cgroup/unified/brig-test/"$id"; do
+        [ ! -d "$c" ] || problems+=("cgroup left: $c")
+    done
+    if [ ${#problems[@]} -eq 0 ]; then
+        ok "$name: nothing left behind"
+    else
+        not_ok "$name: nothing left behind" "${problems[@]}"
+    fi
+}
