@@ -1,48 +1,240 @@
-/* STUB: to be implemented. */
-#include "cgroup.h"
+/* The container's cgroup from birth to removal: create (plan, mkdir in every
+ * hierarchy, delegate v2 controllers, apply limits, undo on failure),
+ * placement of the init, kill, pids and destroy. The pieces live in
+ * cgroup_layout.c, cgroup_path.c, cgroup_plan.c, cgroup_v1.c, cgroup_v2.c,
+ * cgroup_fs.c and cgroup_state.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-int cgroup_create(const struct brig_spec *s, const char *id, bool systemd, struct brig_cgroup **out, struct brig_error **err)
-{
-    return brig_failx(err, "cgroup_create: not implemented");
-}
+#include "cgroup_internal.h"
+#include "../util/cleanup.h"
+#include "../util/log.h"
+#include "../util/strutil.h"
 
-int cgroup_clone_fd(const struct brig_cgroup *cg)
+const struct cg_dir *cg_dir_v2(const struct brig_cgroup *cg)
 {
-    return 0;
-}
-
-int cgroup_attach(const struct brig_cgroup *cg, pid_t pid, bool cloned_into, struct brig_error **err)
-{
-    return brig_failx(err, "cgroup_attach: not implemented");
-}
-
-char * cgroup_serialize(const struct brig_cgroup *cg)
-{
+    for (size_t i = 0; i < cg->n_dirs; i++)
+        if (cg->dirs[i].v2) return &cg->dirs[i];
     return NULL;
 }
 
-int cgroup_load(const char *serialized, struct brig_cgroup **out, struct brig_error **err)
+const struct cg_dir *cg_dir_v1(const struct brig_cgroup *cg, const char *ctrl)
 {
-    return brig_failx(err, "cgroup_load: not implemented");
-}
-
-int cgroup_kill(const struct brig_cgroup *cg, int sig, struct brig_error **err)
-{
-    return brig_failx(err, "cgroup_kill: not implemented");
-}
-
-int cgroup_pids(const struct brig_cgroup *cg, pid_t **pids, size_t *n, struct brig_error **err)
-{
-    return brig_failx(err, "cgroup_pids: not implemented");
-}
-
-int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err)
-{
-    return brig_failx(err, "cgroup_destroy: not implemented");
+    for (size_t i = 0; i < cg->n_dirs; i++)
+        if (!cg->dirs[i].v2 && cg_list_has(cg->dirs[i].controllers, ctrl)) return &cg->dirs[i];
+    return NULL;
 }
 
 void cgroup_free(struct brig_cgroup *cg)
 {
-    
+    if (cg == NULL) return;
+    for (size_t i = 0; i < cg->n_dirs; i++) {
+        free(cg->dirs[i].path);
+        free(cg->dirs[i].controllers);
+    }
+    free(cg->dirs);
+    if (cg->v2_fd >= 0) close(cg->v2_fd);
+    free(cg);
+}
+
+static void undo_dirs(struct brig_cgroup *cg)
+{
+    for (size_t i = cg->n_dirs; i > 0; i--) {
+        struct cg_dir *d = &cg->dirs[i - 1];
+        if (d->created > 0) cg_rmdir_created(d->path, d->created, NULL);
+        d->created = 0;
+    }
+}
+
+/* A cgroup that already holds processes belongs to someone else: joining it
+ * would share limits and let `delete` kill strangers. */
+static int check_empty(const struct cg_dir *d, struct brig_error **err)
+{
+    autofree pid_t *pids = NULL;
+    size_t n = 0;
+    if (d->created > 0 || cg_read_pids(d->path, &pids, &n, NULL) < 0 || n == 0) return 0;
+    return brig_failx(err, "linux.cgroupsPath: cgroup %s already has %zu process(es)", d->path, n);
+}
+
+static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const char *inner,
+                     const struct cg_plan *plan, struct brig_error **err)
+{
+    cg->dirs = brig_calloc(l->n, sizeof(*cg->dirs));
+    for (size_t i = 0; i < l->n; i++) {
+        const struct cg_hier *h = &l->h[i];
+        struct cg_dir *d = &cg->dirs[cg->n_dirs];
+        d->path = cg_path_in_hier(h, inner);
+        d->v2 = h->v2;
+        d->controllers = brig_strdup(h->v2 ? "" : h->controllers);
+        cg->n_dirs++;
+        TRY(cg_mkdir_p(h->mnt, d->path, &d->created, err));
+        TRY(check_empty(d, err));
+        if (h->v2)
+            /* On unified hosts delegate every available controller (as runc)
+             * so later updates and stats work; on hybrid hosts touch the
+             * shared v2 tree only for what the limits need. */
+            TRY(cgv2_enable_controllers(h->mnt, d->path,
+                                        l->kind == CG_UNIFIED ? h->controllers : NULL, plan, err));
+    }
+    return 0;
+}
+
+int cgroup_create(const struct brig_spec *s, const char *id, bool systemd,
+                  struct brig_cgroup **out, struct brig_error **err)
+{
+    const struct brig_resources *r = s->has_linux ? &s->linux_cfg.resources : NULL;
+    const char *cgpath = s->has_linux ? s->linux_cfg.cgroups_path : NULL;
+    struct cg_layout l = {0};
+    struct cg_plan plan;
+    autofree char *inner = NULL;
+    if (cg_layout_detect(&l, err) < 0) return -1;
+    if (cg_plan_make(&l, r, &plan, err) < 0 ||
+        cg_path_resolve(cgpath, id, systemd, cg_systemd_running(), &inner, err) < 0) {
+        cg_layout_clear(&l);
+        return -1;
+    }
+    struct brig_cgroup *cg = brig_calloc(1, sizeof(*cg));
+    cg->layout = l.kind;
+    cg->v2_fd = -1;
+    int rc = make_dirs(cg, &l, inner, &plan, err);
+    cg_layout_clear(&l);
+    if (rc == 0) rc = cgv1_apply(cg, &plan, r, err);
+    if (rc == 0) rc = cgv2_apply(cg, &plan, r, err);
+    const struct cg_dir *v2 = cg_dir_v2(cg);
+    if (rc == 0 && v2 != NULL) {
+        /* O_PATH fds are refused by CLONE_INTO_CGROUP: open for reading. */
+        cg->v2_fd = open(v2->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (cg->v2_fd < 0) rc = brig_fail(err, errno, "open %s", v2->path);
+    }
+    if (rc < 0) {
+        undo_dirs(cg);
+        cgroup_free(cg);
+        return brig_wrap(err, "cgroup");
+    }
+    brig_debug("cgroup: created %s (%s layout)", inner, cg_layout_name(cg->layout));
+    *out = cg;
+    return 0;
+}
+
+int cgroup_clone_fd(const struct brig_cgroup *cg)
+{
+    /* Only when v2 alone holds every controller: on hybrid hosts the v1
+     * hierarchies still need cgroup.procs writes, so attach does it all. */
+    if (cg == NULL || cg->layout != CG_UNIFIED) return -1;
+    return cg->v2_fd;
+}
+
+int cgroup_attach(const struct brig_cgroup *cg, pid_t pid, bool cloned_into,
+                  struct brig_error **err)
+{
+    for (size_t i = 0; i < cg->n_dirs; i++) {
+        const struct cg_dir *d = &cg->dirs[i];
+        if (d->v2 && cloned_into) continue;
+        if (cg_writef(d->path, "cgroup.procs", NULL, err, "%d", (int)pid) < 0)
+            return brig_wrap(err, "cgroup: attach pid %d", (int)pid);
+    }
+    brig_debug("cgroup: pid %d attached (%s)", (int)pid, cloned_into ? "cloned into v2" : "all");
+    return 0;
+}
+
+/* Where the container's pids are listed: every hierarchy holds all of them
+ * (attach joins each), v2 is preferred as cgroup.kill/freeze live there. */
+static const struct cg_dir *primary(const struct brig_cgroup *cg)
+{
+    const struct cg_dir *d = cg_dir_v2(cg);
+    if (d == NULL) d = cg_dir_v1(cg, "pids");
+    if (d == NULL && cg->n_dirs > 0) d = &cg->dirs[0];
+    return d;
+}
+
+int cgroup_pids(const struct brig_cgroup *cg, pid_t **pids, size_t *n, struct brig_error **err)
+{
+    const struct cg_dir *d = primary(cg);
+    if (d == NULL) return brig_failx(err, "cgroup: no hierarchy recorded");
+    if (cg_read_pids(d->path, pids, n, err) < 0) return brig_wrap(err, "cgroup");
+    return 0;
+}
+
+struct freezer {
+    const char *dir;
+    bool v2;
+};
+
+static bool frozen(struct freezer f)
+{
+    return f.v2 ? cgv2_frozen(f.dir) : cgv1_frozen(f.dir);
+}
+
+static int freeze(struct freezer f, bool on, struct brig_error **err)
+{
+    return f.v2 ? cgv2_freeze(f.dir, on, err) : cgv1_freeze(f.dir, on, err);
+}
+
+int cgroup_kill(const struct brig_cgroup *cg, int sig, struct brig_error **err)
+{
+    const struct cg_dir *v2 = cg_dir_v2(cg), *v1f = cg_dir_v1(cg, "freezer");
+    if (sig == SIGKILL && v2 != NULL && cg_file_exists(v2->path, "cgroup.kill")) {
+        /* The kernel kills every task, including ones forking right now. */
+        if (cg_write(v2->path, "cgroup.kill", NULL, "1", err) < 0) return brig_wrap(err, "cgroup");
+        /* Tasks stopped by a v1 freezer only die once thawed. */
+        if (v1f != NULL && cgv1_frozen(v1f->path)) cgv1_freeze(v1f->path, false, NULL);
+        brig_debug("cgroup: cgroup.kill in %s", v2->path);
+        return 0;
+    }
+    struct freezer f = {NULL, false};
+    if (v2 != NULL && cg_file_exists(v2->path, "cgroup.freeze")) f = (struct freezer){v2->path, true};
+    else if (v1f != NULL) f = (struct freezer){v1f->path, false};
+    /* Freeze first so nothing forks past the pid list; a failed freeze only
+     * loses that guarantee, the signals are still sent. */
+    bool was_frozen = f.dir != NULL && frozen(f);
+    bool froze = false;
+    if (f.dir != NULL && !was_frozen) {
+        autoerr struct brig_error *fe = NULL;
+        froze = freeze(f, true, &fe) == 0;
+        if (!froze) brig_debug("cgroup: kill without freezing: %s", fe->msg);
+    }
+    autofree pid_t *pids = NULL;
+    size_t n = 0;
+    int rc = cgroup_pids(cg, &pids, &n, err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (kill(pids[i], sig) < 0 && errno != ESRCH)
+            rc = brig_fail(err, errno, "cgroup: kill pid %d", (int)pids[i]);
+    }
+    /* Thaw what we froze; a paused container stays paused unless killed. */
+    if (f.dir != NULL && (froze || (was_frozen && sig == SIGKILL))) freeze(f, false, NULL);
+    if (v1f != NULL && sig == SIGKILL && (f.v2 || f.dir == NULL) && cgv1_frozen(v1f->path))
+        cgv1_freeze(v1f->path, false, NULL);
+    brig_debug("cgroup: signal %d sent to %zu process(es)", sig, n);
+    return rc;
+}
+
+int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err)
+{
+    const struct cg_dir *p = primary(cg);
+    if (p != NULL && access(p->path, F_OK) == 0) {
+        autoerr struct brig_error *ke = NULL;
+        if (cgroup_kill(cg, SIGKILL, &ke) < 0) brig_debug("cgroup: destroy: %s", ke->msg);
+    }
+    int rc = 0;
+    for (size_t i = 0; i < cg->n_dirs; i++) {
+        struct cg_dir *d = &cg->dirs[i];
+        if (d->created == 0 || access(d->path, F_OK) < 0) continue;
+        /* The path comes from the state file: make sure it is a cgroup
+         * before removing anything. */
+        if (!cg_is_cgroupfs(d->path)) {
+            if (rc == 0) rc = brig_failx(err, "cgroup: %s is not on a cgroup filesystem", d->path);
+            continue;
+        }
+        autoerr struct brig_error *e = NULL;
+        if (cg_rmdir_created(d->path, d->created, &e) < 0) {
+            if (rc == 0) rc = brig_failx(err, "cgroup: %s", e->msg);
+            continue;
+        }
+        d->created = 0;
+    }
+    return rc;
 }

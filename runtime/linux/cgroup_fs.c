@@ -1,0 +1,158 @@
+/* File operations on cgroupfs: single-write values, mkdir -p that counts
+ * what it made (so destroy removes exactly that), rmdir with retries while
+ * the kernel drains a cgroup, and cgroup.procs reading. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include "cgroup_internal.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/log.h"
+#include "../util/strutil.h"
+
+int cg_write(const char *dir, const char *file, const char *field, const char *value,
+             struct brig_error **err)
+{
+    autofree char *path = brig_asprintf("%s/%s", dir, file);
+    autoclose int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+    if (fd < 0)
+        return brig_fail(err, errno, "%s%swrite %s \"%s\"", field ? field : "", field ? ": " : "",
+                         path, value);
+    /* cgroupfs parses each write() as one value: never split it. */
+    ssize_t w = write(fd, value, strlen(value));
+    if (w < 0 || (size_t)w != strlen(value))
+        return brig_fail(err, w < 0 ? errno : EIO, "%s%swrite %s \"%s\"", field ? field : "",
+                         field ? ": " : "", path, value);
+    brig_debug("cgroup: %s <- %s", path, value);
+    return 0;
+}
+
+int cg_writef(const char *dir, const char *file, const char *field, struct brig_error **err,
+              const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    autofree char *v = NULL;
+    if (vasprintf(&v, fmt, ap) < 0) abort();
+    va_end(ap);
+    return cg_write(dir, file, field, v, err);
+}
+
+bool cg_file_exists(const char *dir, const char *file)
+{
+    autofree char *path = brig_asprintf("%s/%s", dir, file);
+    return access(path, F_OK) == 0;
+}
+
+int cg_read(const char *dir, const char *file, char **out, struct brig_error **err)
+{
+    autofree char *path = brig_asprintf("%s/%s", dir, file);
+    return brig_read_file(path, 1 << 20, out, NULL, err);
+}
+
+int cg_mkdir_p(const char *mnt, const char *path, unsigned *created, struct brig_error **err)
+{
+    *created = 0;
+    size_t ml = strlen(mnt);
+    if (strncmp(path, mnt, ml) != 0 || (path[ml] != '/' && path[ml] != '\0'))
+        return brig_failx(err, "cgroup %s is not below its mount point %s", path, mnt);
+    autofree char *buf = brig_strdup(path);
+    for (char *p = buf + ml; *p != '\0';) {
+        while (*p == '/') p++;
+        if (*p == '\0') break;
+        char *slash = strchr(p, '/');
+        if (slash) *slash = '\0';
+        if (mkdir(buf, 0755) == 0) {
+            (*created)++;
+        } else if (errno != EEXIST) {
+            int e = errno;
+            /* Undo what this call made so a failure leaves nothing. */
+            cg_rmdir_created(buf, *created, NULL);
+            *created = 0;
+            return brig_fail(err, e, "mkdir %s", buf);
+        } else if (*created > 0) {
+            /* Someone raced us below a directory we just made: not ours. */
+            *created = 0;
+        }
+        if (slash) {
+            *slash = '/';
+            p = slash + 1;
+        } else {
+            break;
+        }
+    }
+    brig_debug("cgroup: %s (created %u level(s))", path, *created);
+    return 0;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+int cg_rmdir_created(const char *path, unsigned created, struct brig_error **err)
+{
+    autofree char *buf = brig_strdup(path);
+    for (unsigned level = 0; level < created; level++) {
+        int r = rmdir(buf);
+        /* An exiting task keeps its cgroup busy for a moment after SIGKILL:
+         * retry the leaf for about a second. */
+        for (int tries = 0; r < 0 && errno == EBUSY && level == 0 && tries < 100; tries++) {
+            sleep_ms(10);
+            r = rmdir(buf);
+        }
+        if (r < 0 && errno != ENOENT) {
+            /* A parent still holding another container's cgroup is shared
+             * now: leave it, it is not an error. */
+            if (level > 0 && (errno == EBUSY || errno == ENOTEMPTY)) return 0;
+            return brig_fail(err, errno, "rmdir %s", buf);
+        }
+        brig_debug("cgroup: removed %s", buf);
+        char *slash = strrchr(buf, '/');
+        if (slash == NULL || slash == buf) break;
+        *slash = '\0';
+    }
+    return 0;
+}
+
+int cg_read_pids(const char *dir, pid_t **pids, size_t *n, struct brig_error **err)
+{
+    autofree char *text = NULL;
+    *pids = NULL;
+    *n = 0;
+    if (cg_read(dir, "cgroup.procs", &text, err) < 0) return -1;
+    size_t cap = 0, cnt = 0;
+    pid_t *v = NULL;
+    char *save = NULL;
+    for (char *t = strtok_r(text, "\n", &save); t; t = strtok_r(NULL, "\n", &save)) {
+        uint64_t pid;
+        if (brig_parse_u64(t, &pid) < 0 || pid == 0 || pid > INT32_MAX) continue;
+        if (cnt == cap) {
+            cap = cap ? cap * 2 : 16;
+            pid_t *nv = realloc(v, cap * sizeof(*nv));
+            if (nv == NULL) abort();
+            v = nv;
+        }
+        v[cnt++] = (pid_t)pid;
+    }
+    *pids = v;
+    *n = cnt;
+    return 0;
+}
+
+bool cg_is_cgroupfs(const char *path)
+{
+    struct statfs st;
+    if (statfs(path, &st) < 0) return false;
+    return st.f_type == CGROUP_SUPER_MAGIC || st.f_type == CGROUP2_SUPER_MAGIC;
+}

@@ -1,0 +1,337 @@
+/* cgroup v1 writers (legacy hosts, and the v1 half of hybrid hosts):
+ * linux.resources -> memory.*, pids.max, cpu.*, cpuset.*, blkio.*, hugetlb.*,
+ * rdma.max, net_cls/net_prio and the devices allowlist. Only controllers the
+ * plan put on v1 are written here. A missing file is a missing feature of
+ * this kernel: fail naming the field instead of skipping it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cgroup_internal.h"
+#include "../util/cleanup.h"
+#include "../util/log.h"
+#include "../util/strutil.h"
+
+static int need_file(const char *dir, const char *file, const char *field, struct brig_error **err)
+{
+    if (cg_file_exists(dir, file)) return 0;
+    return brig_failx(err, "%s: not supported by this kernel (%s/%s does not exist)", field, dir,
+                      file);
+}
+
+static int v1_memory(const char *d, const struct brig_resources *r, struct brig_error **err)
+{
+    int64_t limit = r->memory.limit.set ? r->memory.limit.v : 0;
+    int64_t swap = r->memory.swap.set ? r->memory.swap.v : 0;
+    /* As runc: an unlimited memory with no explicit swap means unlimited swap. */
+    if (limit == -1 && swap == 0) swap = -1;
+    bool have_memsw = cg_file_exists(d, "memory.memsw.limit_in_bytes");
+    if (swap > 0 && !have_memsw)
+        return brig_failx(err, "linux.resources.memory.swap: swap accounting is not enabled "
+                          "(%s/memory.memsw.limit_in_bytes does not exist)", d);
+    if (swap == -1 && !have_memsw) swap = 0;   /* unlimited is what we have */
+    const char *F = "linux.resources.memory.limit", *S = "linux.resources.memory.swap";
+    if (limit != 0 && swap != 0) {
+        /* The kernel wants memsw >= limit at every moment: order the two
+         * writes so the pair is valid in between (matters for update). */
+        autofree char *cur = NULL;
+        uint64_t curv = 0;
+        if (cg_read(d, "memory.limit_in_bytes", &cur, NULL) == 0) {
+            cur[strcspn(cur, "\n")] = '\0';
+            brig_parse_u64(cur, &curv);
+        }
+        if (swap == -1 || curv < (uint64_t)swap) {
+            TRY(cg_writef(d, "memory.memsw.limit_in_bytes", S, err, "%lld", (long long)swap));
+            TRY(cg_writef(d, "memory.limit_in_bytes", F, err, "%lld", (long long)limit));
+        } else {
+            TRY(cg_writef(d, "memory.limit_in_bytes", F, err, "%lld", (long long)limit));
+            TRY(cg_writef(d, "memory.memsw.limit_in_bytes", S, err, "%lld", (long long)swap));
+        }
+    } else if (limit != 0) {
+        TRY(cg_writef(d, "memory.limit_in_bytes", F, err, "%lld", (long long)limit));
+    } else if (swap != 0) {
+        TRY(cg_writef(d, "memory.memsw.limit_in_bytes", S, err, "%lld", (long long)swap));
+    }
+    if (r->memory.reservation.set && r->memory.reservation.v != 0)
+        TRY(cg_writef(d, "memory.soft_limit_in_bytes", "linux.resources.memory.reservation", err,
+                      "%lld", (long long)r->memory.reservation.v));
+    if (r->memory.kernel.set && r->memory.kernel.v != 0) {
+        TRY(need_file(d, "memory.kmem.limit_in_bytes", "linux.resources.memory.kernel", err));
+        TRY(cg_writef(d, "memory.kmem.limit_in_bytes", "linux.resources.memory.kernel", err,
+                      "%lld", (long long)r->memory.kernel.v));
+    }
+    if (r->memory.kernel_tcp.set && r->memory.kernel_tcp.v != 0) {
+        TRY(need_file(d, "memory.kmem.tcp.limit_in_bytes", "linux.resources.memory.kernelTCP", err));
+        TRY(cg_writef(d, "memory.kmem.tcp.limit_in_bytes", "linux.resources.memory.kernelTCP",
+                      err, "%lld", (long long)r->memory.kernel_tcp.v));
+    }
+    if (r->memory.swappiness.set) {
+        TRY(need_file(d, "memory.swappiness", "linux.resources.memory.swappiness", err));
+        TRY(cg_writef(d, "memory.swappiness", "linux.resources.memory.swappiness", err, "%llu",
+                      (unsigned long long)r->memory.swappiness.v));
+    }
+    if (r->memory.has_disable_oom_killer && r->memory.disable_oom_killer)
+        TRY(cg_write(d, "memory.oom_control", "linux.resources.memory.disableOOMKiller", "1", err));
+    return 0;
+}
+
+static int v1_cpu(const char *d, const struct brig_resources *r, struct brig_error **err)
+{
+    if (r->cpu.shares.set && r->cpu.shares.v != 0)
+        TRY(cg_writef(d, "cpu.shares", "linux.resources.cpu.shares", err, "%llu",
+                      (unsigned long long)r->cpu.shares.v));
+    /* Period before quota: a quota is checked against the current period. */
+    if (r->cpu.period.set && r->cpu.period.v != 0)
+        TRY(cg_writef(d, "cpu.cfs_period_us", "linux.resources.cpu.period", err, "%llu",
+                      (unsigned long long)r->cpu.period.v));
+    if (r->cpu.quota.set && r->cpu.quota.v != 0)
+        TRY(cg_writef(d, "cpu.cfs_quota_us", "linux.resources.cpu.quota", err, "%lld",
+                      (long long)r->cpu.quota.v));
+    if (r->cpu.burst.set) {
+        TRY(need_file(d, "cpu.cfs_burst_us", "linux.resources.cpu.burst", err));
+        TRY(cg_writef(d, "cpu.cfs_burst_us", "linux.resources.cpu.burst", err, "%llu",
+                      (unsigned long long)r->cpu.burst.v));
+    }
+    if (r->cpu.realtime_period.set && r->cpu.realtime_period.v != 0) {
+        TRY(need_file(d, "cpu.rt_period_us", "linux.resources.cpu.realtimePeriod", err));
+        TRY(cg_writef(d, "cpu.rt_period_us", "linux.resources.cpu.realtimePeriod", err, "%llu",
+                      (unsigned long long)r->cpu.realtime_period.v));
+    }
+    if (r->cpu.realtime_runtime.set && r->cpu.realtime_runtime.v != 0) {
+        TRY(need_file(d, "cpu.rt_runtime_us", "linux.resources.cpu.realtimeRuntime", err));
+        TRY(cg_writef(d, "cpu.rt_runtime_us", "linux.resources.cpu.realtimeRuntime", err, "%lld",
+                      (long long)r->cpu.realtime_runtime.v));
+    }
+    if (r->cpu.idle.set) {
+        TRY(need_file(d, "cpu.idle", "linux.resources.cpu.idle", err));
+        TRY(cg_writef(d, "cpu.idle", "linux.resources.cpu.idle", err, "%lld",
+                      (long long)r->cpu.idle.v));
+    }
+    return 0;
+}
+
+static int v1_blkio(const char *d, const struct brig_resources *r, struct brig_error **err)
+{
+    const char *F = "linux.resources.blockIO.weight";
+    /* CFQ is gone; with BFQ the file is blkio.bfq.weight. */
+    const char *wfile = cg_file_exists(d, "blkio.weight") ? "blkio.weight" : "blkio.bfq.weight";
+    const char *wdfile = cg_file_exists(d, "blkio.weight_device") ? "blkio.weight_device"
+                                                                   : "blkio.bfq.weight_device";
+    if (r->block_io.has_weight && r->block_io.weight != 0) {
+        if (!cg_file_exists(d, wfile))
+            return brig_failx(err, "%s: no proportional-weight I/O scheduler (neither "
+                              "blkio.weight nor blkio.bfq.weight exists in %s)", F, d);
+        TRY(cg_writef(d, wfile, F, err, "%u", r->block_io.weight));
+    }
+    if (r->block_io.has_leaf_weight && r->block_io.leaf_weight != 0) {
+        TRY(need_file(d, "blkio.leaf_weight", "linux.resources.blockIO.leafWeight", err));
+        TRY(cg_writef(d, "blkio.leaf_weight", "linux.resources.blockIO.leafWeight", err, "%u",
+                      r->block_io.leaf_weight));
+    }
+    for (size_t i = 0; i < r->block_io.n_weight_devices; i++) {
+        const struct brig_weight_device *w = &r->block_io.weight_devices[i];
+        char field[80];
+        snprintf(field, sizeof(field), "linux.resources.blockIO.weightDevice[%zu]", i);
+        if (w->has_weight) {
+            TRY(need_file(d, wdfile, field, err));
+            TRY(cg_writef(d, wdfile, field, err, "%lld:%lld %u", (long long)w->major,
+                          (long long)w->minor, w->weight));
+        }
+        if (w->has_leaf_weight) {
+            TRY(need_file(d, "blkio.leaf_weight_device", field, err));
+            TRY(cg_writef(d, "blkio.leaf_weight_device", field, err, "%lld:%lld %u",
+                          (long long)w->major, (long long)w->minor, w->leaf_weight));
+        }
+    }
+    static const struct { const char *file, *name; } th[] = {
+        {"blkio.throttle.read_bps_device", "throttleReadBpsDevice"},
+        {"blkio.throttle.write_bps_device", "throttleWriteBpsDevice"},
+        {"blkio.throttle.read_iops_device", "throttleReadIOPSDevice"},
+        {"blkio.throttle.write_iops_device", "throttleWriteIOPSDevice"},
+    };
+    const struct brig_throttle_device *lists[4] = {
+        r->block_io.throttle_read_bps, r->block_io.throttle_write_bps,
+        r->block_io.throttle_read_iops, r->block_io.throttle_write_iops};
+    size_t ns[4] = {r->block_io.n_throttle_read_bps, r->block_io.n_throttle_write_bps,
+                    r->block_io.n_throttle_read_iops, r->block_io.n_throttle_write_iops};
+    for (size_t k = 0; k < 4; k++) {
+        for (size_t i = 0; i < ns[k]; i++) {
+            char field[96];
+            snprintf(field, sizeof(field), "linux.resources.blockIO.%s[%zu]", th[k].name, i);
+            TRY(need_file(d, th[k].file, field, err));
+            TRY(cg_writef(d, th[k].file, field, err, "%lld:%lld %llu", (long long)lists[k][i].major,
+                          (long long)lists[k][i].minor, (unsigned long long)lists[k][i].rate));
+        }
+    }
+    return 0;
+}
+
+int cgv1_cpuset_init(const struct cg_dir *d, struct brig_error **err)
+{
+    /* Top-down over the directories brig made: each must have cpus and mems
+     * before a task can join it, and a fresh one starts empty. */
+    for (unsigned level = d->created; level > 0; level--) {
+        autofree char *dir = brig_strdup(d->path);
+        for (unsigned up = 1; up < level; up++) {
+            char *s = strrchr(dir, '/');
+            if (s != NULL) *s = '\0';
+        }
+        autofree char *parent = brig_strdup(dir);
+        char *s = strrchr(parent, '/');
+        if (s == NULL) continue;
+        *s = '\0';
+        static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
+        for (size_t i = 0; i < 2; i++) {
+            autofree char *cur = NULL, *pv = NULL;
+            TRY(cg_read(dir, files[i], &cur, err));
+            if (cur[strspn(cur, " \n")] != '\0') continue;
+            TRY(cg_read(parent, files[i], &pv, err));
+            pv[strcspn(pv, "\n")] = '\0';
+            if (*pv == '\0') continue;
+            TRY(cg_write(dir, files[i], NULL, pv, err));
+        }
+    }
+    return 0;
+}
+
+static const char *const default_devices[] = {
+    /* runc's/crun's default allowlist: mknod of anything (opening it is a
+     * separate permission), and the devices every container expects. */
+    "c *:* m", "b *:* m",
+    "c 1:3 rwm",    /* null */
+    "c 1:5 rwm",    /* zero */
+    "c 1:7 rwm",    /* full */
+    "c 1:8 rwm",    /* random */
+    "c 1:9 rwm",    /* urandom */
+    "c 5:0 rwm",    /* tty */
+    "c 5:1 rwm",    /* console */
+    "c 5:2 rwm",    /* ptmx */
+    "c 136:* rwm",  /* pts/N */
+};
+
+static void dev_rule_text(const struct brig_device_rule *d, char *buf, size_t len)
+{
+    if (d->type == 'a' && d->major < 0 && d->minor < 0) {
+        snprintf(buf, len, "a");
+        return;
+    }
+    char maj[24], min[24];
+    if (d->major < 0) snprintf(maj, sizeof(maj), "*");
+    else snprintf(maj, sizeof(maj), "%lld", (long long)d->major);
+    if (d->minor < 0) snprintf(min, sizeof(min), "*");
+    else snprintf(min, sizeof(min), "%lld", (long long)d->minor);
+    snprintf(buf, len, "%c %s:%s %s", d->type ? d->type : 'a', maj, min,
+             d->access[0] ? d->access : "rwm");
+}
+
+static int v1_devices(const char *d, const struct brig_resources *r, struct brig_error **err)
+{
+    /* Default deny, then the config's rules in order, then the defaults
+     * (appended last, as runc does). */
+    TRY(cg_write(d, "devices.deny", "linux.resources.devices", "a", err));
+    for (size_t i = 0; r != NULL && r->present && i < r->n_devices; i++) {
+        char rule[96], field[64];
+        dev_rule_text(&r->devices[i], rule, sizeof(rule));
+        snprintf(field, sizeof(field), "linux.resources.devices[%zu]", i);
+        TRY(cg_write(d, r->devices[i].allow ? "devices.allow" : "devices.deny", field, rule, err));
+    }
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(default_devices); i++)
+        TRY(cg_write(d, "devices.allow", "linux.resources.devices (default)", default_devices[i],
+                     err));
+    return 0;
+}
+
+static int v1_other(const struct brig_cgroup *cg, const struct cg_plan *p,
+                    const struct brig_resources *r, struct brig_error **err)
+{
+    const struct cg_dir *dd;
+    if (p->where[CG_PIDS] == CG_V1 && (dd = cg_dir_v1(cg, "pids")) != NULL) {
+        int64_t v = r->pids.limit.v;
+        if (v > 0) TRY(cg_writef(dd->path, "pids.max", "linux.resources.pids.limit", err, "%lld",
+                                 (long long)v));
+    }
+    if (p->where[CG_CPUSET] == CG_V1 && (dd = cg_dir_v1(cg, "cpuset")) != NULL) {
+        if (r->cpu.cpus && *r->cpu.cpus)
+            TRY(cg_write(dd->path, "cpuset.cpus", "linux.resources.cpu.cpus", r->cpu.cpus, err));
+        if (r->cpu.mems && *r->cpu.mems)
+            TRY(cg_write(dd->path, "cpuset.mems", "linux.resources.cpu.mems", r->cpu.mems, err));
+    }
+    if (p->where[CG_HUGETLB] == CG_V1 && (dd = cg_dir_v1(cg, "hugetlb")) != NULL) {
+        autofree uint64_t *sizes = NULL;
+        size_t n = 0;
+        TRY(cg_hugepage_sizes(&sizes, &n, err));
+        for (size_t i = 0; i < r->n_hugepage_limits; i++) {
+            char field[64], name[32], file[64];
+            snprintf(field, sizeof(field), "linux.resources.hugepageLimits[%zu]", i);
+            TRY(cg_hugepage_check(field, r->hugepage_limits[i].page_size, sizes, n, name,
+                                  sizeof(name), err));
+            snprintf(file, sizeof(file), "hugetlb.%s.limit_in_bytes", name);
+            TRY(cg_writef(dd->path, file, field, err, "%llu",
+                          (unsigned long long)r->hugepage_limits[i].limit));
+        }
+    }
+    if (p->where[CG_RDMA] == CG_V1 && (dd = cg_dir_v1(cg, "rdma")) != NULL) {
+        for (size_t i = 0; i < r->n_rdma; i++) {
+            const struct brig_rdma_limit *l = &r->rdma[i];
+            char field[48], hh[40] = "", ho[40] = "";
+            snprintf(field, sizeof(field), "linux.resources.rdma[%zu]", i);
+            if (l->has_hca_handles) snprintf(hh, sizeof(hh), " hca_handle=%u", l->hca_handles);
+            if (l->has_hca_objects) snprintf(ho, sizeof(ho), " hca_object=%u", l->hca_objects);
+            TRY(cg_writef(dd->path, "rdma.max", field, err, "%s%s%s", l->device, hh, ho));
+        }
+    }
+    if (p->where[CG_NET_CLS] == CG_V1 && (dd = cg_dir_v1(cg, "net_cls")) != NULL)
+        TRY(cg_writef(dd->path, "net_cls.classid", "linux.resources.network.classID", err, "%u",
+                      r->network.class_id));
+    if (p->where[CG_NET_PRIO] == CG_V1 && (dd = cg_dir_v1(cg, "net_prio")) != NULL) {
+        for (size_t i = 0; i < r->network.n_priorities; i++) {
+            char field[64];
+            snprintf(field, sizeof(field), "linux.resources.network.priorities[%zu]", i);
+            TRY(cg_writef(dd->path, "net_prio.ifpriomap", field, err, "%s %u",
+                          r->network.priorities[i].name, r->network.priorities[i].priority));
+        }
+    }
+    return 0;
+}
+
+int cgv1_apply(const struct brig_cgroup *cg, const struct cg_plan *p,
+               const struct brig_resources *r, struct brig_error **err)
+{
+    const struct cg_dir *dd;
+    if ((dd = cg_dir_v1(cg, "cpuset")) != NULL) TRY(cgv1_cpuset_init(dd, err));
+    if (p->where[CG_DEVICES] == CG_V1 && (dd = cg_dir_v1(cg, "devices")) != NULL)
+        TRY(v1_devices(dd->path, r, err));
+    if (r == NULL || !r->present) return 0;
+    if (p->where[CG_MEMORY] == CG_V1 && (dd = cg_dir_v1(cg, "memory")) != NULL)
+        TRY(v1_memory(dd->path, r, err));
+    if (p->where[CG_CPU] == CG_V1 && (dd = cg_dir_v1(cg, "cpu")) != NULL)
+        TRY(v1_cpu(dd->path, r, err));
+    if (p->where[CG_IO] == CG_V1 && (dd = cg_dir_v1(cg, "blkio")) != NULL)
+        TRY(v1_blkio(dd->path, r, err));
+    return v1_other(cg, p, r, err);
+}
+
+bool cgv1_frozen(const char *dir)
+{
+    autofree char *s = NULL;
+    if (cg_read(dir, "freezer.state", &s, NULL) < 0) return false;
+    return strncmp(s, "FROZEN", 6) == 0;
+}
+
+int cgv1_freeze(const char *dir, bool freeze, struct brig_error **err)
+{
+    TRY(cg_write(dir, "freezer.state", NULL, freeze ? "FROZEN" : "THAWED", err));
+    if (!freeze) return 0;
+    /* The state reads FREEZING until every task stopped; re-writing FROZEN
+     * retries tasks that were busy (as runc does). */
+    for (int i = 0; i < 1000; i++) {
+        if (cgv1_frozen(dir)) return 0;
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+        if (i % 10 == 9) cg_write(dir, "freezer.state", NULL, "FROZEN", NULL);
+    }
+    cg_write(dir, "freezer.state", NULL, "THAWED", NULL);
+    return brig_failx(err, "freeze %s: tasks did not stop within 1s", dir);
+}
