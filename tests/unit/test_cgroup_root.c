@@ -1,0 +1,307 @@
+/* runtime/linux/cgroup*.c against the real kernel (root). Uses absolute
+ * cgroup paths /brig-unit-<pid>-<n> in every mounted hierarchy, never the
+ * caller's own cgroup. Written for any layout: mount points come from
+ * mountinfo, the checks pick the v1 or v2 file the layout uses. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "linux/cgroup_internal.h"
+#include "util/cleanup.h"
+#include "util/error.h"
+#include "util/strutil.h"
+
+static int seq;
+
+static void need_root(void)
+{
+    if (geteuid() != 0) cr_skip_test("needs root to create cgroups");
+    struct cg_layout l;
+    if (cg_layout_detect(&l, NULL) < 0) cr_skip_test("no cgroup filesystem mounted");
+    cg_layout_clear(&l);
+    /* Reap whatever the container children leave behind. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
+
+static char *unit_path(void)
+{
+    return brig_asprintf("/brig-unit-%d-%d", (int)getpid(), ++seq);
+}
+
+static void spec_for(struct brig_spec *s, char *path)
+{
+    memset(s, 0, sizeof(*s));
+    s->has_linux = true;
+    s->linux_cfg.cgroups_path = path;
+    s->linux_cfg.resources.present = true;
+}
+
+/* True when inner exists in no mounted hierarchy. */
+static bool nothing_created(const char *inner)
+{
+    struct cg_layout l;
+    cr_assert_eq(cg_layout_detect(&l, NULL), 0);
+    bool none = true;
+    for (size_t i = 0; i < l.n; i++) {
+        autofree char *p = brig_asprintf("%s%s", l.h[i].mnt, inner);
+        if (access(p, F_OK) == 0) {
+            cr_log_error("left behind: %s", p);
+            none = false;
+        }
+    }
+    cg_layout_clear(&l);
+    return none;
+}
+
+static char *read_value(const char *dir, const char *file)
+{
+    char *v = NULL;
+    autoerr struct brig_error *e = NULL;
+    cr_assert_eq(cg_read(dir, file, &v, &e), 0, "%s", e ? e->msg : "");
+    v[strcspn(v, "\n")] = '\0';
+    return v;
+}
+
+static void reap_all(void)
+{
+    while (waitpid(-1, NULL, WNOHANG) > 0) {}
+}
+
+/* Child: wait for the go byte, then fork until the kernel refuses; report
+ * "<forks> <errno>" and sleep. The forks just sleep. */
+static void fork_bomb_child(int go, int report)
+{
+    char b;
+    if (read(go, &b, 1) != 1) _exit(1);
+    int n = 0, e = 0;
+    for (; n < 1000; n++) {
+        pid_t p = fork();
+        if (p < 0) {
+            e = errno;
+            break;
+        }
+        if (p == 0) {
+            pause();
+            _exit(0);
+        }
+    }
+    dprintf(report, "%d %d\n", n, e);
+    pause();
+    _exit(0);
+}
+
+Test(cgroup_root, limits_enforced_kill_destroy, .timeout = 60)
+{
+    need_root();
+    autofree char *inner = unit_path();
+    struct brig_spec s;
+    spec_for(&s, inner);
+    s.linux_cfg.resources.memory.limit = (struct brig_opt_i64){true, 64 << 20};
+    s.linux_cfg.resources.pids.limit = (struct brig_opt_i64){true, 16};
+
+    struct brig_cgroup *cg = NULL;
+    autoerr struct brig_error *e = NULL;
+    cr_assert_eq(cgroup_create(&s, "c1", false, &cg, &e), 0, "%s", e ? e->msg : "");
+
+    const struct cg_dir *mem = cg_dir_v1(cg, "memory");
+    const struct cg_dir *pids = cg_dir_v1(cg, "pids");
+    const struct cg_dir *v2 = cg_dir_v2(cg);
+    autofree char *ml = mem ? read_value(mem->path, "memory.limit_in_bytes")
+                            : read_value(v2->path, "memory.max");
+    cr_assert_str_eq(ml, "67108864");
+    autofree char *pm = read_value(pids ? pids->path : v2->path, "pids.max");
+    cr_assert_str_eq(pm, "16");
+    if (cg->layout == CG_UNIFIED) cr_assert_geq(cgroup_clone_fd(cg), 0);
+    else cr_assert_eq(cgroup_clone_fd(cg), -1);
+
+    int go[2], rep[2];
+    cr_assert_eq(pipe(go), 0);
+    cr_assert_eq(pipe(rep), 0);
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        close(go[1]);
+        close(rep[0]);
+        fork_bomb_child(go[0], rep[1]);
+    }
+    close(go[0]);
+    close(rep[1]);
+    autoerr struct brig_error *ae = NULL;
+    cr_assert_eq(cgroup_attach(cg, child, false, &ae), 0, "%s", ae ? ae->msg : "");
+    cr_assert_eq(write(go[1], "g", 1), 1);
+    char buf[64] = "";
+    ssize_t r = read(rep[0], buf, sizeof(buf) - 1);
+    cr_assert_gt(r, 0);
+    int forks = -1, ferr = -1;
+    cr_assert_eq(sscanf(buf, "%d %d", &forks, &ferr), 2);
+    /* pids.max 16 counts the child itself: 15 forks, then EAGAIN. */
+    cr_assert_eq(ferr, EAGAIN, "fork failed with %s", strerror(ferr));
+    cr_assert_eq(forks, 15);
+
+    pid_t *list = NULL;
+    size_t n = 0;
+    cr_assert_eq(cgroup_pids(cg, &list, &n, NULL), 0);
+    cr_assert_eq(n, 16);
+    free(list);
+
+    /* Kill and destroy through the state form, as `delete` does. */
+    autofree char *text = cgroup_serialize(cg);
+    struct brig_cgroup *loaded = NULL;
+    cr_assert_eq(cgroup_load(text, &loaded, NULL), 0);
+    autoerr struct brig_error *ke = NULL;
+    cr_assert_eq(cgroup_kill(loaded, SIGKILL, &ke), 0, "%s", ke ? ke->msg : "");
+    int st = 0;
+    cr_assert_eq(waitpid(child, &st, 0), child);
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    autoerr struct brig_error *de = NULL;
+    cr_assert_eq(cgroup_destroy(loaded, &de), 0, "%s", de ? de->msg : "");
+    reap_all();
+    cr_assert(nothing_created(inner));
+    cgroup_free(loaded);
+    cgroup_free(cg);
+}
+
+Test(cgroup_root, sigterm_freezes_and_thaws, .timeout = 30)
+{
+    need_root();
+    autofree char *inner = unit_path();
+    struct brig_spec s;
+    spec_for(&s, inner);
+    struct brig_cgroup *cg = NULL;
+    autoerr struct brig_error *e = NULL;
+    cr_assert_eq(cgroup_create(&s, "c2", false, &cg, &e), 0, "%s", e ? e->msg : "");
+    pid_t child = fork();
+    if (child == 0) {
+        for (;;) pause();
+    }
+    cr_assert_eq(cgroup_attach(cg, child, false, NULL), 0);
+    cr_assert_eq(cgroup_kill(cg, SIGTERM, NULL), 0);
+    int st = 0;
+    cr_assert_eq(waitpid(child, &st, 0), child);
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "status %x", st);
+    const struct cg_dir *v2 = cg_dir_v2(cg), *fz = cg_dir_v1(cg, "freezer");
+    if (v2) cr_assert_not(cgv2_frozen(v2->path), "left frozen");
+    if (fz) cr_assert_not(cgv1_frozen(fz->path), "left frozen");
+    cr_assert_eq(cgroup_destroy(cg, NULL), 0);
+    cr_assert(nothing_created(inner));
+    cgroup_free(cg);
+}
+
+Test(cgroup_root, missing_controller_fails_closed)
+{
+    need_root();
+    struct cg_layout l;
+    cr_assert_eq(cg_layout_detect(&l, NULL), 0);
+    bool have_net_cls = cg_layout_v1(&l, "net_cls") != NULL;
+    cg_layout_clear(&l);
+    if (have_net_cls) cr_skip_test("net_cls is mounted here: nothing is missing");
+    autofree char *inner = unit_path();
+    struct brig_spec s;
+    spec_for(&s, inner);
+    s.linux_cfg.resources.memory.limit = (struct brig_opt_i64){true, 64 << 20};
+    s.linux_cfg.resources.network.has_class_id = true;
+    s.linux_cfg.resources.network.class_id = 0x100001;
+    struct brig_cgroup *cg = NULL;
+    autoerr struct brig_error *e = NULL;
+    cr_assert_eq(cgroup_create(&s, "c3", false, &cg, &e), -1);
+    cr_assert(strstr(e->msg, "linux.resources.network.classID: net_cls") != NULL, "%s", e->msg);
+    cr_assert(nothing_created(inner));
+}
+
+Test(cgroup_root, bad_hugepage_size_fails_closed)
+{
+    need_root();
+    autofree char *inner = unit_path();
+    struct brig_spec s;
+    spec_for(&s, inner);
+    struct brig_hugepage_limit hl = {.page_size = "64kB", .limit = 1 << 20};
+    s.linux_cfg.resources.hugepage_limits = &hl;
+    s.linux_cfg.resources.n_hugepage_limits = 1;
+    uint64_t *sizes = NULL;
+    size_t n = 0;
+    cr_assert_eq(cg_hugepage_sizes(&sizes, &n, NULL), 0);
+    for (size_t i = 0; i < n; i++)
+        if (sizes[i] == 64) cr_skip_test("this kernel offers 64kB huge pages");
+    free(sizes);
+    struct brig_cgroup *cg = NULL;
+    autoerr struct brig_error *e = NULL;
+    cr_assert_eq(cgroup_create(&s, "c4", false, &cg, &e), -1);
+    cr_assert(strstr(e->msg, "hugepageLimits[0].pageSize: 64kB is not a huge page size") != NULL
+              || strstr(e->msg, "linux.resources.hugepageLimits: hugetlb controller not") != NULL,
+              "%s", e->msg);
+    cr_assert(nothing_created(inner));
+}
+
+Test(cgroup_root, failure_after_mkdir_is_undone)
+{
+    need_root();
+    autofree char *inner = unit_path();
+    struct brig_spec s;
+    spec_for(&s, inner);
+    /* Passes every check before mkdir; the kernel refuses the write. */
+    s.linux_cfg.resources.cpu.cpus = "4095";
+    struct brig_cgroup *cg = NULL;
+    autoerr struct brig_error *e = NULL;
+    cr_assert_eq(cgroup_create(&s, "c5", false, &cg, &e), -1);
+    cr_assert(strstr(e->msg, "linux.resources.cpu.cpus") != NULL, "%s", e->msg);
+    cr_assert(nothing_created(inner));
+}
+
+Test(cgroup_root, unified_map_refused_on_v1_controllers)
+{
+    need_root();
+    struct cg_layout l;
+    cr_assert_eq(cg_layout_detect(&l, NULL), 0);
+    const struct cg_hier *v2 = cg_layout_v2(&l);
+    bool memory_on_v2 = v2 != NULL && cg_list_has(v2->controllers, "memory");
+    cg_layout_clear(&l);
+    if (memory_on_v2) cr_skip_test("memory is on cgroup v2 here: the map is allowed");
+    autofree char *inner = unit_path();
+    struct brig_spec s;
+    spec_for(&s, inner);
+    struct brig_kv kv = {.key = "memory.max", .value = "1000000"};
+    s.linux_cfg.resources.unified = &kv;
+    s.linux_cfg.resources.n_unified = 1;
+    struct brig_cgroup *cg = NULL;
+    autoerr struct brig_error *e = NULL;
+    cr_assert_eq(cgroup_create(&s, "c6", false, &cg, &e), -1);
+    cr_assert(strstr(e->msg, "linux.resources.unified") != NULL, "%s", e->msg);
+    cr_assert(nothing_created(inner));
+}
+
+Test(cgroup_root, v1_device_allowlist)
+{
+    need_root();
+    struct cg_layout l;
+    cr_assert_eq(cg_layout_detect(&l, NULL), 0);
+    bool v1dev = cg_layout_v1(&l, "devices") != NULL;
+    cg_layout_clear(&l);
+    if (!v1dev) cr_skip_test("no cgroup v1 devices hierarchy");
+    autofree char *inner = unit_path();
+    struct brig_spec s;
+    spec_for(&s, inner);
+    struct brig_device_rule rules[2] = {
+        {.allow = false, .type = 'a', .major = -1, .minor = -1, .access = "rwm"},
+        {.allow = true, .type = 'c', .major = 10, .minor = 229, .access = "rw"},
+    };
+    s.linux_cfg.resources.devices = rules;
+    s.linux_cfg.resources.n_devices = 2;
+    struct brig_cgroup *cg = NULL;
+    autoerr struct brig_error *e = NULL;
+    cr_assert_eq(cgroup_create(&s, "c7", false, &cg, &e), 0, "%s", e ? e->msg : "");
+    autofree char *list = NULL;
+    cr_assert_eq(cg_read(cg_dir_v1(cg, "devices")->path, "devices.list", &list, NULL), 0);
+    cr_assert(strstr(list, "c 10:229 rw\n") != NULL, "%s", list);
+    cr_assert(strstr(list, "c 1:3 rwm\n") != NULL, "%s", list);
+    cr_assert(strstr(list, "a *:* rwm") == NULL, "still allows everything: %s", list);
+    cr_assert(strstr(list, "c 1:1 ") == NULL, "/dev/mem allowed: %s", list);
+    cr_assert_eq(cgroup_destroy(cg, NULL), 0);
+    cr_assert(nothing_created(inner));
+    cgroup_free(cg);
+}
