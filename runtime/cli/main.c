@@ -1,2 +1,176 @@
-/* STUB */
-int main(void) { return 0; }
+/* brig: global flags, logging setup, command dispatch, and the only place
+ * that turns an error into an exit status. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brig-config.h"
+#include "cli.h"
+#include "../util/cleanup.h"
+#include "../util/log.h"
+
+struct cli_command {
+    const char *name;
+    cli_cmd_fn fn;
+    const char *summary;
+};
+
+static int cmd_not_implemented(const char *name, struct brig_error **err)
+{
+    return brig_failx(err, "brig %s: not implemented yet", name);
+}
+
+#define NOT_IMPLEMENTED(fname, cname)                                                       \
+    static int fname(const struct brig_globals *g, int argc, char **argv, int *status,      \
+                     struct brig_error **err)                                               \
+    {                                                                                       \
+        return cmd_not_implemented(cname, err);                                             \
+    }
+NOT_IMPLEMENTED(cmd_ps, "ps")
+NOT_IMPLEMENTED(cmd_exec, "exec")
+NOT_IMPLEMENTED(cmd_pause, "pause")
+NOT_IMPLEMENTED(cmd_resume, "resume")
+NOT_IMPLEMENTED(cmd_update, "update")
+NOT_IMPLEMENTED(cmd_events, "events")
+
+/* Checkpoint/restore needs CRIU, which brig will not drive. */
+static int cmd_checkpoint(const struct brig_globals *g, int argc, char **argv, int *status,
+                          struct brig_error **err)
+{
+    return brig_failx(err, "brig checkpoint: not supported (brig has no checkpoint/restore)");
+}
+
+static int cmd_restore(const struct brig_globals *g, int argc, char **argv, int *status,
+                       struct brig_error **err)
+{
+    return brig_failx(err, "brig restore: not supported (brig has no checkpoint/restore)");
+}
+
+static const struct cli_command commands[] = {
+    { "create", cmd_create, "create a container" },
+    { "start", cmd_start, "start the user process of a created container" },
+    { "run", cmd_run, "create and start a container" },
+    { "state", cmd_state, "output the state of a container" },
+    { "kill", cmd_kill, "send a signal to the container's init process" },
+    { "delete", cmd_delete, "delete a container and everything it holds" },
+    { "list", cmd_list, "list the containers under --root" },
+    { "spec", cmd_spec, "create a new specification file (config.json)" },
+    { "features", cmd_features, "show what this build of brig supports (JSON)" },
+    { "ps", cmd_ps, "(not implemented yet)" },
+    { "exec", cmd_exec, "(not implemented yet)" },
+    { "pause", cmd_pause, "(not implemented yet)" },
+    { "resume", cmd_resume, "(not implemented yet)" },
+    { "update", cmd_update, "(not implemented yet)" },
+    { "events", cmd_events, "(not implemented yet)" },
+    { "checkpoint", cmd_checkpoint, "(not supported)" },
+    { "restore", cmd_restore, "(not supported)" },
+};
+
+struct cli_globals {
+    const char *root;
+    const char *log;
+    const char *log_format;
+    const char *rootless;
+    const char *criu;
+    bool debug;
+    bool systemd_cgroup;
+    bool version;
+    bool help;
+};
+
+static void print_help(const struct cli_flag *flags, size_t n)
+{
+    cli_usage("[global options]", "COMMAND [command options] [arguments...]",
+              "brig is a native OCI container runtime. Run `brig COMMAND --help` for a command's options.",
+              flags, n);
+    printf("\nCommands:\n");
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(commands); i++)
+        printf("  %-12s %s\n", commands[i].name, commands[i].summary);
+}
+
+static void print_version(void)
+{
+    printf("brig version %s\ncommit: %s\nspec: %s\n", BRIG_VERSION, BRIG_COMMIT, BRIG_OCI_VERSION);
+}
+
+/* runc prints the error on stderr and also logs it: containerd's shim reads
+ * the last JSON line of --log for the message. */
+static void report_error(const struct brig_error *e, bool log_to_file, bool json)
+{
+    const char *msg = e != NULL ? e->msg : "unknown error";
+    brig_errorf("%s", msg);
+    if (log_to_file || json) fprintf(stderr, "brig: %s\n", msg);
+}
+
+int main(int argc, char **argv)
+{
+    struct cli_globals cg = { .root = "/run/brig" };
+    const struct cli_flag gflags[] = {
+        { "root", 0, CLI_STRING, &cg.root, "DIR", "state directory (default /run/brig)" },
+        { "log", 0, CLI_STRING, &cg.log, "FILE", "log to FILE instead of stderr" },
+        { "log-format", 0, CLI_STRING, &cg.log_format, "FORMAT", "text (default) or json" },
+        { "debug", 0, CLI_BOOL, &cg.debug, NULL, "enable debug logging" },
+        { "systemd-cgroup", 0, CLI_BOOL, &cg.systemd_cgroup, NULL,
+          "linux.cgroupsPath is slice:prefix:name" },
+        { "rootless", 0, CLI_STRING, &cg.rootless, "VALUE", "accepted for runc compatibility (true|false|auto)" },
+        { "criu", 0, CLI_STRING, &cg.criu, "PATH", "accepted for runc compatibility (unused)" },
+        { "version", 'v', CLI_BOOL, &cg.version, NULL, "print the version" },
+        { "help", 'h', CLI_BOOL, &cg.help, NULL, "show help" },
+    };
+    autoerr struct brig_error *err = NULL;
+    int consumed = 0;
+    char **pos = calloc((size_t)argc + 1, sizeof(char *));
+    if (pos == NULL) return 1;
+    int rc = cli_parse(gflags, BRIG_ARRAY_SIZE(gflags), argc - 1, argv + 1, true, &consumed, pos,
+                       NULL, &err);
+    free(pos);
+    if (rc < 0) {
+        fprintf(stderr, "brig: %s\n", err->msg);
+        return 1;
+    }
+    if (cg.version) {
+        print_version();
+        return 0;
+    }
+    enum brig_log_format fmt = BRIG_LOG_TEXT;
+    if (cg.log_format != NULL && strcmp(cg.log_format, "json") == 0) {
+        fmt = BRIG_LOG_JSON;
+    } else if (cg.log_format != NULL && strcmp(cg.log_format, "text") != 0) {
+        fprintf(stderr, "brig: --log-format %s: expected text or json\n", cg.log_format);
+        return 1;
+    }
+    bool log_to_file = cg.log != NULL && cg.log[0] != '\0';
+    if (brig_log_init(cg.log, fmt, cg.debug) < 0) {
+        perror(cg.log);
+        return 1;
+    }
+    if (cg.rootless != NULL && strcmp(cg.rootless, "true") != 0 && strcmp(cg.rootless, "false") != 0 &&
+        strcmp(cg.rootless, "auto") != 0) {
+        brig_failx(&err, "--rootless %s: expected true, false or auto", cg.rootless);
+        report_error(err, log_to_file, fmt == BRIG_LOG_JSON);
+        return 1;
+    }
+
+    int cargc = argc - 1 - consumed;
+    char **cargv = argv + 1 + consumed;
+    if (cg.help || cargc == 0 || strcmp(cargv[0], "help") == 0) {
+        print_help(gflags, BRIG_ARRAY_SIZE(gflags));
+        return cg.help || cargc > 0 ? 0 : 1;
+    }
+    const struct brig_globals g = {
+        .root = cg.root, .systemd_cgroup = cg.systemd_cgroup, .debug = cg.debug,
+    };
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(commands); i++) {
+        if (strcmp(cargv[0], commands[i].name) != 0) continue;
+        brig_debug("command %s", commands[i].name);
+        int status = 0;
+        if (commands[i].fn(&g, cargc - 1, cargv + 1, &status, &err) < 0) {
+            report_error(err, log_to_file, fmt == BRIG_LOG_JSON);
+            return 1;
+        }
+        return status;
+    }
+    brig_failx(&err, "no such command: %s (see brig --help)", cargv[0]);
+    report_error(err, log_to_file, fmt == BRIG_LOG_JSON);
+    return 1;
+}
