@@ -105,6 +105,18 @@ static int caps_check_subset(const uint64_t sets[BRIG_CAP_SET_COUNT], enum brig_
                       sizeof(name)), caps_set_field(super));
 }
 
+/* After identity_apply switched to a non-root uid (PR_SET_KEEPCAPS), the
+ * permitted set survived but the effective set is empty: make the permitted
+ * caps effective again so CAP_SETPCAP can drop the bounding set. */
+static int caps_raise_effective(struct brig_error **err)
+{
+    autocap cap_t c = cap_get_proc();
+    if (c == NULL) return brig_fail(err, errno, "process.capabilities: cap_get_proc");
+    if (cap_fill(c, CAP_EFFECTIVE, CAP_PERMITTED) < 0 || cap_set_proc(c) < 0)
+        return brig_fail(err, errno, "process.capabilities: raise the permitted set");
+    return 0;
+}
+
 /* Needs CAP_SETPCAP, so it runs before capset may take that away. Caps that
  * are already gone are not dropped again, so a process without CAP_SETPCAP
  * can still apply a bounding set it already satisfies. */
@@ -185,6 +197,7 @@ int caps_apply(const struct brig_caps *caps, struct brig_error **err)
                (unsigned long long)sets[BRIG_CAP_PERMITTED],
                (unsigned long long)sets[BRIG_CAP_INHERITABLE],
                (unsigned long long)sets[BRIG_CAP_AMBIENT]);
+    TRY(caps_raise_effective(err));
     TRY(caps_drop_bounding(sets[BRIG_CAP_BOUNDING], last, err));
     TRY(caps_set_proc(sets, last, err));
     TRY(caps_set_ambient(sets[BRIG_CAP_AMBIENT], last, err));
