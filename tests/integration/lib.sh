@@ -62,6 +62,9 @@ it_init() {
     # Short unique tag: container ids, cgroup paths and the env marker use it.
     TAG="it$$-$((RANDOM % 1000))"
     T=$(mktemp -d "/tmp/brig-$IT_NAME.XXXXXX")
+    # Containers with a user namespace run as unprivileged host ids: they
+    # must be able to reach their bundle.
+    chmod 0755 "$T"
     STATE=$T/state
     trap it_finish EXIT
     diag "brig: $BRIG"
@@ -159,8 +162,10 @@ probe_json() { grep '^{' "$T/$1.out" | tail -n 1; }
 
 # jq_ok NAME FILTER [jq args]: the probe output satisfies FILTER.
 jq_ok() {
-    local name=$1 filter=$2; shift 2
-    probe_json "$name" | jq -e "$@" "$filter" >/dev/null 2>&1
+    local name=$1 filter=$2 json; shift 2
+    json=$(probe_json "$name")
+    # jq -e on empty input exits 0: no output must never pass.
+    [ -n "$json" ] && jq -e "$@" "$filter" <<<"$json" >/dev/null 2>&1
 }
 
 # check_probe DESC NAME FILTER [jq args]: one TAP line per assertion, with
