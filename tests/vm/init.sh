@@ -54,7 +54,7 @@ stage1() {
     $BB mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /newroot/run || fail "mount /run"
     $BB mkdir -p /newroot$RES
     $BB mount -t 9p -o "$P9OPTS,cache=none" results /newroot$RES || fail "mount 9p results"
-    $BB cp /bin/busybox /init /newroot/run/brig-vm/ || fail "copy stage 2"
+    $BB cp /bin/busybox /init /modules/tree /newroot/run/brig-vm/ || fail "copy stage 2"
 
     $BB mount --move /dev /newroot/dev || fail "move /dev"
     $BB umount /sys /proc
@@ -83,6 +83,12 @@ stage2() {
     $BB ln -sf /proc/self/fd/1 /dev/stdout
     $BB ln -sf /proc/self/fd/2 /dev/stderr
     $BB mount -t tmpfs -o nosuid,nodev,mode=1777 tmpfs /tmp || fail "mount /tmp"
+    # The host's /lib/modules is for the host kernel: show this kernel's, so modprobe works.
+    tree=$(cat /run/brig-vm/tree)
+    if [ -d "$tree" ]; then
+        $BB mkdir -p "/lib/modules/${tree##*/}"
+        $BB mount --bind "$tree" "/lib/modules/${tree##*/}"
+    fi
     $BB hostname brig-vm
     $BB ifconfig lo 127.0.0.1 up
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Run one command inside a fresh cgroup v2 VM and pass its result through:
 #   run-in-vm.sh [--timeout SECONDS] [--mem SIZE] [--cpus N] [--env NAME=VALUE]... \
-#                [--quiet] [--keep] -- CMD ARGS...
+#                [--quiet] [--keep] [--verbose] -- CMD ARGS...
 # The VM sees the host's / read-only under a throwaway tmpfs overlay, so CMD runs in the
 # same working directory with the same binaries; its stdout and stderr are copied to ours
 # after the VM stops, and we exit with its status.
@@ -16,6 +16,7 @@ timeout=300
 mem=2G
 cpus=2
 quiet=0
+loglevel=4
 keep=${BRIG_VM_KEEP:-0}
 envs=()
 
@@ -37,6 +38,7 @@ while [[ $# -gt 0 ]]; do
                envs+=("$2"); shift 2 ;;
         --quiet) quiet=1; shift ;;
         --keep) keep=1; shift ;;
+        --verbose) loglevel=7; shift ;;
         --) shift; break ;;
         -h|--help) usage ;;
         *) die "unknown option $1 (the command goes after --)" ;;
@@ -44,6 +46,13 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $# -gt 0 ]] || usage
 [[ $EUID == 0 ]] || die "must run as root (9p passthrough of the host /)"
+
+# The VM mounts fresh tmpfs/proc/sys/dev over these, so a command started there would not
+# find its directory.
+case $PWD/ in
+    /tmp/*|/run/*|/proc/*|/sys/*|/dev/*)
+        die "the working directory $PWD is hidden in the VM (fresh /tmp /run /proc /sys /dev); run from elsewhere" ;;
+esac
 
 settings=$(bash "$here/setup-vm.sh") || die "setup-vm.sh failed"
 eval "$settings"
@@ -91,15 +100,15 @@ print_console() {
     printf -- '--- run-in-vm: end of console ---\n' >&2
 }
 
-# TCG: KVM hangs on these hosts. -no-reboot + panic=-1 turn a kernel panic (e.g. init
+# TCG: KVM hangs on these hosts (BRIG_VM_ACCEL=kvm where it works). -no-reboot + panic=-1 turn a kernel panic (e.g. init
 # died) into a qemu exit instead of a hang. multidevs=remap keeps inode numbers unique
 # across the host's mounts, which the overlay relies on.
 qemu-system-x86_64 \
-    -accel tcg -cpu max -smp "$cpus" -m "$mem" \
+    -accel "${BRIG_VM_ACCEL:-tcg}" -cpu max -smp "$cpus" -m "$mem" \
     -nodefaults -no-user-config -display none -monitor none -no-reboot \
     -serial "file:$console" \
     -kernel "$BRIG_VM_KERNEL" -initrd "$BRIG_VM_INITRD" \
-    -append "console=ttyS0 loglevel=4 panic=-1 rw" \
+    -append "console=ttyS0 loglevel=$loglevel panic=-1 rw" \
     -virtfs local,path=/,mount_tag=hostroot,security_model=passthrough,readonly=on,multidevs=remap \
     -virtfs "local,path=$results,mount_tag=results,security_model=passthrough,multidevs=remap" \
     </dev/null >"$tmp/qemu.log" 2>&1 &

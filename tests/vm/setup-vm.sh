@@ -25,11 +25,14 @@ wanted_modules=(virtio virtio_ring virtio_pci 9pnet 9pnet_virtio 9p overlay)
 log() { printf 'setup-vm: %s\n' "$*" >&2; }
 die() { printf 'setup-vm: error: %s\n' "$*" >&2; exit 1; }
 
+# Other people may run apt on the same machine: wait for its locks instead of failing.
+apt_opts=(-o DPkg::Lock::Timeout=300)
+
 apt_updated=0
 apt_update_once() {
     if [[ $apt_updated == 0 ]]; then
         log "apt-get update"
-        apt-get update -qq >&2 || die "apt-get update failed"
+        apt-get "${apt_opts[@]}" update -qq >&2 || die "apt-get update failed"
         apt_updated=1
     fi
 }
@@ -45,10 +48,10 @@ ensure_packages() {
     [[ ${#missing[@]} == 0 ]] && return 0
     [[ $EUID == 0 ]] || die "need root to install ${missing[*]}"
     log "installing ${missing[*]}"
-    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    if ! DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" install -y -qq --no-install-recommends \
             "${missing[@]}" >&2; then
         apt_update_once
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" install -y -qq --no-install-recommends \
             "${missing[@]}" >&2 || die "apt-get install ${missing[*]} failed"
     fi
 }
@@ -72,7 +75,8 @@ resolve_kernel_pkg() {
 }
 
 # Download and unpack the kernel package into $cache/<pkg>/root; the "complete" marker is
-# written last so an interrupted run is redone rather than half reused.
+# written last so an interrupted run is redone rather than half reused. Returns 1 when the
+# download fails (stale apt lists: the caller updates and resolves the version again).
 fetch_kernel() {
     local pkg=$1 dir=$cache/$1
     [[ -e $dir/complete ]] && return 0
@@ -82,9 +86,8 @@ fetch_kernel() {
     # apt drops to the _apt user for downloads; it cannot write into a root-owned cache,
     # and root is already trusted here.
     if ! (cd "$dir/dl" && apt-get download -o APT::Sandbox::User=root "$pkg" >&2); then
-        apt_update_once
-        (cd "$dir/dl" && apt-get download -o APT::Sandbox::User=root "$pkg" >&2) ||
-            die "apt-get download $pkg failed"
+        rm -rf "$dir"
+        return 1
     fi
     dpkg-deb -x "$dir"/dl/*.deb "$dir/root"
     rm -rf "$dir/dl"
@@ -135,6 +138,8 @@ build_initramfs() {
     # Only "sh" is needed before init installs the rest of the applets itself.
     ln -s busybox "$stage/bin/sh"
     install -m 0755 "$here/init.sh" "$stage/init"
+    # The VM sees this cache through the host /, so it can bind the module tree from here.
+    echo "$moddir" >"$stage/modules/tree"
     : >"$stage/modules/order"
     for m in $mods; do
         name=$(basename "$m")
@@ -170,17 +175,23 @@ main() {
         pkg=$(basename "$(readlink "$cache/current")")
     else
         pkg=$(resolve_kernel_pkg)
-        fetch_kernel "$pkg"
+        if ! fetch_kernel "$pkg"; then
+            apt_update_once
+            pkg=$(resolve_kernel_pkg)
+            fetch_kernel "$pkg" || die "apt-get download $pkg failed"
+        fi
         ln -sfn "$pkg" "$cache/current"
     fi
     kroot=$cache/$pkg/root
-    kver=$(ls "$kroot/lib/modules" | head -n1)
-    [[ -n $kver ]] || die "$pkg has no /lib/modules"
+    local trees=("$kroot"/lib/modules/*)
+    [[ -d ${trees[0]} ]] || die "$pkg has no /lib/modules"
+    kver=${trees[0]##*/}
     vmlinuz=$kroot/boot/vmlinuz-$kver
     [[ -r $vmlinuz ]] || die "$pkg has no $vmlinuz"
 
-    # Rebuild the initramfs whenever init.sh, this script, or busybox changed.
-    want=$(cat "$here/init.sh" "${BASH_SOURCE[0]}" /bin/busybox | sha256sum | cut -c1-16)
+    # Rebuild the initramfs whenever init.sh, this script, busybox or the cache path changed.
+    want=$( (cat "$here/init.sh" "${BASH_SOURCE[0]}" /bin/busybox; echo "$kroot") |
+           sha256sum | cut -c1-16)
     initrd=$cache/$pkg/initramfs.gz
     stamp=$cache/$pkg/initramfs.stamp
     if [[ ! -e $initrd || $(cat "$stamp" 2>/dev/null) != "$want" ]]; then
