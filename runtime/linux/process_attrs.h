@@ -7,8 +7,8 @@
 #include "../config/spec.h"
 
 /* hostname/domainname (runtime/linux/sysctl.c with linux.sysctl).
- * hostname_validate runs in the parent: refuses a name without a private
- * uts namespace (new, or joined by a path that is not brig's own). */
+ * hostname_validate runs in the parent: refuses a name without a new uts
+ * namespace (as runc does); hostname_apply runs in the child. */
 int hostname_validate(const struct brig_spec *s, struct brig_error **err);
 int hostname_apply(const struct brig_spec *s, struct brig_error **err);
 /* Parent: hostname/domainname need a new uts namespace (as runc). */

@@ -155,10 +155,11 @@ int hostname_validate(const struct brig_spec *s, struct brig_error **err)
         return brig_failx(err, "hostname: longer than %d bytes", UTS_NAME_MAX);
     if (has_domain && strlen(s->domainname) > UTS_NAME_MAX)
         return brig_failx(err, "domainname: longer than %d bytes", UTS_NAME_MAX);
-    bool uts;
-    TRY(sysctl_ns_private(s, BRIG_NS_UTS, "uts", &uts, err));
-    if (!uts)
-        return brig_failx(err, "%s: needs a private uts namespace (add \"uts\" to "
+    /* Only a new one: the child sets the names only in a uts namespace it
+     * created, and a joined one belongs to someone else. */
+    const struct brig_namespace *uts = &s->linux_cfg.namespaces[BRIG_NS_UTS];
+    if (!s->has_linux || !uts->present || uts->path != NULL)
+        return brig_failx(err, "%s: needs a new uts namespace (add \"uts\" without a path to "
                           "linux.namespaces)", field);
     return 0;
 }

@@ -207,19 +207,23 @@ Test(hostname, validate)
     struct brig_spec s = { .has_linux = true, .hostname = "box" };
     struct brig_error *err = NULL;
     r = hostname_validate(&s, &err);
-    expect_err(r, err, "hostname: needs a private uts namespace");
+    expect_err(r, err, "hostname: needs a new uts namespace");
     err = NULL;
     s.hostname = NULL;
     s.domainname = "example.org";
     r = hostname_validate(&s, &err);
-    expect_err(r, err, "domainname: needs a private uts namespace");
+    expect_err(r, err, "domainname: needs a new uts namespace");
     err = NULL;
     s.linux_cfg.namespaces[BRIG_NS_UTS].present = true;
     r = hostname_validate(&s, &err);
     expect_ok(r, err);
     s.linux_cfg.namespaces[BRIG_NS_UTS].path = "/proc/self/ns/uts";
     r = hostname_validate(&s, &err);
-    expect_err(r, err, "domainname: needs a private uts namespace");
+    expect_err(r, err, "domainname: needs a new uts namespace");
+    err = NULL;
+    s.linux_cfg.namespaces[BRIG_NS_UTS].path = "/run/netns-like/uts";   /* joined: refused too */
+    r = hostname_validate(&s, &err);
+    expect_err(r, err, "domainname: needs a new uts namespace");
     err = NULL;
     s.linux_cfg.namespaces[BRIG_NS_UTS].path = NULL;
     s.hostname = "a-very-long-hostname-that-is-longer-than-sixty-four-bytes-for-sure-yes";
