@@ -1,7 +1,7 @@
 #!/bin/bash
 # Run one command inside a fresh cgroup v2 VM and pass its result through:
 #   run-in-vm.sh [--timeout SECONDS] [--mem SIZE] [--cpus N] [--env NAME=VALUE]... \
-#                [--quiet] [--keep] [--verbose] -- CMD ARGS...
+#                [--disk SIZE] [--quiet] [--keep] [--verbose] -- CMD ARGS...
 # The VM sees the host's / read-only under a throwaway tmpfs overlay, so CMD runs in the
 # same working directory with the same binaries; its stdout and stderr are copied to ours
 # after the VM stops, and we exit with its status.
@@ -15,6 +15,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 timeout=300
 mem=2G
 cpus=2
+disk=64M
 quiet=0
 loglevel=4
 keep=${BRIG_VM_KEEP:-0}
@@ -34,6 +35,8 @@ while [[ $# -gt 0 ]]; do
                mem=$2; shift 2 ;;
         --cpus) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--cpus wants a count >= 1"
                 cpus=$2; shift 2 ;;
+        --disk) [[ ${2:-} =~ ^[0-9]+[MG]$ ]] || die "--disk wants a size like 64M"
+                disk=$2; shift 2 ;;
         --env) [[ ${2:-} =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "--env wants NAME=VALUE"
                envs+=("$2"); shift 2 ;;
         --quiet) quiet=1; shift ;;
@@ -61,6 +64,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/brig-vm.XXXXXX")
 results=$tmp/results
 mkdir -m 0755 "$results"
 console=$tmp/console.log
+# A sparse scratch disk, /dev/vda in the VM: a block device for io.max and mkfs tests.
+truncate -s "$disk" "$tmp/scratch.img"
 qpid=
 
 # Only the qemu this script started is ever killed, by its PID.
@@ -110,6 +115,7 @@ qemu-system-x86_64 \
     -kernel "$BRIG_VM_KERNEL" -initrd "$BRIG_VM_INITRD" \
     -append "console=ttyS0 loglevel=$loglevel panic=-1 rw" \
     -virtfs local,path=/,mount_tag=hostroot,security_model=passthrough,readonly=on,multidevs=remap \
+    -drive "file=$tmp/scratch.img,format=raw,if=virtio,cache=unsafe" \
     -virtfs "local,path=$results,mount_tag=results,security_model=passthrough,multidevs=remap" \
     </dev/null >"$tmp/qemu.log" 2>&1 &
 qpid=$!

@@ -20,7 +20,8 @@ cache=${BRIG_VM_CACHE:-/var/cache/brig-vm}
 
 # Modules the init needs; their dependencies are added from modules.dep. Anything built
 # into the kernel (modules.builtin) is skipped.
-wanted_modules=(virtio virtio_ring virtio_pci 9pnet 9pnet_virtio 9p overlay)
+# virtio_blk: a scratch disk gives io.max a real block device to throttle.
+wanted_modules=(virtio virtio_ring virtio_pci 9pnet 9pnet_virtio 9p overlay virtio_blk)
 
 log() { printf 'setup-vm: %s\n' "$*" >&2; }
 die() { printf 'setup-vm: error: %s\n' "$*" >&2; exit 1; }

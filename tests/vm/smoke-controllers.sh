@@ -23,6 +23,14 @@ mkdir "$cg"
 for f in memory.max memory.swap.max pids.max cpu.max io.max cpuset.cpus; do
     [ -e "$cg/$f" ] || { echo "FAIL: child cgroup lacks $f"; status=1; }
 done
+# io.max needs a real block device: the harness's scratch disk.
+if [ -e /sys/block/vda/dev ]; then
+    dev=$(cat /sys/block/vda/dev)
+    echo "$dev rbps=1048576" >"$cg/io.max"
+    grep -q "^$dev rbps=1048576 " "$cg/io.max" || { echo "FAIL: io.max on vda ($dev) not set"; status=1; }
+else
+    echo "FAIL: no scratch disk /dev/vda in the VM"; status=1
+fi
 rmdir "$cg"
 [ $status = 0 ] && echo "PASS"
 exit $status
