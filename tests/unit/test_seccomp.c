@@ -467,3 +467,29 @@ Test(seccomp, large_profile_compiles_fast)
     cr_assert_lt(ms, 500.0, "compile took %.1f ms", ms);
     seccomp_bpf_free(bpf);
 }
+
+/* Docker's profile names syscalls that exist on other arches only
+ * ("_llseek", "socketcall", "arm_fadvise64_64"); with several arches they
+ * must compile, and argument rules on syscalls multiplexed on x86
+ * (socket via socketcall) too. */
+Test(seccomp, arch_specific_names_multiarch)
+{
+    struct brig_seccomp_arg not_vsock[] = { { .index = 0, .op = BRIG_SCMP_CMP_NE, .value = 40 } };
+    struct brig_seccomp_rule rules[] = {
+        { NAMES("_llseek", "socketcall", "ipc", "arm_fadvise64_64", "s390_pci_mmio_read",
+                "riscv_flush_icache", "exit_group", "write"), .action = BRIG_SCMP_ALLOW },
+        { NAMES("socket"), .action = BRIG_SCMP_ALLOW, .args = not_vsock, .n_args = 1 },
+    };
+    struct brig_seccomp sc = sc_base(BRIG_SCMP_ERRNO);
+    SET_STRV(sc, architectures, "SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32");
+    sc.syscalls = rules;
+    sc.n_syscalls = 2;
+    seccomp_bpf_free(compile_ok(&sc));
+
+    /* The same under an allowing default with deny rules: known somewhere,
+     * so not "unknown", and no error. */
+    rules[0].action = BRIG_SCMP_ERRNO;
+    rules[1].action = BRIG_SCMP_ERRNO;
+    sc.default_action = BRIG_SCMP_ALLOW;
+    seccomp_bpf_free(compile_ok(&sc));
+}
