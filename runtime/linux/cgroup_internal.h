@@ -153,6 +153,16 @@ int cgv2_enable_controllers(const char *mnt, const char *leaf, const char *avail
 int cgv2_apply(const struct brig_cgroup *cg, const struct cg_plan *p,
                const struct brig_resources *r, struct brig_error **err);
 int cgv2_freeze(const char *dir, bool freeze, struct brig_error **err);
+
+/* ---- v2 device filter (cgroup_devices_bpf.c) --------------------------- */
+
+struct bpf_insn;
+/* Assemble the BPF_PROG_TYPE_CGROUP_DEVICE program for rules plus the
+ * default allowlist (last matching rule wins, default deny). */
+int cg_devices_compile(const struct brig_device_rule *rules, size_t n, struct bpf_insn **out,
+                       size_t *count, struct brig_error **err);
+/* Load it and attach it to the v2 directory dir (BPF_F_ALLOW_MULTI). */
+int cgv2_devices_apply(const char *dir, const struct brig_resources *r, struct brig_error **err);
 bool cgv2_frozen(const char *dir);
 
 #endif

@@ -77,9 +77,9 @@ static int unavailable(const struct cg_layout *l, enum cg_ctrl c, const char *fi
 {
     const struct cg_hier *v2 = cg_layout_v2(l);
     const char *has = v2 && v2->controllers && *v2->controllers ? v2->controllers : "none";
-    if (c == CG_DEVICES && v2 != NULL)
-        return brig_failx(err, "%s: device rules need the cgroup v1 devices controller on this "
-                          "host (the cgroup v2 eBPF device filter is not implemented yet)", field);
+    if (c == CG_DEVICES)
+        return brig_failx(err, "%s: no cgroup v1 devices hierarchy and no cgroup v2 mount to "
+                          "attach a device filter to", field);
     if (v2_names[c] == NULL)
         return brig_failx(err, "%s: %s is a cgroup v1 controller and no cgroup v1 hierarchy "
                           "mounts it%s", field, v1_names[c], v2 ? " (not supported by cgroup v2)" : "");
@@ -197,9 +197,10 @@ int cg_plan_make(const struct cg_layout *l, const struct brig_resources *r, stru
     if (r != NULL && r->present) collect(r, p);
     for (int c = 0; c < CG_CTRL_COUNT; c++) {
         if (c == CG_DEVICES) {
-            /* v1 hosts always get a device allowlist (runc's defaults) even
-             * when the config lists no rules. */
+            /* Every container gets a device allowlist (runc's defaults)
+             * even when the config lists no rules. */
             if (cg_layout_v1(l, "devices") != NULL) p->where[c] = CG_V1;
+            else if (v2 != NULL) p->where[c] = CG_V2;   /* eBPF device filter */
             else if (p->field[c] != NULL) return unavailable(l, CG_DEVICES, p->field[c], err);
             continue;
         }

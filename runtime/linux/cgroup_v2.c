@@ -202,8 +202,10 @@ int cgv2_apply(const struct brig_cgroup *cg, const struct cg_plan *p,
                const struct brig_resources *r, struct brig_error **err)
 {
     const struct cg_dir *dd = cg_dir_v2(cg);
-    if (dd == NULL || r == NULL || !r->present) return 0;
+    if (dd == NULL) return 0;
     const char *d = dd->path;
+    if (p->where[CG_DEVICES] == CG_V2) TRY(cgv2_devices_apply(d, r, err));
+    if (r == NULL || !r->present) return 0;
     if (p->where[CG_MEMORY] == CG_V2) TRY(v2_memory(d, r, err));
     if (p->where[CG_PIDS] == CG_V2 && r->pids.limit.v > 0)
         TRY(cg_writef(d, "pids.max", "linux.resources.pids.limit", err, "%lld",

@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/bpf.h>
 
 #include "linux/cgroup_internal.h"
 #include "util/cleanup.h"
@@ -319,12 +320,65 @@ Test(cgroup_plan, v2_refuses_v1_only_fields)
     r = (struct brig_resources){.present = true};
     r.cpu.realtime_runtime = (struct brig_opt_i64){true, 1000};
     cr_assert(strstr(plan_fails(&l, &r), "linux.resources.cpu.realtimeRuntime") != NULL);
-    r = (struct brig_resources){.present = true};
-    struct brig_device_rule dev = {.allow = true, .type = 'c', .major = 1, .minor = 3};
-    r.devices = &dev;
-    r.n_devices = 1;
-    cr_assert(strstr(plan_fails(&l, &r), "linux.resources.devices:") != NULL);
     cg_layout_clear(&l);
+}
+
+Test(cgroup_plan, devices_where)
+{
+    struct cg_layout l;
+    struct brig_device_rule dev = {.allow = true, .type = 'c', .major = 1, .minor = 3};
+    struct brig_resources r = {.present = true, .devices = &dev, .n_devices = 1};
+    struct cg_plan p;
+    /* Unified: the eBPF filter, also with no rules (default allowlist). */
+    unified_layout(&l, "memory");
+    cr_assert_eq(cg_plan_make(&l, &r, &p, NULL), 0);
+    cr_assert_eq(p.where[CG_DEVICES], CG_V2);
+    cr_assert_eq(cg_plan_make(&l, NULL, &p, NULL), 0);
+    cr_assert_eq(p.where[CG_DEVICES], CG_V2);
+    cg_layout_clear(&l);
+    /* Legacy without a devices hierarchy: rules cannot be enforced. */
+    cr_assert_eq(cg_layout_parse("32 31 0:29 / /cg/mem rw - cgroup cgroup rw,memory\n",
+                                 "4:memory:/\n", &l, NULL), 0);
+    cr_assert(strstr(plan_fails(&l, &r), "linux.resources.devices: no cgroup v1 devices") != NULL);
+    cr_assert_eq(cg_plan_make(&l, NULL, &p, NULL), 0);
+    cr_assert_eq(p.where[CG_DEVICES], CG_NONE);
+    cg_layout_clear(&l);
+}
+
+Test(cgroup_devices, compile_shape)
+{
+    /* Last rule is checked first; each block ends in exit; default deny. */
+    struct brig_device_rule rules[2] = {
+        {.allow = false, .type = 'a', .major = -1, .minor = -1, .access = "rwm"},
+        {.allow = true, .type = 'c', .major = 10, .minor = 229, .access = "rw"},
+    };
+    struct bpf_insn *insns = NULL;
+    size_t n = 0;
+    cr_assert_eq(cg_devices_compile(rules, 2, &insns, &n, NULL), 0);
+    cr_assert_gt(n, 8);
+    /* The leading deny-all matches everything: it is the last block, and
+     * nothing follows it (the verifier refuses unreachable code). */
+    cr_assert_eq(insns[n - 1].code, BPF_JMP | BPF_EXIT);
+    cr_assert_eq(insns[n - 2].code, BPF_ALU | BPF_MOV | BPF_K);
+    cr_assert_eq(insns[n - 2].imm, 0, "deny-all must deny");
+    cr_assert_eq(insns[n - 3].code, BPF_JMP | BPF_EXIT);
+    cr_assert_eq(insns[n - 4].imm, 1, "rule 1 (c 10:229 rw) allows");
+    /* Without a catch-all the program ends in the default deny. */
+    struct bpf_insn *i2 = NULL;
+    size_t n2 = 0;
+    cr_assert_eq(cg_devices_compile(rules + 1, 1, &i2, &n2, NULL), 0);
+    cr_assert_eq(i2[n2 - 2].imm, 0);
+    cr_assert_eq(i2[n2 - 3].code, BPF_JMP | BPF_EXIT);
+    free(i2);
+    /* Every jump lands inside the program. */
+    for (size_t i = 0; i < n; i++)
+        if ((insns[i].code & 0x07) == BPF_JMP && (insns[i].code & 0xf0) == BPF_JNE)
+            cr_assert_lt(i + 1 + (size_t)insns[i].off, n);
+    free(insns);
+    struct brig_device_rule bad = {.allow = true, .type = 'x', .major = 1, .minor = 1};
+    autoerr struct brig_error *e = NULL;
+    cr_assert_eq(cg_devices_compile(&bad, 1, &insns, &n, &e), -1);
+    cr_assert(strstr(e->msg, "linux.resources.devices[0].type") != NULL, "%s", e->msg);
 }
 
 Test(cgroup_plan, unified_map)

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -304,4 +306,103 @@ Test(cgroup_root, v1_device_allowlist)
     cr_assert_eq(cgroup_destroy(cg, NULL), 0);
     cr_assert(nothing_created(inner));
     cgroup_free(cg);
+}
+
+/* ---- v2 eBPF device filter, on the v2 hierarchy alone ---- */
+
+/* Child: open each path with its flags, write one errno per line. */
+static void try_opens(int go, int report, const char *const *paths, const int *flags, size_t n)
+{
+    char b;
+    if (read(go, &b, 1) != 1) _exit(1);
+    for (size_t i = 0; i < n; i++) {
+        int fd = open(paths[i], flags[i] | O_CLOEXEC);
+        dprintf(report, "%d\n", fd < 0 ? errno : 0);
+        if (fd >= 0) close(fd);
+    }
+    _exit(0);
+}
+
+/* Run the opens in a child placed in a fresh v2 cgroup carrying the filter
+ * for rules; results[i] is the errno of open i (0: allowed). */
+static void opens_under_filter(const struct brig_device_rule *rules, size_t nr,
+                               const char *const *paths, const int *flags, size_t n, int *results)
+{
+    struct cg_layout l;
+    cr_assert_eq(cg_layout_detect(&l, NULL), 0);
+    const struct cg_hier *v2 = cg_layout_v2(&l);
+    if (v2 == NULL) {
+        cg_layout_clear(&l);
+        cr_skip_test("no cgroup v2 mount");
+    }
+    autofree char *dir = brig_asprintf("%s/brig-unit-%d-%d", v2->mnt, (int)getpid(), ++seq);
+    cg_layout_clear(&l);
+    cr_assert_eq(mkdir(dir, 0755), 0, "mkdir %s: %s", dir, strerror(errno));
+    struct brig_resources r = {.present = true, .devices = (struct brig_device_rule *)rules,
+                               .n_devices = nr};
+    autoerr struct brig_error *e = NULL;
+    int rc = cgv2_devices_apply(dir, &r, &e);
+    if (rc < 0) rmdir(dir);
+    cr_assert_eq(rc, 0, "%s", e ? e->msg : "");
+    int go[2], rep[2];
+    cr_assert_eq(pipe(go), 0);
+    cr_assert_eq(pipe(rep), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        close(go[1]);
+        close(rep[0]);
+        try_opens(go[0], rep[1], paths, flags, n);
+    }
+    close(go[0]);
+    close(rep[1]);
+    autoerr struct brig_error *we = NULL;
+    cr_assert_eq(cg_writef(dir, "cgroup.procs", NULL, &we, "%d", (int)child), 0, "%s",
+                 we ? we->msg : "");
+    cr_assert_eq(write(go[1], "g", 1), 1);
+    int st;
+    cr_assert_eq(waitpid(child, &st, 0), child);
+    char buf[256] = "";
+    ssize_t got = read(rep[0], buf, sizeof(buf) - 1);
+    cr_assert_gt(got, 0);
+    char *save = NULL, *t = strtok_r(buf, "\n", &save);
+    for (size_t i = 0; i < n; i++, t = strtok_r(NULL, "\n", &save)) {
+        cr_assert_not_null(t);
+        results[i] = atoi(t);
+    }
+    cr_assert_eq(rmdir(dir), 0, "rmdir %s: %s", dir, strerror(errno));
+}
+
+Test(cgroup_root, v2_device_filter_defaults)
+{
+    need_root();
+    if (access("/dev/kmsg", F_OK) < 0) cr_skip_test("no /dev/kmsg to be denied");
+    const char *const paths[] = {"/dev/null", "/dev/full", "/dev/kmsg"};
+    const int flags[] = {O_RDWR, O_RDONLY, O_RDONLY};
+    int res[3];
+    opens_under_filter(NULL, 0, paths, flags, 3, res);
+    cr_assert_eq(res[0], 0, "/dev/null: %s", strerror(res[0]));
+    cr_assert_eq(res[1], 0, "/dev/full: %s", strerror(res[1]));
+    cr_assert_eq(res[2], EPERM, "/dev/kmsg (1:11) not in the allowlist: %s", strerror(res[2]));
+}
+
+Test(cgroup_root, v2_device_filter_rules_last_wins)
+{
+    need_root();
+    if (access("/dev/kmsg", F_OK) < 0) cr_skip_test("no /dev/kmsg");
+    const struct brig_device_rule rules[] = {
+        {.allow = false, .type = 'a', .major = -1, .minor = -1, .access = "rwm"},
+        {.allow = true, .type = 'c', .major = 1, .minor = 11, .access = "rw"},
+        {.allow = false, .type = 'c', .major = 1, .minor = 11, .access = "w"},
+        {.allow = false, .type = 'c', .major = 1, .minor = 7, .access = ""},
+    };
+    const char *const paths[] = {"/dev/kmsg", "/dev/kmsg", "/dev/null", "/dev/full"};
+    const int flags[] = {O_RDONLY, O_WRONLY, O_RDWR, O_RDONLY};
+    int res[4];
+    opens_under_filter(rules, 4, paths, flags, 4, res);
+    cr_assert_eq(res[0], 0, "read of 1:11 allowed by rule 1: %s", strerror(res[0]));
+    cr_assert_eq(res[1], EPERM, "write of 1:11 denied by the later rule 2: %s", strerror(res[1]));
+    cr_assert_eq(res[2], 0, "/dev/null stays allowed (defaults): %s", strerror(res[2]));
+    /* The defaults come after the config's rules, so /dev/full (1:7) is
+     * allowed again, as with runc. */
+    cr_assert_eq(res[3], 0, "/dev/full: %s", strerror(res[3]));
 }
