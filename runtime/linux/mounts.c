@@ -1,8 +1,282 @@
-/* STUB: to be implemented. */
+/* spec->mounts, in order, into the container root (runtime-spec config.md
+ * "Mounts"). Every destination is resolved or created inside the root by
+ * fd (util/fs.h) and mounted onto that fd: binds with open_tree/move_mount,
+ * filesystems with mount(2) on /proc/self/fd/N; then the result is reopened
+ * and checked, so a symlink in the image can never put a mount on the host. */
 #include "rootfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "../config/mount_options.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/log.h"
+#include "../util/strutil.h"
+#include "mount_util.h"
+#include "mounts_internal.h"
+
+static bool streq(const char *a, const char *b)
+{
+    return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+static bool mounts_path_under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* proc and sysfs must land on a real directory: a symlink there is the
+ * classic hostile-image trick (/proc -> a host path). Checked on the last
+ * component; the rest of the path is scoped to the root by openat2. */
+static int mounts_refuse_symlink(int rootfd, const char *dest, const char *what,
+                                 struct brig_error **err)
+{
+    autoerr struct brig_error *e = NULL;
+    autoclose int fd = brig_open_in_root(rootfd, dest, O_PATH | O_NOFOLLOW, 0, &e);
+    if (fd < 0) return 0; /* missing: it will be created as a directory */
+    struct stat st;
+    if (fstat(fd, &st) < 0) return brig_fail(err, errno, "stat %s", dest);
+    if (S_ISLNK(st.st_mode))
+        return brig_failx(err, "%s must be mounted on a directory, %s is a symlink", what, dest);
+    return 0;
+}
+
+int mounts_open_dest(int rootfd, const char *dest, bool dir, struct brig_error **err)
+{
+    int fd = dir ? brig_mkdir_in_root(rootfd, dest, 0755, err)
+                 : brig_mkfile_in_root(rootfd, dest, 0644, err);
+    if (fd < 0) return -1;
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        close(fd);
+        return brig_fail(err, e, "stat %s", dest);
+    }
+    if (dir != S_ISDIR(st.st_mode)) {
+        close(fd);
+        return brig_failx(err, "%s is %s, the source is %s", dest,
+                          S_ISDIR(st.st_mode) ? "a directory" : "not a directory",
+                          dir ? "a directory" : "a file");
+    }
+    return fd;
+}
+
+/* Mounts under /proc could hide or replace what the kernel says about the
+ * container (runc's checkProcMount): only procfs itself, and the handful of
+ * files lxcfs emulates, may go there. */
+static int mounts_check_proc(const char *where, const char *type, bool bind, bool src_is_proc,
+                             struct brig_error **err)
+{
+    static const char *const lxcfs[] = {
+        "/proc/cpuinfo", "/proc/diskstats", "/proc/meminfo", "/proc/stat",
+        "/proc/swaps", "/proc/uptime", "/proc/loadavg", "/proc/slabinfo",
+        "/proc/net/dev", "/proc/sys/kernel/ns_last_pid", "/proc/sys/crypto/fips_enabled",
+    };
+    if (!mounts_path_under(where, "/proc")) return 0;
+    if (strcmp(where, "/proc") == 0) {
+        if ((!bind && streq(type, "proc")) || (bind && src_is_proc)) return 0;
+        return brig_failx(err, "only a procfs may be mounted on /proc");
+    }
+    if (bind && src_is_proc) return 0;
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(lxcfs); i++)
+        if (strcmp(where, lxcfs[i]) == 0) return 0;
+    return brig_failx(err, "refusing to mount over %s: inside /proc", where);
+}
+
+static int mounts_check_dest(int rootfd, int destfd, const char *dest, const char *type,
+                             bool bind, bool src_is_proc, struct brig_error **err)
+{
+    autofree char *where = mnt_path_in_root(rootfd, destfd);
+    if (where == NULL) where = brig_strdup(dest);
+    if (strcmp(where, "/") == 0)
+        return brig_failx(err, "%s resolves to the container's root: refusing to mount over it",
+                          dest);
+    return mounts_check_proc(where, type, bind, src_is_proc, err);
+}
+
+/* Apply per-mount flags to a (detached) bind, as runc's MS_REMOUNT|MS_BIND
+ * would; in a user namespace, flags locked by the host cannot be cleared,
+ * and keeping them is the safe side, so retry without clearing those. */
+static int mounts_bind_flags(int tree, const struct brig_mount_opts *o, struct brig_error **err)
+{
+    uint64_t set = mnt_flags_to_attr(o->flags);
+    uint64_t clr = mnt_flags_to_attr(o->clear_flags) & ~(uint64_t)MOUNT_ATTR__ATIME;
+    if (o->flags & (MS_NOATIME | MS_STRICTATIME | MS_RELATIME)) clr |= MOUNT_ATTR__ATIME;
+    if (set != 0 || clr != 0) {
+        autoerr struct brig_error *e = NULL;
+        if (mnt_setattr(tree, false, set, clr, 0, &e) < 0) {
+            struct statvfs sv;
+            if (e->errnum != EPERM || clr == 0 || fstatvfs(tree, &sv) < 0)
+                return brig_fail(err, e->errnum, "set mount flags");
+            clr &= ~mnt_flags_to_attr(sv.f_flag); /* ST_* == MS_* for these */
+            brig_debug("bind: keeping locked flags %#lx", (unsigned long)sv.f_flag);
+            if (mnt_setattr(tree, false, set, clr, 0, err) < 0)
+                return brig_wrap(err, "set mount flags");
+        }
+    }
+    if (o->attr_set != 0 || o->attr_clr != 0)
+        if (mnt_setattr(tree, true, o->attr_set, o->attr_clr, 0, err) < 0)
+            return brig_wrap(err, "set recursive mount attributes");
+    return 0;
+}
+
+int mounts_bind_source(int rootfd, const char *src, const char *dest,
+                       const struct brig_mount_opts *o, const char *type,
+                       struct brig_error **err)
+{
+    autoclose int srcfd = open(src, O_PATH | O_CLOEXEC);
+    if (srcfd < 0) return brig_fail(err, errno, "source %s", src);
+    struct stat st;
+    struct statfs sfs;
+    if (fstat(srcfd, &st) < 0 || fstatfs(srcfd, &sfs) < 0)
+        return brig_fail(err, errno, "stat source %s", src);
+    bool src_is_proc = sfs.f_type == PROC_SUPER_MAGIC;
+    if (S_ISDIR(st.st_mode) && (strcmp(dest, "/proc") == 0 || strcmp(dest, "/sys") == 0))
+        TRY(mounts_refuse_symlink(rootfd, dest, dest, err));
+    /* before creating anything; checked again on the resolved path below */
+    TRY(mounts_check_proc(dest, type, true, src_is_proc, err));
+    autoclose int destfd = mounts_open_dest(rootfd, dest, S_ISDIR(st.st_mode), err);
+    if (destfd < 0) return -1;
+    TRY(mounts_check_dest(rootfd, destfd, dest, type, true, src_is_proc, err));
+
+    autoclose int tree = mnt_clone(srcfd, o->recursive_bind, err);
+    if (tree < 0) return brig_wrap(err, "bind %s", src);
+    TRY(mounts_bind_flags(tree, o, err));
+    if (mnt_attach(tree, destfd, err) < 0) return brig_wrap(err, "bind %s", src);
+    /* after move_mount the fd is the attached mount */
+    if (mnt_set_propagation(tree, o->propagation, err) < 0) return brig_wrap(err, "propagation");
+    brig_debug("mounted bind %s on %s (flags %#lx)", src, dest, o->flags);
+    return 0;
+}
+
+static int mounts_bind(int rootfd, const struct brig_spec *s, const struct brig_mount *m,
+                       const char *dest, const struct brig_mount_opts *o,
+                       struct brig_error **err)
+{
+    if (m->source == NULL || m->source[0] == '\0')
+        return brig_failx(err, "source: required for a bind mount");
+    /* relative sources are relative to the bundle (config.md "Mounts") */
+    autofree char *src = m->source[0] == '/' || s->bundle == NULL
+                             ? brig_strdup(m->source)
+                             : brig_asprintf("%s/%s", s->bundle, m->source);
+    return mounts_bind_source(rootfd, src, dest, o, m->type, err);
+}
+
+static unsigned long mounts_fs_magic(const char *type)
+{
+    static const struct { const char *type; unsigned long magic; } magics[] = {
+        { "proc", PROC_SUPER_MAGIC },     { "sysfs", SYSFS_MAGIC },
+        { "tmpfs", TMPFS_MAGIC },         { "devpts", DEVPTS_SUPER_MAGIC },
+        { "mqueue", 0x19800202 },          { "cgroup2", CGROUP2_SUPER_MAGIC },
+    };
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(magics); i++)
+        if (strcmp(type, magics[i].type) == 0) return magics[i].magic;
+    return 0;
+}
+
+/* In a user namespace the kernel refuses some filesystems that expose
+ * namespaces we do not own (sysfs without our own netns, mqueue without our
+ * own ipcns): runc binds the host's instance instead, with the same flags. */
+static const char *mounts_userns_fallback(const char *type)
+{
+    if (strcmp(type, "sysfs") == 0) return "/sys";
+    if (strcmp(type, "mqueue") == 0) return "/dev/mqueue";
+    return NULL;
+}
+
+int mounts_fs(int rootfd, const char *source, const char *dest, const char *type,
+              const struct brig_mount_opts *o, bool in_userns, struct brig_error **err)
+{
+    bool is_proc_sys = strcmp(type, "proc") == 0 || strcmp(type, "sysfs") == 0 ||
+                       strcmp(dest, "/proc") == 0 || strcmp(dest, "/sys") == 0;
+    if (is_proc_sys) TRY(mounts_refuse_symlink(rootfd, dest, type, err));
+    TRY(mounts_check_proc(dest, type, false, false, err));
+    autoclose int destfd = mounts_open_dest(rootfd, dest, true, err);
+    if (destfd < 0) return -1;
+    TRY(mounts_check_dest(rootfd, destfd, dest, type, false, false, err));
+    struct stat before;
+    if (fstat(destfd, &before) < 0) return brig_fail(err, errno, "stat %s", dest);
+
+    unsigned long flags = o->flags & ~(MS_BIND | MS_REC);
+    /* cgroup2 is read-only unless "rw" was given explicitly */
+    if (strcmp(type, "cgroup2") == 0 && !(o->clear_flags & MS_RDONLY)) flags |= MS_RDONLY;
+    char fdpath[64];
+    brig_fd_path(destfd, fdpath, sizeof(fdpath));
+    if (mount(source != NULL ? source : type, fdpath, type, flags, o->data) < 0) {
+        int e = errno;
+        const char *host = mounts_userns_fallback(type);
+        if (e != EPERM || !in_userns || host == NULL) return brig_fail(err, e, "mount %s", type);
+        brig_debug("mount %s refused in the user namespace: binding %s instead", type, host);
+        struct brig_mount_opts bo = *o;
+        bo.bind = bo.recursive_bind = true;
+        bo.flags = flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
+        bo.data = NULL;
+        if (mounts_bind_source(rootfd, host, dest, &bo, type, err) < 0)
+            return brig_wrap(err, "mount %s refused (%s), bind of %s", type, strerror(e), host);
+        return 0;
+    }
+
+    /* Look again through the root: the new mount must be where we meant. */
+    autoclose int newfd = brig_open_in_root(rootfd, dest, O_PATH | O_DIRECTORY, 0, err);
+    if (newfd < 0) return brig_wrap(err, "reopen after mount %s", type);
+    struct stat after;
+    struct statfs sfs;
+    if (fstat(newfd, &after) < 0 || fstatfs(newfd, &sfs) < 0)
+        return brig_fail(err, errno, "stat %s after mount", dest);
+    unsigned long magic = mounts_fs_magic(type);
+    if (!(flags & MS_REMOUNT) &&
+        (after.st_dev == before.st_dev || (magic != 0 && (unsigned long)sfs.f_type != magic)))
+        return brig_failx(err, "mount %s: the new mount is not visible at %s", type, dest);
+    if (o->attr_set != 0 || o->attr_clr != 0)
+        if (mnt_setattr(newfd, true, o->attr_set, o->attr_clr, 0, err) < 0)
+            return brig_wrap(err, "set recursive mount attributes");
+    if (mnt_set_propagation(newfd, o->propagation, err) < 0) return brig_wrap(err, "propagation");
+    brig_debug("mounted %s on %s (flags %#lx, data %s)", type, dest, flags,
+               o->data != NULL ? o->data : "");
+    return 0;
+}
+
+static int mounts_one(int rootfd, const struct brig_spec *s, size_t i, bool in_userns,
+                      struct brig_error **err)
+{
+    const struct brig_mount *m = &s->mounts[i];
+    if (m->destination == NULL || m->destination[0] == '\0')
+        return brig_failx(err, "destination: required");
+    /* The options are the source of truth; parsing them again here keeps
+     * this step independent of who built the spec. */
+    char jpath[64];
+    snprintf(jpath, sizeof(jpath), "mounts[%zu].options", i);
+    __attribute__((cleanup(mount_opts_free))) struct brig_mount_opts o = {0};
+    TRY(mount_options_parse(m->options, m->n_options, m->type, jpath, &o, err));
+    autofree char *dest = mnt_path_clean(m->destination);
+    if (strcmp(dest, "/") == 0) return brig_failx(err, "refusing to mount over the container's root");
+    if (o.idmap) return brig_failx(err, "idmapped mounts (\"idmap\") are not supported");
+    if (o.bind) return mounts_bind(rootfd, s, m, dest, &o, err);
+    if (m->type == NULL || m->type[0] == '\0')
+        return brig_failx(err, "type: required for a mount that is not a bind mount");
+    if (o.tmpcopyup && strcmp(m->type, "tmpfs") != 0)
+        return brig_failx(err, "tmpcopyup: only valid for tmpfs");
+    if (strcmp(m->type, "cgroup") == 0) return mounts_cgroup_v1(rootfd, s, dest, &o, err);
+    if (o.tmpcopyup) return mounts_tmpfs_copyup(rootfd, m->source, dest, &o, err);
+    return mounts_fs(rootfd, m->source, dest, m->type, &o, in_userns, err);
+}
 
 int mounts_apply(int rootfd, const struct brig_spec *s, bool in_userns, struct brig_error **err)
 {
-    return brig_failx(err, "mounts_apply: not implemented");
+    for (size_t i = 0; i < s->n_mounts; i++) {
+        if (mounts_one(rootfd, s, i, in_userns, err) < 0)
+            return brig_wrap(err, "mounts[%zu] (%s)", i,
+                             s->mounts[i].destination != NULL ? s->mounts[i].destination : "");
+    }
+    return 0;
 }

@@ -1,18 +1,179 @@
-/* STUB: to be implemented. */
+/* The container root: made a private-enough mount point before anything is
+ * mounted into it, pivoted into, and finished (read-only, propagation).
+ * runtime-spec config.md "Root" and config-linux.md "Rootfs Mount
+ * Propagation". Runs in the child, in its own mount namespace. */
 #include "rootfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/log.h"
+#include "../util/strutil.h"
+#include "mount_util.h"
+
+/* Shared and unbindable are only applied to the new root at the end:
+ * pivot_root refuses shared mounts, and an unbindable "/" could not even be
+ * bind-mounted onto itself. Until then the host's mounts are rslave. */
+static bool rootfs_prop_deferred(unsigned long prop)
+{
+    return (prop & (MS_SHARED | MS_UNBINDABLE)) != 0;
+}
+
+struct rootfs_parent {
+    const char *root;
+    char *best;
+    size_t best_len;
+    bool shared;
+};
+
+static int rootfs_parent_cb(const struct mnt_info *mi, void *arg, struct brig_error **err)
+{
+    struct rootfs_parent *p = arg;
+    size_t n = strlen(mi->mount_point);
+    bool is_prefix = strcmp(mi->mount_point, "/") == 0 ||
+                     (strncmp(p->root, mi->mount_point, n) == 0 &&
+                      (p->root[n] == '/' || p->root[n] == '\0'));
+    /* the last matching line wins: it is the top of a stack of mounts */
+    if (is_prefix && (p->best == NULL || n >= p->best_len)) {
+        free(p->best);
+        p->best = brig_strdup(mi->mount_point);
+        p->best_len = strcmp(mi->mount_point, "/") == 0 ? 0 : n;
+        p->shared = mi->shared;
+    }
+    return 0;
+}
+
+/* A shared parent mount would propagate our bind of the root to the host
+ * and makes pivot_root fail: make it private (what runc does). Only needed
+ * when rootfsPropagation asked for something non-recursive. */
+static int rootfs_parent_private(const char *root, struct brig_error **err)
+{
+    struct rootfs_parent p = { .root = root };
+    if (mnt_info_foreach(rootfs_parent_cb, &p, err) < 0) return -1;
+    autofree char *best = p.best;
+    if (best == NULL || !p.shared) return 0;
+    brig_debug("rootfs: making the parent mount %s private", best);
+    if (mount(NULL, best, NULL, MS_PRIVATE, NULL) < 0)
+        return brig_fail(err, errno, "make %s private", best);
+    return 0;
+}
 
 int rootfs_prepare(const struct brig_spec *s, int *rootfd, struct brig_error **err)
 {
-    return brig_failx(err, "rootfs_prepare: not implemented");
+    if (s->root.path == NULL || s->root.path[0] != '/')
+        return brig_failx(err, "root.path: must be an absolute path");
+    unsigned long prop = MS_SLAVE | MS_REC;
+    if (s->linux_cfg.has_rootfs_propagation &&
+        !rootfs_prop_deferred(s->linux_cfg.rootfs_propagation))
+        prop = s->linux_cfg.rootfs_propagation;
+    brig_debug("rootfs: propagation of / set to %#lx", prop);
+    if (mount(NULL, "/", NULL, prop, NULL) < 0)
+        return brig_fail(err, errno, "linux.rootfsPropagation: set propagation of /");
+
+    char real[PATH_MAX];
+    if (realpath(s->root.path, real) == NULL)
+        return brig_fail(err, errno, "root.path: %s", s->root.path);
+    struct stat st;
+    if (stat(real, &st) < 0) return brig_fail(err, errno, "root.path: %s", real);
+    if (!S_ISDIR(st.st_mode)) return brig_fail(err, ENOTDIR, "root.path: %s", real);
+    if (!(prop & MS_REC)) TRY(rootfs_parent_private(real, err));
+
+    /* A mount point of its own: pivot_root needs one, and the read-only
+     * remount and propagation at the end must not touch the host's mount. */
+    if (mount(real, real, NULL, MS_BIND | MS_REC, NULL) < 0)
+        return brig_fail(err, errno, "root.path: bind %s onto itself", real);
+    int fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return brig_fail(err, errno, "root.path: open %s", real);
+    brig_debug("rootfs: %s bound onto itself (fd %d)", real, fd);
+    *rootfd = fd;
+    return 0;
+}
+
+static int rootfs_pivot_root(int rootfd, struct brig_error **err)
+{
+    autoclose int oldroot = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (oldroot < 0) return brig_fail(err, errno, "open /");
+    if (fchdir(rootfd) < 0) return brig_fail(err, errno, "chdir to the root");
+    /* pivot_root(".", "."): the old root is stacked under the new one at
+     * the same place, so no directory for it is needed in the image. */
+    if (syscall(SYS_pivot_root, ".", ".") < 0) return brig_fail(err, errno, "pivot_root");
+    if (fchdir(oldroot) < 0) return brig_fail(err, errno, "chdir to the old root");
+    /* the detach below must not propagate to the host */
+    if (mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+        return brig_fail(err, errno, "make the old root rslave");
+    if (umount2(".", MNT_DETACH) < 0) return brig_fail(err, errno, "detach the old root");
+    if (chdir("/") < 0) return brig_fail(err, errno, "chdir /");
+    brig_debug("rootfs: pivoted, old root detached");
+    return 0;
+}
+
+/* --no-pivot (e.g. a rootfs on a ramdisk, where pivot_root is refused).
+ * The host's mounts stay reachable below the chroot, so proc and sysfs
+ * instances outside the root are detached (or covered) first, as runc does. */
+static int rootfs_nopivot_cb(const struct mnt_info *mi, void *arg, struct brig_error **err)
+{
+    const char *root = arg;
+    size_t rl = strlen(root);
+    if (strncmp(mi->mount_point, root, rl) == 0 &&
+        (mi->mount_point[rl] == '/' || mi->mount_point[rl] == '\0'))
+        return 0;
+    if (strcmp(mi->fstype, "proc") != 0 && strcmp(mi->fstype, "sysfs") != 0) return 0;
+    if (mount(NULL, mi->mount_point, NULL, MS_SLAVE | MS_REC, NULL) < 0 && errno != ENOENT)
+        return brig_fail(err, errno, "make %s rslave", mi->mount_point);
+    if (umount2(mi->mount_point, MNT_DETACH) == 0 || errno == ENOENT) return 0;
+    if (errno != EINVAL && errno != EPERM)
+        return brig_fail(err, errno, "detach %s", mi->mount_point);
+    if (mount("tmpfs", mi->mount_point, "tmpfs", MS_RDONLY, NULL) < 0)
+        return brig_fail(err, errno, "cover %s", mi->mount_point);
+    return 0;
+}
+
+static int rootfs_move_root(int rootfd, struct brig_error **err)
+{
+    char p[64], root[PATH_MAX];
+    ssize_t n = readlink(brig_fd_path(rootfd, p, sizeof(p)), root, sizeof(root) - 1);
+    if (n < 0) return brig_fail(err, errno, "readlink the root fd");
+    root[n] = '\0';
+    TRY(mnt_info_foreach(rootfs_nopivot_cb, root, err));
+    if (fchdir(rootfd) < 0) return brig_fail(err, errno, "chdir to the root");
+    if (mount(".", "/", NULL, MS_MOVE, NULL) < 0) return brig_fail(err, errno, "move the root onto /");
+    if (chroot(".") < 0) return brig_fail(err, errno, "chroot");
+    if (chdir("/") < 0) return brig_fail(err, errno, "chdir /");
+    brig_debug("rootfs: moved onto / and chrooted (no pivot)");
+    return 0;
 }
 
 int rootfs_pivot(int rootfd, const struct brig_spec *s, bool no_pivot, struct brig_error **err)
 {
-    return brig_failx(err, "rootfs_pivot: not implemented");
+    if (no_pivot) return rootfs_move_root(rootfd, err);
+    return rootfs_pivot_root(rootfd, err);
 }
 
 int rootfs_finish(const struct brig_spec *s, struct brig_error **err)
 {
-    return brig_failx(err, "rootfs_finish: not implemented");
+    autoclose int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0) return brig_fail(err, errno, "open /");
+    if (s->root.readonly) {
+        /* mount_setattr changes only the read-only bit of the root mount and
+         * keeps every other flag (nosuid, nodev, locked ones in a user
+         * namespace), like a MS_REMOUNT|MS_BIND with the statvfs flags. */
+        if (mnt_setattr(root, false, MOUNT_ATTR_RDONLY, 0, 0, err) < 0)
+            return brig_wrap(err, "root.readonly: remount / read-only");
+        brig_debug("rootfs: / is read-only");
+    }
+    if (s->linux_cfg.has_rootfs_propagation) {
+        if (mnt_set_propagation(root, s->linux_cfg.rootfs_propagation, err) < 0)
+            return brig_wrap(err, "linux.rootfsPropagation");
+        brig_debug("rootfs: propagation %#lx applied to /", s->linux_cfg.rootfs_propagation);
+    }
+    return 0;
 }

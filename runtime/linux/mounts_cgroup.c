@@ -1,0 +1,119 @@
+/* A mount of type "cgroup" (cgroup v1, e.g. runc's default config on a
+ * v1/hybrid host): the container gets a tmpfs at the destination and, for
+ * each v1 hierarchy it belongs to, its own cgroup directory of that
+ * hierarchy (not the host's whole tree), as runc does. The hierarchy is
+ * opened with fsopen("cgroup") + fsmount, detached, and the container's
+ * sub-directory cloned out of it with open_tree: no host path is needed, and
+ * inside a cgroup namespace the paths are already relative to its root. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/log.h"
+#include "../util/strutil.h"
+#include "mount_util.h"
+#include "mounts_internal.h"
+
+/* A detached mount of the v1 hierarchy with these controllers/name=. */
+static int cgmnt_open_hierarchy(const char *ctrls, struct brig_error **err)
+{
+    autoclose int fs = fsopen("cgroup", FSOPEN_CLOEXEC);
+    if (fs < 0) return brig_fail(err, errno, "fsopen cgroup");
+    autofree char *list = brig_strdup(ctrls);
+    bool has_controller = false;
+    char *save = NULL;
+    for (char *c = strtok_r(list, ",", &save); c != NULL; c = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(c, '=');
+        int r;
+        if (eq != NULL) {
+            *eq = '\0';
+            r = fsconfig(fs, FSCONFIG_SET_STRING, c, eq + 1, 0);
+        } else {
+            has_controller = true;
+            r = fsconfig(fs, FSCONFIG_SET_FLAG, c, NULL, 0);
+        }
+        if (r < 0) return brig_fail(err, errno, "cgroup hierarchy %s: option %s", ctrls, c);
+    }
+    /* a named hierarchy without controllers ("name=systemd") needs "none" */
+    if (!has_controller && fsconfig(fs, FSCONFIG_SET_FLAG, "none", NULL, 0) < 0)
+        return brig_fail(err, errno, "cgroup hierarchy %s: option none", ctrls);
+    if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+        return brig_fail(err, errno, "cgroup hierarchy %s", ctrls);
+    int m = fsmount(fs, FSMOUNT_CLOEXEC, 0);
+    if (m < 0) return brig_fail(err, errno, "fsmount cgroup hierarchy %s", ctrls);
+    return m;
+}
+
+static int cgmnt_one(int rootfd, const char *dest, const char *ctrls, const char *path,
+                     const struct brig_mount_opts *o, struct brig_error **err)
+{
+    /* "name=systemd" is mounted as "systemd", like the host and runc do */
+    const char *dir = brig_str_has_prefix(ctrls, "name=") ? ctrls + 5 : ctrls;
+    autofree char *sub = brig_asprintf("%s/%s", dest, dir);
+    autoclose int destfd = mounts_open_dest(rootfd, sub, true, err);
+    if (destfd < 0) return -1;
+    autoclose int hier = cgmnt_open_hierarchy(ctrls, err);
+    if (hier < 0) return -1;
+    /* our own cgroup only: clone its directory out of the hierarchy */
+    const char *rel = path[0] == '/' ? path + 1 : path;
+    autoclose int tree = open_tree(hier, rel[0] != '\0' ? rel : "",
+                                   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                       (rel[0] != '\0' ? 0 : AT_EMPTY_PATH));
+    if (tree < 0) return brig_fail(err, errno, "cgroup %s: open %s", ctrls, path);
+    uint64_t set = mnt_flags_to_attr(o->flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC));
+    if (set != 0) TRY(mnt_setattr(tree, false, set, 0, 0, err));
+    if (mnt_attach(tree, destfd, err) < 0) return brig_wrap(err, "cgroup %s", ctrls);
+    brig_debug("cgroup v1: %s%s mounted on %s", ctrls, path, sub);
+
+    /* co-mounted controllers: "cpu" -> "cpu,cpuacct" as on the host */
+    if (strchr(dir, ',') != NULL) {
+        autoclose int parent = brig_open_in_root(rootfd, dest, O_PATH | O_DIRECTORY, 0, err);
+        if (parent < 0) return -1;
+        autofree char *list = brig_strdup(dir);
+        char *save = NULL;
+        for (char *c = strtok_r(list, ",", &save); c != NULL; c = strtok_r(NULL, ",", &save))
+            if (symlinkat(dir, parent, c) < 0 && errno != EEXIST)
+                return brig_fail(err, errno, "symlink %s/%s", dest, c);
+    }
+    return 0;
+}
+
+int mounts_cgroup_v1(int rootfd, const struct brig_spec *s, const char *dest,
+                     const struct brig_mount_opts *o, struct brig_error **err)
+{
+    /* the tmpfs stays writable until the hierarchies are in place */
+    struct brig_mount_opts tmp = {
+        .flags = o->flags & (MS_NOSUID | MS_NODEV | MS_NOEXEC),
+        .data = (char *)"mode=755",
+    };
+    TRY(mounts_fs(rootfd, "tmpfs", dest, "tmpfs", &tmp, false, err));
+
+    autofclose FILE *f = fopen("/proc/self/cgroup", "re");
+    if (f == NULL) return brig_fail(err, errno, "open /proc/self/cgroup");
+    autofree char *line = NULL;
+    size_t cap = 0;
+    int n = 0;
+    while (getline(&line, &cap, f) > 0) {
+        line[strcspn(line, "\n")] = '\0';
+        /* "N:controllers:/path"; v2 is "0::/path" and has no controllers */
+        char *c1 = strchr(line, ':');
+        char *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
+        if (c2 == NULL || c2 == c1 + 1) continue;
+        *c2 = '\0';
+        if (cgmnt_one(rootfd, dest, c1 + 1, c2 + 1, o, err) < 0)
+            return brig_wrap(err, "mount cgroup");
+        n++;
+    }
+    if (n == 0) return brig_failx(err, "mount cgroup: the host has no cgroup v1 hierarchy");
+    autoclose int top = brig_open_in_root(rootfd, dest, O_PATH | O_DIRECTORY, 0, err);
+    if (top < 0) return -1;
+    if (o->flags & MS_RDONLY) TRY(mnt_setattr(top, false, MOUNT_ATTR_RDONLY, 0, 0, err));
+    TRY(mnt_set_propagation(top, o->propagation, err));
+    return 0;
+}

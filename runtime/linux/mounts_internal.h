@@ -1,0 +1,32 @@
+/* Shared between the mount steps (mounts.c, mounts_cgroup.c,
+ * mounts_copyup.c, devices.c); not part of the module interface. */
+#ifndef BRIG_MOUNTS_INTERNAL_H
+#define BRIG_MOUNTS_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "../config/spec.h"
+
+/* Resolve dest inside the root, creating it (a directory if dir, else an
+ * empty file) as needed; fails if it exists as the other kind. O_PATH fd. */
+int mounts_open_dest(int rootfd, const char *dest, bool dir, struct brig_error **err);
+
+/* Bind the host path src onto dest inside the root with o's flags,
+ * recursive attributes and propagation. type is for the /proc checks. */
+int mounts_bind_source(int rootfd, const char *src, const char *dest,
+                       const struct brig_mount_opts *o, const char *type,
+                       struct brig_error **err);
+
+/* mount(2) a filesystem of type on dest, then verify and apply attributes. */
+int mounts_fs(int rootfd, const char *source, const char *dest, const char *type,
+              const struct brig_mount_opts *o, bool in_userns, struct brig_error **err);
+
+/* type "cgroup": a tmpfs with one bind per v1 hierarchy of our cgroup. */
+int mounts_cgroup_v1(int rootfd, const struct brig_spec *s, const char *dest,
+                     const struct brig_mount_opts *o, struct brig_error **err);
+
+/* tmpfs with "tmpcopyup": the image's directory is copied into it. */
+int mounts_tmpfs_copyup(int rootfd, const char *source, const char *dest,
+                        const struct brig_mount_opts *o, struct brig_error **err);
+
+#endif
