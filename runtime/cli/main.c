@@ -153,7 +153,12 @@ int main(int argc, char **argv)
 
     int cargc = argc - 1 - consumed;
     char **cargv = argv + 1 + consumed;
-    if (cg.help || cargc == 0 || strcmp(cargv[0], "help") == 0) {
+    char *help_argv[] = { NULL, "--help", NULL };
+    if (cargc == 2 && strcmp(cargv[0], "help") == 0) {
+        /* `brig help CMD` is `brig CMD --help`. */
+        help_argv[0] = cargv[1];
+        cargv = help_argv;
+    } else if (cg.help || cargc == 0 || strcmp(cargv[0], "help") == 0) {
         print_help(gflags, BRIG_ARRAY_SIZE(gflags));
         return cg.help || cargc > 0 ? 0 : 1;
     }
