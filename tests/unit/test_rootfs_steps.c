@@ -256,3 +256,60 @@ static void prop_private(struct tfs *t)
 }
 
 Test(steps, rootfs_propagation_private) { tfs_run_in_ns(&T, prop_private); }
+
+/* ---- in a user namespace (root mapped to root, no new net ns) ----------- */
+static void write_file(struct tfs *t, const char *path, const char *data)
+{
+    int fd = open(path, O_WRONLY);
+    if (fd < 0 || write(fd, data, strlen(data)) != (ssize_t)strlen(data))
+        tfs_fail(t, "write %s: %s", path, strerror(errno));
+    close(fd);
+}
+
+static void in_userns(struct tfs *t)
+{
+    /* a read-only host mount that becomes locked in the user namespace */
+    char src[256];
+    snprintf(src, sizeof(src), "%s/locked", t->base);
+    mkdir(src, 0755);
+    if (mount(src, src, NULL, MS_BIND, NULL) < 0 ||
+        mount(NULL, src, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID, NULL) < 0)
+        tfs_fail(t, "ro bind: %s", strerror(errno));
+
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+        tfs_fail(t, "unshare(CLONE_NEWUSER): %s", strerror(errno));
+    write_file(t, "/proc/self/setgroups", "deny");
+    write_file(t, "/proc/self/uid_map", "0 0 1");
+    write_file(t, "/proc/self/gid_map", "0 0 1");
+
+    struct brig_mount m[] = {
+        tfs_mount("/dev", "tmpfs", "tmpfs", TFS_OPTS("nosuid", "mode=755")),
+        tfs_mount("/sys", "sysfs", "sysfs", TFS_OPTS("nosuid", "noexec", "nodev", "ro")),
+        tfs_mount("/data", "bind", src, TFS_OPTS("rbind", "rw", "suid")),
+    };
+    struct brig_spec s;
+    tfs_spec(t, &s, m, 3);
+    int rootfd = -1;
+    TFS_OK(t, rootfs_prepare(&s, &rootfd, err));
+    TFS_OK(t, mounts_apply(rootfd, &s, true, err));
+    TFS_OK(t, devices_populate(rootfd, &s, true, err));
+    /* sysfs cannot be mounted here: the host's /sys is bound instead, ro */
+    TFS_CHECK(t, tfs_fstype(tfs_in(t, "sys")) == SYSFS_MAGIC, "sysfs fallback");
+    TFS_CHECK(t, tfs_is_rdonly(tfs_in(t, "sys")), "sysfs fallback ro");
+    /* asking for rw cannot undo the host's locked ro: kept, not an error */
+    TFS_CHECK(t, tfs_is_rdonly(tfs_in(t, "data")), "locked ro kept");
+    /* devices are binds of the host's nodes */
+    TFS_CHECK(t, is_chr(tfs_in(t, "dev/null"), 1, 3, 0), "/dev/null bound");
+    TFS_CHECK(t, is_chr(tfs_in(t, "dev/tty"), 5, 0, 0), "/dev/tty bound");
+    TFS_OK(t, rootfs_pivot(rootfd, &s, false, err));
+    char *masked[] = { "/data", NULL };
+    s.linux_cfg.masked_paths = masked;
+    s.linux_cfg.n_masked_paths = 1;
+    s.root.readonly = true;
+    TFS_OK(t, paths_mask_readonly(&s, err));
+    TFS_OK(t, rootfs_finish(&s, err));
+    TFS_CHECK(t, tfs_fstype("/data") == TMPFS_MAGIC, "masked dir");
+    TFS_CHECK(t, tfs_is_rdonly("/"), "ro root in a user namespace");
+}
+
+Test(steps, user_namespace) { tfs_run_in_ns(&T, in_userns); }
