@@ -94,7 +94,7 @@ it_cleanup() {
     for pid in $(tagged_pids); do kill -9 "$pid" 2>/dev/null; done
     # Deepest mounts first; lazy, since a stuck mount must not hang the run.
     for m in $(mounts_under "$T" | sort -r); do umount -l "$m" 2>/dev/null; done
-    for c in /sys/fs/cgroup/*/brig-test /sys/fs/cgroup/unified/brig-test; do
+    for c in /sys/fs/cgroup/*/brig-test; do
         [ -d "$c" ] || continue
         # rmdir only: a cgroup with processes or children stays (and is reported).
         find "$c" -mindepth 1 -depth -type d -name "$TAG-*" -exec rmdir {} + 2>/dev/null
@@ -235,7 +235,7 @@ assert_clean() {
     [ -z "$m" ] || problems+=("mounts left: $m")
     [ ! -e "$STATE/$id" ] || problems+=("state dir left: $STATE/$id")
     local c
-    for c in /sys/fs/cgroup/*/brig-test/"$id" /sys/fs/cgroup/unified/brig-test/"$id"; do
+    for c in /sys/fs/cgroup/*/brig-test/"$id"; do
         [ ! -d "$c" ] || problems+=("cgroup left: $c")
     done
     if [ ${#problems[@]} -eq 0 ]; then

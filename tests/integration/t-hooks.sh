@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Hooks: createRuntime, poststart and poststop get the container state on
+# stdin, run at the right moment, with their args and env; a failing or
+# hanging createRuntime hook fails create and leaves nothing behind.
+. "$(dirname "$0")/lib.sh"
+it_init
+
+# hook KIND: a host shell hook that saves stdin, argv and env to $T/hook-KIND.*
+hook() {
+    jq -n --arg k "$1" --arg t "$T" '{path: "/bin/sh",
+        args: ["sh", "-c", "cat > \($t)/hook-\($k).json; echo \"$0 $1\" > \($t)/hook-\($k).args; env > \($t)/hook-\($k).env", "hook-argv0", "arg-\($k)"],
+        env: ["HOOK_KIND=\($k)", "PATH=/usr/sbin:/usr/bin:/sbin:/bin"]}'
+}
+
+mkb hk -- /usr/bin/brig-probe sleep 60 || bail "cannot build a bundle"
+cfg hk '.hooks = {createRuntime: [$cr], poststart: [$ps], poststop: [$pst]}' \
+    --argjson cr "$(hook createRuntime)" --argjson ps "$(hook poststart)" --argjson pst "$(hook poststop)"
+ID=$(cid hk)
+
+create_ct hk
+check_eq "create with hooks succeeds" "$RC" 0
+[ "$RC" = 0 ] || diag "$(cat "$T/hk.err")"
+PID=$(state_field "$ID" pid)
+H=$T/hook-createRuntime
+check "createRuntime ran during create and got a JSON state on stdin" jq -e . "$H.json"
+check "... with id, bundle and the init pid" jq -e --arg id "$ID" --arg b "$T/hk" --argjson pid "${PID:-0}" \
+    '.id == $id and .bundle == $b and .pid == $pid and .pid > 0' "$H.json"
+check "... status creating or created" jq -e '.status == "creating" or .status == "created"' "$H.json"
+check "... and ociVersion" jq -e '.ociVersion | type == "string"' "$H.json"
+check_eq "createRuntime got its args" "$(cat "$H.args" 2>/dev/null)" "hook-argv0 arg-createRuntime"
+check "createRuntime got its env" grep -qx HOOK_KIND=createRuntime "$H.env"
+check "poststart has not run before start" test ! -e "$T/hook-poststart.json"
+
+check "start succeeds" b start "$ID"
+# poststart runs after the process started; the start command waits for it.
+check "poststart ran with the state" jq -e --arg id "$ID" --argjson pid "${PID:-0}" \
+    '.id == $id and .pid == $pid' "$T/hook-poststart.json"
+check "poststart saw the container running (or created, as it had just started)" \
+    jq -e '.status == "running" or .status == "created"' "$T/hook-poststart.json"
+check "poststop has not run before delete" test ! -e "$T/hook-poststop.json"
+
+b kill "$ID" KILL >/dev/null 2>&1
+wait_status "$ID" stopped 10
+check "delete succeeds" b delete "$ID"
+check "poststop ran on delete with the state" jq -e --arg id "$ID" '.id == $id' "$T/hook-poststop.json"
+check "poststop saw the container stopped" jq -e '.status == "stopped"' "$T/hook-poststop.json"
+assert_clean hk
+
+# ---- run: all three in one command ------------------------------------------
+rm -f "$T"/hook-*
+mkb hr -- /usr/bin/brig-probe exit 0 || true
+cfg hr '.hooks = {createRuntime: [$cr], poststart: [$ps], poststop: [$pst]}' \
+    --argjson cr "$(hook createRuntime)" --argjson ps "$(hook poststart)" --argjson pst "$(hook poststop)"
+run_ct hr
+check_eq "run with hooks exits 0" "$RC" 0
+for k in createRuntime poststart poststop; do
+    check "run: $k ran with the state" jq -e --arg id "$(cid hr)" '.id == $id' "$T/hook-$k.json"
+done
+assert_clean hr
+
+# ---- a failing createRuntime hook ----------------------------------------------
+mkb hf -- /usr/bin/brig-probe sleep 60 || true
+cfg hf '.hooks.createRuntime = [{path: "/bin/sh", args: ["sh", "-c", "cat >/dev/null; exit 3"]}]'
+create_ct hf
+check "a failing createRuntime hook fails create" test "$RC" -ne 0
+check "... with a message" test -s "$T/hf.err"
+check_not "... and the container does not exist" b state "$(cid hf)"
+assert_clean hf
+
+# ---- a hanging hook with a timeout -----------------------------------------------
+mkb ht -- /usr/bin/brig-probe sleep 60 || true
+cfg ht '.hooks.createRuntime = [{path: "/bin/sleep", args: ["sleep", "30"], timeout: 1}]'
+start=$(date +%s)
+create_ct ht
+took=$(( $(date +%s) - start ))
+check "a createRuntime hook past its timeout fails create" test "$RC" -ne 0
+check "... within a few seconds (took ${took}s)" test "$took" -lt 10
+check_not "... and the container does not exist" b state "$(cid ht)"
+assert_clean ht
+
+# ---- a hook path that does not exist -------------------------------------------
+mkb hm -- /usr/bin/brig-probe sleep 60 || true
+cfg hm '.hooks.createRuntime = [{path: "/no/such/hook"}]'
+create_ct hm
+check "a missing hook binary fails create" test "$RC" -ne 0
+assert_clean hm
