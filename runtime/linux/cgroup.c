@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -174,6 +175,54 @@ static int freeze(struct freezer f, bool on, struct brig_error **err)
     return f.v2 ? cgv2_freeze(f.dir, on, err) : cgv1_freeze(f.dir, on, err);
 }
 
+/* The freezer pause/resume and kill use: v2 when the leaf has one (it holds
+ * every process on hybrid hosts too), else the v1 freezer hierarchy. */
+static struct freezer pick_freezer(const struct brig_cgroup *cg)
+{
+    const struct cg_dir *v2 = cg_dir_v2(cg), *v1f = cg_dir_v1(cg, "freezer");
+    if (v2 != NULL && cg_file_exists(v2->path, "cgroup.freeze")) return (struct freezer){v2->path, true};
+    if (v1f != NULL) return (struct freezer){v1f->path, false};
+    return (struct freezer){NULL, false};
+}
+
+int cgroup_freeze(const struct brig_cgroup *cg, bool on, struct brig_error **err)
+{
+    struct freezer f = pick_freezer(cg);
+    if (f.dir == NULL) return brig_failx(err, "cgroup: no freezer (neither cgroup.freeze nor a v1 "
+                                         "freezer hierarchy)");
+    if (freeze(f, on, err) < 0) return brig_wrap(err, "cgroup");
+    return 0;
+}
+
+bool cgroup_frozen(const struct brig_cgroup *cg)
+{
+    struct freezer f = pick_freezer(cg);
+    return f.dir != NULL && frozen(f);
+}
+
+int cgroup_oom_kills(const struct brig_cgroup *cg, uint64_t *n, struct brig_error **err)
+{
+    const struct cg_dir *d = cg_dir_v1(cg, "memory");
+    const char *file = "memory.oom_control";
+    if (d == NULL) {
+        d = cg_dir_v2(cg);
+        file = "memory.events";
+    }
+    *n = 0;
+    if (d == NULL || !cg_file_exists(d->path, file))
+        return brig_failx(err, "cgroup: no memory controller to read OOM kills from");
+    autofree char *text = NULL;
+    if (cg_read(d->path, file, &text, err) < 0) return brig_wrap(err, "cgroup");
+    for (char *l = text; l != NULL && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        unsigned long long v;
+        if (sscanf(l, "oom_kill %llu", &v) == 1) {
+            *n = v;
+            return 0;
+        }
+    }
+    return 0;
+}
+
 int cgroup_kill(const struct brig_cgroup *cg, int sig, struct brig_error **err)
 {
     const struct cg_dir *v2 = cg_dir_v2(cg), *v1f = cg_dir_v1(cg, "freezer");
@@ -185,9 +234,7 @@ int cgroup_kill(const struct brig_cgroup *cg, int sig, struct brig_error **err)
         brig_debug("cgroup: cgroup.kill in %s", v2->path);
         return 0;
     }
-    struct freezer f = {NULL, false};
-    if (v2 != NULL && cg_file_exists(v2->path, "cgroup.freeze")) f = (struct freezer){v2->path, true};
-    else if (v1f != NULL) f = (struct freezer){v1f->path, false};
+    struct freezer f = pick_freezer(cg);
     /* Freeze first so nothing forks past the pid list; a failed freeze only
      * loses that guarantee, the signals are still sent. */
     bool was_frozen = f.dir != NULL && frozen(f);
@@ -206,7 +253,7 @@ int cgroup_kill(const struct brig_cgroup *cg, int sig, struct brig_error **err)
     }
     /* Thaw what we froze; a paused container stays paused unless killed. */
     if (f.dir != NULL && (froze || (was_frozen && sig == SIGKILL))) freeze(f, false, NULL);
-    if (v1f != NULL && sig == SIGKILL && (f.v2 || f.dir == NULL) && cgv1_frozen(v1f->path))
+    if (v1f != NULL && sig == SIGKILL && f.v2 && cgv1_frozen(v1f->path))
         cgv1_freeze(v1f->path, false, NULL);
     brig_debug("cgroup: signal %d sent to %zu process(es)", sig, n);
     return rc;

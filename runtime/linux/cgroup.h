@@ -6,6 +6,7 @@
 #define BRIG_CGROUP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "../config/spec.h"
@@ -28,6 +29,13 @@ int cgroup_load(const char *serialized, struct brig_cgroup **out, struct brig_er
 int cgroup_kill(const struct brig_cgroup *cg, int sig, struct brig_error **err);
 /* Pids in the cgroup (for ps, kill --all). */
 int cgroup_pids(const struct brig_cgroup *cg, pid_t **pids, size_t *n, struct brig_error **err);
+/* Freeze (pause) or thaw (resume) every process of the container: v2
+ * cgroup.freeze (waits for cgroup.events "frozen 1"), else the v1 freezer. */
+int cgroup_freeze(const struct brig_cgroup *cg, bool freeze, struct brig_error **err);
+bool cgroup_frozen(const struct brig_cgroup *cg);
+/* Processes of the container killed by the OOM killer so far (v2
+ * memory.events oom_kill, v1 memory.oom_control oom_kill). */
+int cgroup_oom_kills(const struct brig_cgroup *cg, uint64_t *n, struct brig_error **err);
 /* Kill what is left and remove every directory brig created. */
 int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err);
 void cgroup_free(struct brig_cgroup *cg);

@@ -31,6 +31,40 @@ static void need_root(void)
     prctl(PR_SET_CHILD_SUBREAPER, 1);
 }
 
+static void reap_all(void)
+{
+    while (waitpid(-1, NULL, WNOHANG) > 0) {}
+}
+
+/* After each test, even a failed one: remove what it may have left behind
+ * (only our own /brig-unit-<pid>-<n> directories). */
+static void leftovers(void)
+{
+    struct cg_layout l;
+    if (cg_layout_detect(&l, NULL) < 0) return;
+    for (int n = 1; n <= seq; n++) {
+        for (size_t i = 0; i < l.n; i++) {
+            autofree char *d = brig_asprintf("%s/brig-unit-%d-%d", l.h[i].mnt, (int)getpid(), n);
+            if (access(d, F_OK) < 0) continue;
+            autofree pid_t *pids = NULL;
+            size_t np = 0;
+            if (cg_read_pids(d, &pids, &np, NULL) == 0)
+                for (size_t k = 0; k < np; k++) kill(pids[k], SIGKILL);
+            if (cg_file_exists(d, "freezer.state")) cgv1_freeze(d, false, NULL);
+            if (cg_file_exists(d, "cgroup.freeze")) cgv2_freeze(d, false, NULL);
+            cg_rmdir_created(d, 1, NULL);
+        }
+    }
+    cg_layout_clear(&l);
+    /* We are the subreaper of the tests' children: reap them all. */
+    for (int i = 0; i < 50 && waitpid(-1, NULL, WNOHANG) >= 0; i++) {
+        reap_all();
+        usleep(2000);
+    }
+}
+
+TestSuite(cgroup_root, .fini = leftovers);
+
 static char *unit_path(void)
 {
     return brig_asprintf("/brig-unit-%d-%d", (int)getpid(), ++seq);
@@ -70,10 +104,6 @@ static char *read_value(const char *dir, const char *file)
     return v;
 }
 
-static void reap_all(void)
-{
-    while (waitpid(-1, NULL, WNOHANG) > 0) {}
-}
 
 /* Child: wait for the go byte, then fork until the kernel refuses; report
  * "<forks> <errno>" and sleep. The forks just sleep. */
@@ -405,4 +435,92 @@ Test(cgroup_root, v2_device_filter_rules_last_wins)
     /* The defaults come after the config's rules, so /dev/full (1:7) is
      * allowed again, as with runc. */
     cr_assert_eq(res[3], 0, "/dev/full: %s", strerror(res[3]));
+}
+
+Test(cgroup_root, freeze_stops_and_thaw_resumes, .timeout = 30)
+{
+    need_root();
+    autofree char *inner = unit_path();
+    struct brig_spec s;
+    spec_for(&s, inner);
+    struct brig_cgroup *cg = NULL;
+    autoerr struct brig_error *e = NULL;
+    cr_assert_eq(cgroup_create(&s, "c8", false, &cg, &e), 0, "%s", e ? e->msg : "");
+    int p[2];
+    cr_assert_eq(pipe2(p, O_NONBLOCK), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        /* Tick every 10 ms. */
+        for (;;) {
+            (void)!write(p[1], "t", 1);
+            usleep(10000);
+        }
+    }
+    close(p[1]);
+    cr_assert_eq(cgroup_attach(cg, child, false, NULL), 0);
+    autoerr struct brig_error *fe = NULL;
+    cr_assert_eq(cgroup_freeze(cg, true, &fe), 0, "%s", fe ? fe->msg : "");
+    cr_assert(cgroup_frozen(cg));
+    char buf[4096];
+    while (read(p[0], buf, sizeof(buf)) > 0) {}   /* drain ticks from before */
+    usleep(200000);
+    cr_assert_eq(read(p[0], buf, sizeof(buf)), -1, "a frozen process ticked");
+    cr_assert_eq(cgroup_freeze(cg, false, NULL), 0);
+    cr_assert_not(cgroup_frozen(cg));
+    usleep(200000);
+    cr_assert_gt(read(p[0], buf, sizeof(buf)), 0, "no tick after thaw");
+    /* Destroy kills a frozen container too. */
+    cr_assert_eq(cgroup_freeze(cg, true, NULL), 0);
+    autoerr struct brig_error *de = NULL;
+    cr_assert_eq(cgroup_destroy(cg, &de), 0, "%s", de ? de->msg : "");
+    int st;
+    cr_assert_eq(waitpid(child, &st, 0), child);
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    cr_assert(nothing_created(inner));
+    cgroup_free(cg);
+}
+
+Test(cgroup_root, memory_limit_oom_kills, .timeout = 60)
+{
+    need_root();
+    autofree char *inner = unit_path();
+    struct brig_spec s;
+    spec_for(&s, inner);
+    int64_t lim = 16 << 20;
+    s.linux_cfg.resources.memory.limit = (struct brig_opt_i64){true, lim};
+    /* memory+swap == memory: no swapping out of the limit. */
+    s.linux_cfg.resources.memory.swap = (struct brig_opt_i64){true, lim};
+    struct brig_cgroup *cg = NULL;
+    autoerr struct brig_error *e = NULL;
+    if (cgroup_create(&s, "c9", false, &cg, &e) < 0) {
+        if (strstr(e->msg, "swap accounting") != NULL) cr_skip_test("%s", e->msg);
+        cr_assert_fail("%s", e->msg);
+    }
+    int go[2];
+    cr_assert_eq(pipe(go), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        close(go[1]);
+        char b;
+        if (read(go[0], &b, 1) != 1) _exit(1);
+        size_t n = 64 << 20;
+        volatile char *m = malloc(n);
+        if (m == NULL) _exit(2);
+        for (size_t i = 0; i < n; i += 4096) m[i] = 1;   /* volatile: not optimized out */
+        _exit(0);
+    }
+    close(go[0]);
+    cr_assert_eq(cgroup_attach(cg, child, false, NULL), 0);
+    cr_assert_eq(write(go[1], "g", 1), 1);
+    int st;
+    cr_assert_eq(waitpid(child, &st, 0), child);
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "64 MiB under a 16 MiB limit: status %x",
+              st);
+    uint64_t kills = 0;
+    autoerr struct brig_error *oe = NULL;
+    cr_assert_eq(cgroup_oom_kills(cg, &kills, &oe), 0, "%s", oe ? oe->msg : "");
+    cr_assert_geq(kills, 1);
+    cr_assert_eq(cgroup_destroy(cg, NULL), 0);
+    cr_assert(nothing_created(inner));
+    cgroup_free(cg);
 }
