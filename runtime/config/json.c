@@ -25,9 +25,9 @@
 /* ---- parsing ---------------------------------------------------------- */
 
 /* Reject what yajl_tree_parse() cannot see or survive before handing it the
- * text: NUL bytes (it takes a C string, the rest would silently vanish) and
- * nesting deeper than JSON_MAX_DEPTH. Strings are skipped so that brackets
- * inside them do not count. */
+ * text: NUL bytes, raw or as \u0000 (it works on C strings, the rest would
+ * silently vanish) and nesting deeper than JSON_MAX_DEPTH. Strings are
+ * skipped so that brackets inside them do not count. */
 static int json_precheck(const char *text, size_t len, struct brig_error **err)
 {
     size_t depth = 0;
@@ -37,9 +37,18 @@ static int json_precheck(const char *text, size_t len, struct brig_error **err)
         if (c == '\0')
             return brig_failx(err, "invalid JSON: NUL byte at offset %zu", i);
         if (in_str) {
-            if (esc) esc = false;
-            else if (c == '\\') esc = true;
-            else if (c == '"') in_str = false;
+            if (esc) {
+                esc = false;
+                /* yajl decodes \u0000 into the C string it hands out, which
+                 * would silently cut "/a\u0000/b" to "/a". */
+                if (c == 'u' && len - i > 4 && memcmp(text + i + 1, "0000", 4) == 0)
+                    return brig_failx(err, "invalid JSON: \\u0000 in a string at offset %zu",
+                                      i - 1);
+            } else if (c == '\\') {
+                esc = true;
+            } else if (c == '"') {
+                in_str = false;
+            }
             continue;
         }
         if (c == '"') {

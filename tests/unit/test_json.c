@@ -83,6 +83,24 @@ Test(json, rejects_nul_byte)
     cr_assert(strstr(err->msg, "NUL byte at offset 8") != NULL, "msg: %s", err->msg);
 }
 
+Test(json, rejects_escaped_nul)
+{
+    /* yajl would hand out "/a" for "/a\u0000/b". An escaped backslash
+     * followed by "u0000" is plain text and stays allowed. */
+    const char *t = "{\"p\": \"/a\\u0000/b\"}";
+    brig_json v = NULL;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(json_parse(t, strlen(t), &v, &err), -1);
+    cr_assert_str_eq(err->msg, "invalid JSON: \\u0000 in a string at offset 9");
+    autoerr struct brig_error *err2 = NULL;
+    const char *k = "{\"a\\u0000b\": 1}";
+    cr_assert_eq(json_parse(k, strlen(k), &v, &err2), -1, "keys too");
+    autojson brig_json ok = parse_ok("{\"p\": \"\\\\u0000\"}");
+    const char *s = NULL;
+    cr_assert_eq(json_as_string(json_get(ok, "p"), "p", &s, NULL), 0);
+    cr_assert_str_eq(s, "\\u0000");
+}
+
 Test(json, nesting_limit)
 {
     char deep[2 * 300 + 1], ok[2 * 200 + 1];
