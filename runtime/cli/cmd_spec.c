@@ -3,6 +3,10 @@
  *   - process.terminal is false: the spec is mostly used from scripts and
  *     tests, where no console socket is passed (runc's default true makes
  *     `runc run` need a terminal);
+ *   - no process.capabilities.ambient: runc lists the three caps there
+ *     without them being inheritable, which the kernel refuses to raise;
+ *     runc only warns, brig fails closed (linux/caps.c). For uid 0 the
+ *     ambient set changes nothing;
  *   - hostname is "brig" instead of "runc";
  *   - ociVersion is the spec version brig implements. */
 #include <errno.h>
@@ -69,7 +73,6 @@ static void spec_process(struct brig_jw *w)
     jw_strs(w, "bounding", caps);
     jw_strs(w, "effective", caps);
     jw_strs(w, "permitted", caps);
-    jw_strs(w, "ambient", caps);
     jw_obj_close(w);
     jw_key(w, "rlimits");
     jw_arr_open(w);
