@@ -107,8 +107,9 @@ print_console() {
 
 # TCG: KVM hangs on these hosts (BRIG_VM_ACCEL=kvm where it works). -no-reboot + panic=-1 turn a kernel panic (e.g. init
 # died) into a qemu exit instead of a hang. multidevs=remap keeps inode numbers unique
-# across the host's mounts, which the overlay relies on.
-qemu-system-x86_64 \
+# across the host's mounts, which the overlay relies on. setpriv --pdeathsig: should this
+# script be SIGKILLed, qemu dies with it instead of running a hung guest forever.
+setpriv --pdeathsig KILL -- qemu-system-x86_64 \
     -accel "${BRIG_VM_ACCEL:-tcg}" -cpu max -smp "$cpus" -m "$mem" \
     -nodefaults -no-user-config -display none -monitor none -no-reboot \
     -serial "file:$console" \
