@@ -162,6 +162,8 @@ Test(spec, default_parses_and_is_sane)
         autoerr struct brig_error *e = NULL;
         cr_assert_eq(spec_parse(json, strlen(json), "/bundle", &s, &e), 0, "%s\n%s", e ? e->msg : "", json);
         cr_expect(!s->process.terminal);
+        cr_expect(s->process.caps.present[BRIG_CAP_BOUNDING]);
+        cr_expect(!s->process.caps.present[BRIG_CAP_AMBIENT], "ambient without inheritable cannot be raised");
         cr_expect_str_eq(s->process.args[0], "sh");
         cr_expect_str_eq(s->root.path, "/bundle/rootfs");
         cr_expect(s->root.readonly);
