@@ -124,7 +124,8 @@ static int dev_bind(int rootfd, const struct dev_node *d, struct brig_error **er
 static int dev_create(int rootfd, const struct dev_node *d, bool in_userns,
                       struct brig_error **err)
 {
-    return in_userns ? dev_bind(rootfd, d, err) : dev_mknod(rootfd, d, err);
+    /* a fifo needs no privilege: always our own */
+    return in_userns && d->type != 'p' ? dev_bind(rootfd, d, err) : dev_mknod(rootfd, d, err);
 }
 
 /* runc's rule: no default devices when /dev itself comes from the host. */

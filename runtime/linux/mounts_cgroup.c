@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/mount.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "../util/cleanup.h"
@@ -50,16 +52,40 @@ static int cgmnt_open_hierarchy(const char *ctrls, struct brig_error **err)
     return m;
 }
 
+static int cgmnt_links(int rootfd, const char *dest, const char *dir, struct brig_error **err);
+
+static bool cgmnt_is_cgroupfs(const char *path)
+{
+    struct statfs sfs;
+    return statfs(path, &sfs) == 0 && sfs.f_type == CGROUP_SUPER_MAGIC;
+}
+
 static int cgmnt_one(int rootfd, const char *dest, const char *ctrls, const char *path,
-                     const struct brig_mount_opts *o, struct brig_error **err)
+                     bool host_paths, const struct brig_mount_opts *o, struct brig_error **err)
 {
     /* "name=systemd" is mounted as "systemd", like the host and runc do */
     const char *dir = brig_str_has_prefix(ctrls, "name=") ? ctrls + 5 : ctrls;
     autofree char *sub = brig_asprintf("%s/%s", dest, dir);
     autoclose int destfd = mounts_open_dest(rootfd, sub, true, err);
     if (destfd < 0) return -1;
-    autoclose int hier = cgmnt_open_hierarchy(ctrls, err);
-    if (hier < 0) return -1;
+    autoerr struct brig_error *herr = NULL;
+    autoclose int hier = cgmnt_open_hierarchy(ctrls, &herr);
+    if (hier < 0) {
+        /* a user namespace without its own cgroup namespace may not mount
+         * v1 hierarchies: bind our directory from the host's mount, as runc.
+         * Only then: in a cgroup namespace the path is not a host path. */
+        autofree char *host = brig_asprintf("/sys/fs/cgroup/%s%s", dir, path);
+        if (herr->errnum != EPERM || !host_paths || !cgmnt_is_cgroupfs(host))
+            return brig_failx(err, "%s", herr->msg);
+        struct brig_mount_opts bo = {
+            .bind = true,
+            .flags = MS_BIND | (o->flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)),
+        };
+        brig_debug("cgroup v1: %s refused (%s), binding %s", ctrls, herr->msg, host);
+        if (mounts_bind_source(rootfd, host, sub, &bo, "bind", err) < 0)
+            return brig_wrap(err, "%s; bind of %s", herr->msg, host);
+        return cgmnt_links(rootfd, dest, dir, err);
+    }
     /* our own cgroup only: clone its directory out of the hierarchy */
     const char *rel = path[0] == '/' ? path + 1 : path;
     autoclose int tree = open_tree(hier, rel[0] != '\0' ? rel : "",
@@ -70,8 +96,12 @@ static int cgmnt_one(int rootfd, const char *dest, const char *ctrls, const char
     if (set != 0) TRY(mnt_setattr(tree, false, set, 0, 0, err));
     if (mnt_attach(tree, destfd, err) < 0) return brig_wrap(err, "cgroup %s", ctrls);
     brig_debug("cgroup v1: %s%s mounted on %s", ctrls, path, sub);
+    return cgmnt_links(rootfd, dest, dir, err);
+}
 
-    /* co-mounted controllers: "cpu" -> "cpu,cpuacct" as on the host */
+/* co-mounted controllers: "cpu" -> "cpu,cpuacct" as on the host */
+static int cgmnt_links(int rootfd, const char *dest, const char *dir, struct brig_error **err)
+{
     if (strchr(dir, ',') != NULL) {
         autoclose int parent = brig_open_in_root(rootfd, dest, O_PATH | O_DIRECTORY, 0, err);
         if (parent < 0) return -1;
@@ -93,6 +123,8 @@ int mounts_cgroup_v1(int rootfd, const struct brig_spec *s, const char *dest,
         .data = (char *)"mode=755",
     };
     TRY(mounts_fs(rootfd, "tmpfs", dest, "tmpfs", &tmp, false, err));
+    /* /proc/self/cgroup shows host paths unless we have a cgroup namespace */
+    bool host_paths = !s->linux_cfg.namespaces[BRIG_NS_CGROUP].present;
 
     autofclose FILE *f = fopen("/proc/self/cgroup", "re");
     if (f == NULL) return brig_fail(err, errno, "open /proc/self/cgroup");
@@ -106,7 +138,7 @@ int mounts_cgroup_v1(int rootfd, const struct brig_spec *s, const char *dest,
         char *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
         if (c2 == NULL || c2 == c1 + 1) continue;
         *c2 = '\0';
-        if (cgmnt_one(rootfd, dest, c1 + 1, c2 + 1, o, err) < 0)
+        if (cgmnt_one(rootfd, dest, c1 + 1, c2 + 1, host_paths, o, err) < 0)
             return brig_wrap(err, "mount cgroup");
         n++;
     }

@@ -67,10 +67,30 @@ static int rootfs_parent_private(const char *root, struct brig_error **err)
     return 0;
 }
 
+/* Everything below changes propagation and mounts of the namespace we are
+ * in: doing that in the host's (or brig's caller's) namespace would be a
+ * disaster, so make sure this is not the one of init or of our parent. */
+static int rootfs_check_own_mntns(struct brig_error **err)
+{
+    struct stat self, other;
+    if (stat("/proc/self/ns/mnt", &self) < 0) return brig_fail(err, errno, "stat /proc/self/ns/mnt");
+    char p[64];
+    pid_t pids[2] = { 1, getppid() };
+    for (size_t i = 0; i < 2; i++) {
+        if (pids[i] <= 0 || (i == 1 && pids[i] == 1)) continue;
+        snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)pids[i]);
+        if (stat(p, &other) == 0 && other.st_ino == self.st_ino && other.st_dev == self.st_dev)
+            return brig_failx(err, "linux.namespaces: the root filesystem needs a new mount "
+                                   "namespace (refusing to change pid %d's)", (int)pids[i]);
+    }
+    return 0;
+}
+
 int rootfs_prepare(const struct brig_spec *s, int *rootfd, struct brig_error **err)
 {
     if (s->root.path == NULL || s->root.path[0] != '/')
         return brig_failx(err, "root.path: must be an absolute path");
+    TRY(rootfs_check_own_mntns(err));
     unsigned long prop = MS_SLAVE | MS_REC;
     if (s->linux_cfg.has_rootfs_propagation &&
         !rootfs_prop_deferred(s->linux_cfg.rootfs_propagation))

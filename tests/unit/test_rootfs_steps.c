@@ -286,9 +286,11 @@ static void in_userns(struct tfs *t)
         tfs_mount("/dev", "tmpfs", "tmpfs", TFS_OPTS("nosuid", "mode=755")),
         tfs_mount("/sys", "sysfs", "sysfs", TFS_OPTS("nosuid", "noexec", "nodev", "ro")),
         tfs_mount("/data", "bind", src, TFS_OPTS("rbind", "rw", "suid")),
+        tfs_mount("/sys/fs/cgroup", "cgroup", "cgroup", TFS_OPTS("nosuid", "ro")),
     };
     struct brig_spec s;
-    tfs_spec(t, &s, m, 3);
+    bool v1 = tfs_fstype("/sys/fs/cgroup/memory") == CGROUP_SUPER_MAGIC;
+    tfs_spec(t, &s, m, v1 ? 4 : 3);
     int rootfd = -1;
     TFS_OK(t, rootfs_prepare(&s, &rootfd, err));
     TFS_OK(t, mounts_apply(rootfd, &s, true, err));
@@ -301,6 +303,11 @@ static void in_userns(struct tfs *t)
     /* devices are binds of the host's nodes */
     TFS_CHECK(t, is_chr(tfs_in(t, "dev/null"), 1, 3, 0), "/dev/null bound");
     TFS_CHECK(t, is_chr(tfs_in(t, "dev/tty"), 5, 0, 0), "/dev/tty bound");
+    if (v1) {
+        TFS_CHECK(t, tfs_fstype(tfs_in(t, "sys/fs/cgroup/memory")) == CGROUP_SUPER_MAGIC,
+                  "cgroup v1 in a user namespace");
+        TFS_CHECK(t, tfs_is_rdonly(tfs_in(t, "sys/fs/cgroup/memory")), "cgroup v1 ro");
+    }
     TFS_OK(t, rootfs_pivot(rootfd, &s, false, err));
     char *masked[] = { "/data", NULL };
     s.linux_cfg.masked_paths = masked;
@@ -313,3 +320,25 @@ static void in_userns(struct tfs *t)
 }
 
 Test(steps, user_namespace) { tfs_run_in_ns(&T, in_userns); }
+
+/* ---- never in the caller's mount namespace ------------------------------ */
+static void shared_ns(struct tfs *t)
+{
+    /* the grandchild shares this (already private) namespace with its
+     * parent, so a failing check could not harm the host */
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct brig_spec s;
+        tfs_spec(t, &s, NULL, 0);
+        int rootfd = -1;
+        struct brig_error *e = NULL;
+        if (rootfs_prepare(&s, &rootfd, &e) == 0) tfs_fail(t, "prepared in the parent's namespace");
+        if (strstr(e->msg, "needs a new mount namespace") == NULL) tfs_fail(t, "message: %s", e->msg);
+        _exit(0);
+    }
+    int st;
+    TFS_CHECK(t, waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+              "grandchild: %s", t->res->msg);
+}
+
+Test(steps, refuses_the_parent_mount_namespace) { tfs_run_in_ns(&T, shared_ns); }
