@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Quick start, step 1 (Debian 12, as root): install what brig needs, build it
+# into ./build, and run a demo container.
+#
+#   bash scripts/setup.sh              deps + build + demo
+#   bash scripts/setup.sh --no-demo    deps + build (scripts/test.sh uses this)
+#   bash scripts/setup.sh --deps-only  only the Debian packages
+#
+# Environment: BRIG_BUILD_DIR (default build), BRIG_MESON_OPTS (extra
+# `meson setup` arguments, e.g. "-Dbuildtype=debug").
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+SRC=$(pwd)
+BUILD=${BRIG_BUILD_DIR:-build}
+
+# Build dependencies, then what the tests and the demo use.
+BUILD_PKGS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev
+            libyajl-dev libmnl-dev libcriterion-dev git)
+TEST_PKGS=(busybox-static jq clang iproute2 util-linux procps coreutils findutils)
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+# Installed means dpkg says "install ok installed", not merely known.
+pkg_missing() {
+    local p
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+            echo "$p"
+    done
+}
+
+setup_deps() {
+    local missing
+    mapfile -t missing < <(pkg_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}")
+    if [ ${#missing[@]} -eq 0 ]; then
+        log "Debian packages: all present"
+        return 0
+    fi
+    [ "$(id -u)" = 0 ] || die "missing packages (${missing[*]}): run as root to install them"
+    command -v apt-get >/dev/null || die "apt-get not found: brig's setup targets Debian 12"
+    log "installing: ${missing[*]}"
+    # Others may be running apt on the same machine: wait for the lock.
+    local apt=(apt-get -o DPkg::Lock::Timeout=300 -y -q --no-install-recommends)
+    export DEBIAN_FRONTEND=noninteractive
+    # apt-get update only when something is missing, and only once.
+    apt-get -o DPkg::Lock::Timeout=300 -q update >/dev/null || die "apt-get update failed"
+    "${apt[@]}" install "${missing[@]}" >/dev/null || die "apt-get install ${missing[*]} failed"
+}
+
+setup_build() {
+    if [ ! -f "$BUILD/build.ninja" ]; then
+        log "meson setup $BUILD"
+        # shellcheck disable=SC2086  # BRIG_MESON_OPTS is a list of words
+        meson setup "$BUILD" ${BRIG_MESON_OPTS:-} >/dev/null || die "meson setup failed"
+    fi
+    log "ninja -C $BUILD"
+    ninja -C "$BUILD" || die "build failed"
+    [ -x "$BUILD/runtime/brig" ] || die "$BUILD/runtime/brig was not built"
+}
+
+# The demo: a busybox container from brig-mkbundle, run with `brig run`.
+# It prints what an agent sandbox user wants to see first.
+run_demo() {
+    local brig=$SRC/$BUILD/runtime/brig probe=$SRC/$BUILD/tests/probe/brig-probe
+    [ "$(id -u)" = 0 ] || die "the demo runs a container and needs root"
+    local tmp id=brig-demo-$$
+    tmp=$(mktemp -d /tmp/brig-demo.XXXXXX)
+    chmod 0755 "$tmp"
+    # shellcheck disable=SC2064  # expand now: the values are fixed
+    trap "'$brig' --root '$tmp/state' delete --force '$id' >/dev/null 2>&1; rm -rf --one-file-system '$tmp'" EXIT
+    log "demo: building a busybox bundle in $tmp/bundle"
+    "$SRC/rootfs-tools/brig-mkbundle" --brig "$brig" --probe "$probe" \
+        --hostname brig-demo --cgroups-path "/brig-demo/$id" "$tmp/bundle" -- /bin/sh -c '
+            echo "hostname:   $(hostname)"
+            echo "id:         $(id)"
+            for i in $(ls /sys/class/net); do
+                echo "interface:  $i $(ip -o addr show dev "$i" | awk "{ printf \"%s \", \$4 }")"
+            done
+            if err=$( { echo x > /brig-demo-write; } 2>&1 ); then
+                echo "write to /: succeeded (the root is writable!)"; exit 1
+            fi
+            echo "write to /: refused: ${err##*: }"
+            grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status | sed "s/^/status:     /"
+        ' || die "brig-mkbundle failed"
+    log "demo: brig run (read-only root, new namespaces, default capabilities)"
+    local rc=0
+    "$brig" --root "$tmp/state" run --bundle "$tmp/bundle" "$id" </dev/null || rc=$?
+    rmdir "/sys/fs/cgroup"/*/brig-demo 2>/dev/null || true
+    [ "$rc" = 0 ] || die "the demo container exited with status $rc"
+    log "demo: done. Next: bash scripts/test.sh"
+}
+
+main() {
+    local demo=1 build=1
+    for a in "$@"; do
+        case $a in
+            --no-demo) demo=0 ;;
+            --deps-only) demo=0; build=0 ;;
+            -h|--help) sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; return 0 ;;
+            *) die "unknown argument $a" ;;
+        esac
+    done
+    setup_deps
+    [ "$build" = 1 ] || return 0
+    setup_build
+    [ "$demo" = 1 ] || return 0
+    run_demo
+}
+
+main "$@"
