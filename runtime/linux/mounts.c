@@ -172,6 +172,17 @@ static int mounts_bind(int rootfd, const struct brig_spec *s, const struct brig_
     return mounts_bind_source(rootfd, src, dest, o, m->type, err);
 }
 
+/* The mount an fd is on: a new mount must show a new id at the path. */
+static int mounts_mnt_id(int fd, uint64_t *id, struct brig_error **err)
+{
+    struct statx stx;
+    if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0)
+        return brig_fail(err, errno, "statx");
+    if (!(stx.stx_mask & STATX_MNT_ID)) return brig_failx(err, "statx: no mount id from the kernel");
+    *id = stx.stx_mnt_id;
+    return 0;
+}
+
 static unsigned long mounts_fs_magic(const char *type)
 {
     static const struct { const char *type; unsigned long magic; } magics[] = {
@@ -204,8 +215,8 @@ int mounts_fs(int rootfd, const char *source, const char *dest, const char *type
     autoclose int destfd = mounts_open_dest(rootfd, dest, true, err);
     if (destfd < 0) return -1;
     TRY(mounts_check_dest(rootfd, destfd, dest, type, false, false, err));
-    struct stat before;
-    if (fstat(destfd, &before) < 0) return brig_fail(err, errno, "stat %s", dest);
+    uint64_t before;
+    TRY(mounts_mnt_id(destfd, &before, err));
 
     unsigned long flags = o->flags & ~(MS_BIND | MS_REC);
     /* cgroup2 is read-only unless "rw" was given explicitly */
@@ -229,13 +240,13 @@ int mounts_fs(int rootfd, const char *source, const char *dest, const char *type
     /* Look again through the root: the new mount must be where we meant. */
     autoclose int newfd = brig_open_in_root(rootfd, dest, O_PATH | O_DIRECTORY, 0, err);
     if (newfd < 0) return brig_wrap(err, "reopen after mount %s", type);
-    struct stat after;
+    uint64_t after;
     struct statfs sfs;
-    if (fstat(newfd, &after) < 0 || fstatfs(newfd, &sfs) < 0)
-        return brig_fail(err, errno, "stat %s after mount", dest);
+    TRY(mounts_mnt_id(newfd, &after, err));
+    if (fstatfs(newfd, &sfs) < 0) return brig_fail(err, errno, "statfs %s after mount", dest);
     unsigned long magic = mounts_fs_magic(type);
     if (!(flags & MS_REMOUNT) &&
-        (after.st_dev == before.st_dev || (magic != 0 && (unsigned long)sfs.f_type != magic)))
+        (after == before || (magic != 0 && (unsigned long)sfs.f_type != magic)))
         return brig_failx(err, "mount %s: the new mount is not visible at %s", type, dest);
     if (o->attr_set != 0 || o->attr_clr != 0)
         if (mnt_setattr(newfd, true, o->attr_set, o->attr_clr, 0, err) < 0)

@@ -97,7 +97,8 @@ int rootfs_prepare(const struct brig_spec *s, int *rootfd, struct brig_error **e
         prop = s->linux_cfg.rootfs_propagation;
     brig_debug("rootfs: propagation of / set to %#lx", prop);
     if (mount(NULL, "/", NULL, prop, NULL) < 0)
-        return brig_fail(err, errno, "linux.rootfsPropagation: set propagation of /");
+        return brig_fail(err, errno, "%sset propagation of /",
+                         s->linux_cfg.has_rootfs_propagation ? "linux.rootfsPropagation: " : "");
 
     char real[PATH_MAX];
     if (realpath(s->root.path, real) == NULL)
