@@ -52,6 +52,8 @@ static const struct mopt_flag mopt_flags[] = {
     { "nolazytime",    true,  MS_LAZYTIME },
     { "silent",        false, MS_SILENT },
     { "loud",          true,  MS_SILENT },
+    { "iversion",      false, MS_I_VERSION },
+    { "noiversion",    true,  MS_I_VERSION },
     { "nosymfollow",   false, MS_NOSYMFOLLOW },
     { "symfollow",     true,  MS_NOSYMFOLLOW },
 };

@@ -271,7 +271,9 @@ static int mounts_one(int rootfd, const struct brig_spec *s, size_t i, bool in_u
     TRY(mount_options_parse(m->options, m->n_options, m->type, jpath, &o, err));
     autofree char *dest = mnt_path_clean(m->destination);
     if (strcmp(dest, "/") == 0) return brig_failx(err, "refusing to mount over the container's root");
-    if (o.idmap) return brig_failx(err, "idmapped mounts (\"idmap\") are not supported");
+    /* fail closed: an idmapped mount asked for must not become a plain one */
+    if (o.idmap || m->n_uid_mappings > 0 || m->n_gid_mappings > 0)
+        return brig_failx(err, "idmapped mounts (\"idmap\", uidMappings) are not supported");
     if (o.bind) return mounts_bind(rootfd, s, m, dest, &o, err);
     if (m->type == NULL || m->type[0] == '\0')
         return brig_failx(err, "type: required for a mount that is not a bind mount");

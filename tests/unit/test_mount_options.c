@@ -41,10 +41,11 @@ Test(mount_options, set_flags)
     struct brig_mount_opts o = PARSE("tmpfs", "ro", "nosuid", "nodev", "noexec", "sync",
                                      "dirsync", "mand", "noatime", "nodiratime", "relatime",
                                      "strictatime", "lazytime", "silent", "nosymfollow",
-                                     "remount", "defaults");
+                                     "remount", "defaults", "iversion");
     unsigned long want = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_SYNCHRONOUS |
                          MS_DIRSYNC | MS_MANDLOCK | MS_NOATIME | MS_NODIRATIME | MS_RELATIME |
-                         MS_STRICTATIME | MS_LAZYTIME | MS_SILENT | MS_NOSYMFOLLOW | MS_REMOUNT;
+                         MS_STRICTATIME | MS_LAZYTIME | MS_SILENT | MS_NOSYMFOLLOW | MS_REMOUNT |
+                         MS_I_VERSION;
     cr_assert_eq(o.flags, want, "flags %#lx want %#lx", o.flags, want);
     cr_assert_eq(o.clear_flags, 0);
     cr_assert_null(o.data);
@@ -54,11 +55,11 @@ Test(mount_options, clear_flags)
 {
     struct brig_mount_opts o = PARSE("tmpfs", "rw", "suid", "dev", "exec", "async", "nomand",
                                      "atime", "diratime", "norelatime", "nostrictatime",
-                                     "nolazytime", "loud", "symfollow");
+                                     "nolazytime", "loud", "symfollow", "noiversion");
     cr_assert_eq(o.flags, 0);
     unsigned long want = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_SYNCHRONOUS |
                          MS_MANDLOCK | MS_NOATIME | MS_NODIRATIME | MS_RELATIME |
-                         MS_STRICTATIME | MS_LAZYTIME | MS_SILENT | MS_NOSYMFOLLOW;
+                         MS_STRICTATIME | MS_LAZYTIME | MS_SILENT | MS_NOSYMFOLLOW | MS_I_VERSION;
     cr_assert_eq(o.clear_flags, want, "clear %#lx want %#lx", o.clear_flags, want);
 }
 
