@@ -56,7 +56,7 @@ static int cmd_abs_path(const char *flag, const char *p, bool must_exist, char *
 
 struct create_flags {
     const char *bundle, *pid_file, *console_socket;
-    bool no_pivot, no_new_keyring, detach, keep, help;
+    bool no_pivot, no_new_keyring, detach, keep, no_subreaper, help;
     int preserve_fds;
 };
 
@@ -76,8 +76,10 @@ static int cmd_create_or_run(const struct brig_globals *g, bool run, int argc, c
         /* run only: */
         { "detach", 'd', CLI_BOOL, &f.detach, NULL, "do not wait for the container" },
         { "keep", 0, CLI_BOOL, &f.keep, NULL, "do not delete the container after it exits" },
+        /* runc's: brig's init is its own child, no subreaper is involved. */
+        { "no-subreaper", 0, CLI_BOOL, &f.no_subreaper, NULL, "accepted for runc compatibility (no effect)" },
     };
-    size_t nflags = BRIG_ARRAY_SIZE(flags) - (run ? 0 : 2);
+    size_t nflags = BRIG_ARRAY_SIZE(flags) - (run ? 0 : 3);
     const char *cmd = run ? "run" : "create";
     POS_ARRAY(pos);
     int npos = 0;
