@@ -146,10 +146,14 @@ int cgroup_attach(const struct brig_cgroup *cg, pid_t pid, bool cloned_into,
  * (attach joins each), v2 is preferred as cgroup.kill/freeze live there. */
 static const struct cg_dir *primary(const struct brig_cgroup *cg)
 {
-    const struct cg_dir *d = cg_dir_v2(cg);
-    if (d == NULL) d = cg_dir_v1(cg, "pids");
-    if (d == NULL && cg->n_dirs > 0) d = &cg->dirs[0];
-    return d;
+    const struct cg_dir *pick[] = {cg_dir_v2(cg), cg_dir_v1(cg, "pids"),
+                                   cg->n_dirs > 0 ? &cg->dirs[0] : NULL};
+    /* A half-finished earlier delete may have removed some already. */
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(pick); i++)
+        if (pick[i] != NULL && access(pick[i]->path, F_OK) == 0) return pick[i];
+    for (size_t i = 0; i < cg->n_dirs; i++)
+        if (access(cg->dirs[i].path, F_OK) == 0) return &cg->dirs[i];
+    return pick[0] != NULL ? pick[0] : pick[2];
 }
 
 int cgroup_pids(const struct brig_cgroup *cg, pid_t **pids, size_t *n, struct brig_error **err)

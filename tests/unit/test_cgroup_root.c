@@ -524,3 +524,67 @@ Test(cgroup_root, memory_limit_oom_kills, .timeout = 60)
     cr_assert(nothing_created(inner));
     cgroup_free(cg);
 }
+
+/* Exists in every hierarchy of cg (true) or in none (false). */
+static bool dirs_exist(const struct brig_cgroup *cg, const char *suffix, bool want)
+{
+    for (size_t i = 0; i < cg->n_dirs; i++) {
+        autofree char *p = brig_asprintf("%s%s", cg->dirs[i].path, suffix);
+        if ((access(p, F_OK) == 0) != want) {
+            cr_log_error("%s %s", p, want ? "missing" : "still there");
+            return false;
+        }
+    }
+    return true;
+}
+
+Test(cgroup_root, destroy_removes_only_what_it_created, .timeout = 30)
+{
+    need_root();
+    autofree char *outer = unit_path();
+    struct brig_spec s;
+    spec_for(&s, outer);
+    struct brig_cgroup *a = NULL, *b = NULL, *c = NULL;
+    autoerr struct brig_error *e = NULL;
+    cr_assert_eq(cgroup_create(&s, "a", false, &a, &e), 0, "%s", e ? e->msg : "");
+    for (size_t i = 0; i < a->n_dirs; i++) cr_assert_eq(a->dirs[i].created, 1);
+
+    /* b lives inside a's directory, which brig did not create for b. */
+    autofree char *inner = brig_asprintf("%s/sub", outer);
+    spec_for(&s, inner);
+    cr_assert_eq(cgroup_create(&s, "b", false, &b, NULL), 0);
+    for (size_t i = 0; i < b->n_dirs; i++) cr_assert_eq(b->dirs[i].created, 1);
+    cr_assert_eq(cgroup_destroy(b, NULL), 0);
+    cr_assert(dirs_exist(a, "", true), "destroying b removed a's directory");
+    cr_assert(dirs_exist(a, "/sub", false));
+
+    /* A brand-new nested path: every level is brig's and goes away. */
+    autofree char *deep = brig_asprintf("%s/p/q/r", outer);
+    spec_for(&s, deep);
+    cr_assert_eq(cgroup_create(&s, "c", false, &c, NULL), 0);
+    for (size_t i = 0; i < c->n_dirs; i++) cr_assert_eq(c->dirs[i].created, 3);
+    cr_assert_eq(cgroup_destroy(c, NULL), 0);
+    cr_assert(dirs_exist(a, "/p", false));
+    cr_assert(dirs_exist(a, "", true));
+
+    /* A leaf that already holds processes is someone else's: refused. */
+    pid_t child = fork();
+    if (child == 0) {
+        for (;;) pause();
+    }
+    cr_assert_eq(cgroup_attach(a, child, false, NULL), 0);
+    spec_for(&s, outer);
+    struct brig_cgroup *dup = NULL;
+    autoerr struct brig_error *de = NULL;
+    cr_assert_eq(cgroup_create(&s, "dup", false, &dup, &de), -1);
+    cr_assert(strstr(de->msg, "already has 1 process") != NULL, "%s", de->msg);
+    cr_assert(dirs_exist(a, "", true), "the refused create removed a's directories");
+
+    cr_assert_eq(cgroup_destroy(a, NULL), 0);
+    int st;
+    cr_assert_eq(waitpid(child, &st, 0), child);
+    cr_assert(nothing_created(outer));
+    cgroup_free(a);
+    cgroup_free(b);
+    cgroup_free(c);
+}
