@@ -39,5 +39,7 @@ start=$SECONDS
 bash "$run" --timeout 20 -- sleep 600 >"$tmp/out" 2>"$tmp/err" || rc=$?
 took=$((SECONDS - start))
 check "timeout exits 124 (got $rc after ${took}s)" "$([[ $rc == 124 && $took -lt 60 ]]; echo $?)"
-check "timeout prints the console log" "$(grep -q 'brig-vm-init: running job' "$tmp/err"; echo $?)"
+# Under heavy load the guest may not have printed anything yet: check the log section.
+check "timeout prints the console log" \
+    "$(grep -q -- '--- run-in-vm: VM console (timed out after 20s)' "$tmp/err"; echo $?)"
 exit $fail
