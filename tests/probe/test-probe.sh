@@ -10,7 +10,7 @@ ok()  { n=$((n + 1)); echo "ok $n - $1"; }
 bad() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
 check() { # check DESC CMD...: the command must succeed
     local d=$1; shift
-    if "$@"; then ok "$d"; else bad "$d" "command: $*"; fi
+    if "$@" >/dev/null 2>&1; then ok "$d"; else bad "$d" "command: $*"; fi
 }
 status_is() { # status_is DESC WANT CMD...
     local d=$1 want=$2 got; shift 2
