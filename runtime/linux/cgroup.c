@@ -61,8 +61,24 @@ static int check_empty(const struct cg_dir *d, struct brig_error **err)
     return brig_failx(err, "linux.cgroupsPath: cgroup %s already has %zu process(es)", d->path, n);
 }
 
+/* Controllers named by linux.resources.unified keys ("hugetlb.2MB.max"),
+ * space-separated: they must be enabled for those files to exist. */
+static char *unified_controllers(const struct brig_resources *r)
+{
+    char *out = brig_strdup("");
+    for (size_t i = 0; r != NULL && r->present && i < r->n_unified; i++) {
+        const char *k = r->unified[i].key, *dot = k ? strchr(k, '.') : NULL;
+        if (dot == NULL || strncmp(k, "cgroup.", 7) == 0) continue;
+        char *n = brig_asprintf("%s%s%.*s", out, *out ? " " : "", (int)(dot - k), k);
+        free(out);
+        out = n;
+    }
+    return out;
+}
+
 static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const char *inner,
-                     const struct cg_plan *plan, struct brig_error **err)
+                     const struct cg_plan *plan, const struct brig_resources *r,
+                     struct brig_error **err)
 {
     cg->dirs = brig_calloc(l->n, sizeof(*cg->dirs));
     for (size_t i = 0; i < l->n; i++) {
@@ -74,12 +90,14 @@ static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const ch
         cg->n_dirs++;
         TRY(cg_mkdir_p(h->mnt, d->path, &d->created, err));
         TRY(check_empty(d, err));
-        if (h->v2)
+        if (h->v2) {
             /* On unified hosts delegate every available controller (as runc)
              * so later updates and stats work; on hybrid hosts touch the
              * shared v2 tree only for what the limits need. */
-            TRY(cgv2_enable_controllers(h->mnt, d->path,
-                                        l->kind == CG_UNIFIED ? h->controllers : NULL, plan, err));
+            autofree char *extra = l->kind == CG_UNIFIED ? brig_strdup(h->controllers)
+                                                          : unified_controllers(r);
+            TRY(cgv2_enable_controllers(h->mnt, d->path, extra, plan, err));
+        }
     }
     return 0;
 }
@@ -101,7 +119,7 @@ int cgroup_create(const struct brig_spec *s, const char *id, bool systemd,
     struct brig_cgroup *cg = brig_calloc(1, sizeof(*cg));
     cg->layout = l.kind;
     cg->v2_fd = -1;
-    int rc = make_dirs(cg, &l, inner, &plan, err);
+    int rc = make_dirs(cg, &l, inner, &plan, r, err);
     cg_layout_clear(&l);
     if (rc == 0) rc = cgv1_apply(cg, &plan, r, err);
     if (rc == 0) rc = cgv2_apply(cg, &plan, r, err);

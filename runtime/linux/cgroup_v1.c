@@ -211,19 +211,42 @@ static const char *const default_devices[] = {
     "c 136:* rwm",  /* pts/N */
 };
 
-static void dev_rule_text(const struct brig_device_rule *d, char *buf, size_t len)
+static void dev_rule_text(const struct brig_device_rule *d, char type, char *buf, size_t len)
 {
-    if (d->type == 'a' && d->major < 0 && d->minor < 0) {
-        snprintf(buf, len, "a");
-        return;
-    }
     char maj[24], min[24];
     if (d->major < 0) snprintf(maj, sizeof(maj), "*");
     else snprintf(maj, sizeof(maj), "%lld", (long long)d->major);
     if (d->minor < 0) snprintf(min, sizeof(min), "*");
     else snprintf(min, sizeof(min), "%lld", (long long)d->minor);
-    snprintf(buf, len, "%c %s:%s %s", d->type ? d->type : 'a', maj, min,
-             d->access[0] ? d->access : "rwm");
+    snprintf(buf, len, "%c %s:%s %s", type, maj, min, d->access[0] ? d->access : "rwm");
+}
+
+static bool full_access(const char *a)
+{
+    return a[0] == '\0' || (strchr(a, 'r') && strchr(a, 'w') && strchr(a, 'm'));
+}
+
+/* The kernel reads any "a ..." line as "every device, rwm": only a rule that
+ * really means that may use it; others are written as a c and a b line, so
+ * "allow a 1:3 r" never grants more than it says. */
+static int v1_device_rule(const char *d, const struct brig_device_rule *r, const char *field,
+                          struct brig_error **err)
+{
+    const char *file = r->allow ? "devices.allow" : "devices.deny";
+    char type = r->type ? r->type : 'a';
+    if (type != 'a' && type != 'c' && type != 'b')
+        return brig_failx(err, "%s.type: \"%c\" is not one of a, c, b", field, type);
+    char rule[96];
+    if (type != 'a') {
+        dev_rule_text(r, type, rule, sizeof(rule));
+        return cg_write(d, file, field, rule, err);
+    }
+    if (r->major < 0 && r->minor < 0 && full_access(r->access))
+        return cg_write(d, file, field, "a", err);
+    dev_rule_text(r, 'c', rule, sizeof(rule));
+    TRY(cg_write(d, file, field, rule, err));
+    dev_rule_text(r, 'b', rule, sizeof(rule));
+    return cg_write(d, file, field, rule, err);
 }
 
 static int v1_devices(const char *d, const struct brig_resources *r, struct brig_error **err)
@@ -232,10 +255,9 @@ static int v1_devices(const char *d, const struct brig_resources *r, struct brig
      * (appended last, as runc does). */
     TRY(cg_write(d, "devices.deny", "linux.resources.devices", "a", err));
     for (size_t i = 0; r != NULL && r->present && i < r->n_devices; i++) {
-        char rule[96], field[64];
-        dev_rule_text(&r->devices[i], rule, sizeof(rule));
+        char field[64];
         snprintf(field, sizeof(field), "linux.resources.devices[%zu]", i);
-        TRY(cg_write(d, r->devices[i].allow ? "devices.allow" : "devices.deny", field, rule, err));
+        TRY(v1_device_rule(d, &r->devices[i], field, err));
     }
     for (size_t i = 0; i < BRIG_ARRAY_SIZE(default_devices); i++)
         TRY(cg_write(d, "devices.allow", "linux.resources.devices (default)", default_devices[i],

@@ -318,18 +318,22 @@ Test(cgroup_root, v1_device_allowlist)
     autofree char *inner = unit_path();
     struct brig_spec s;
     spec_for(&s, inner);
-    struct brig_device_rule rules[2] = {
+    struct brig_device_rule rules[3] = {
         {.allow = false, .type = 'a', .major = -1, .minor = -1, .access = "rwm"},
         {.allow = true, .type = 'c', .major = 10, .minor = 229, .access = "rw"},
+        /* "a" with numbers: must not become the kernel's "a" (= everything). */
+        {.allow = true, .type = 'a', .major = 7, .minor = -1, .access = "r"},
     };
     s.linux_cfg.resources.devices = rules;
-    s.linux_cfg.resources.n_devices = 2;
+    s.linux_cfg.resources.n_devices = 3;
     struct brig_cgroup *cg = NULL;
     autoerr struct brig_error *e = NULL;
     cr_assert_eq(cgroup_create(&s, "c7", false, &cg, &e), 0, "%s", e ? e->msg : "");
     autofree char *list = NULL;
     cr_assert_eq(cg_read(cg_dir_v1(cg, "devices")->path, "devices.list", &list, NULL), 0);
     cr_assert(strstr(list, "c 10:229 rw\n") != NULL, "%s", list);
+    cr_assert(strstr(list, "c 7:* r\n") != NULL, "%s", list);
+    cr_assert(strstr(list, "b 7:* r\n") != NULL, "%s", list);
     cr_assert(strstr(list, "c 1:3 rwm\n") != NULL, "%s", list);
     cr_assert(strstr(list, "a *:* rwm") == NULL, "still allows everything: %s", list);
     cr_assert(strstr(list, "c 1:1 ") == NULL, "/dev/mem allowed: %s", list);
