@@ -64,11 +64,11 @@ static void full_chain(struct tfs *t)
     s.linux_cfg.devices = devs;
     s.linux_cfg.n_devices = 2;
     char *masked[] = { "/proc/kcore", "/proc/fs", "/proc/does-not-exist", "/proc/cmdline", NULL };
-    char *ro[] = { "/proc/sys", "/proc/sysrq-trigger", "/nope", NULL };
+    char *ro[] = { "/proc/sys", "/proc/sysrq-trigger", "/nope", "/proc/version", NULL };
     s.linux_cfg.masked_paths = masked;
     s.linux_cfg.n_masked_paths = 4;
     s.linux_cfg.readonly_paths = ro;
-    s.linux_cfg.n_readonly_paths = 3;
+    s.linux_cfg.n_readonly_paths = 4;
 
     int rootfd = -1;
     TFS_OK(t, rootfs_prepare(&s, &rootfd, err));
@@ -110,6 +110,7 @@ static void full_chain(struct tfs *t)
     TFS_CHECK(t, is_chr("/proc/cmdline", 1, 3, 0), "/proc/cmdline masked");
     if (tfs_exists("/proc/sysrq-trigger"))
         TFS_CHECK(t, tfs_is_rdonly("/proc/sysrq-trigger"), "/proc/sysrq-trigger read-only");
+    TFS_CHECK(t, tfs_is_rdonly("/proc/version"), "a read-only file");
     TFS_CHECK(t, !tfs_is_rdonly("/proc"), "/proc itself stays writable");
     int fd = open("/proc/sys/kernel/hostname", O_WRONLY);
     TFS_CHECK(t, fd < 0 && errno == EROFS, "write to /proc/sys");
