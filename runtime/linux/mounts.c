@@ -111,7 +111,11 @@ static int mounts_bind_flags(int tree, const struct brig_mount_opts *o, struct b
 {
     uint64_t set = mnt_flags_to_attr(o->flags);
     uint64_t clr = mnt_flags_to_attr(o->clear_flags) & ~(uint64_t)MOUNT_ATTR__ATIME;
-    if (o->flags & (MS_NOATIME | MS_STRICTATIME | MS_RELATIME)) clr |= MOUNT_ATTR__ATIME;
+    /* atime is one field: setting it, or leaving noatime/strictatime ("atime",
+     * "nostrictatime", which means relatime again), replaces it whole */
+    if (o->flags & (MS_NOATIME | MS_STRICTATIME | MS_RELATIME) ||
+        o->clear_flags & (MS_NOATIME | MS_STRICTATIME))
+        clr |= MOUNT_ATTR__ATIME;
     if (set != 0 || clr != 0) {
         autoerr struct brig_error *e = NULL;
         if (mnt_setattr(tree, false, set, clr, 0, &e) < 0) {

@@ -118,9 +118,13 @@ static void bind_ro(struct tfs *t)
     snprintf(f, sizeof(f), "%s/marker", src);
     tfs_write(f, "m");
     /* relative source: relative to the bundle */
-    struct brig_mount m[] = { tfs_mount("/mnt/data", "bind", "src", TFS_OPTS("ro", "nosuid")) };
+    struct brig_mount m[] = {
+        tfs_mount("/mnt/data", "bind", "src", TFS_OPTS("ro", "nosuid")),
+        tfs_mount("/mnt/na", "bind", "src", TFS_OPTS("noatime", "nodev")),
+        tfs_mount("/mnt/na2", "bind", tfs_in(t, "mnt/na"), TFS_OPTS("atime")),
+    };
     struct brig_spec s;
-    tfs_spec(t, &s, m, 1);
+    tfs_spec(t, &s, m, 3);
     int rootfd = prepare(t, &s);
     TFS_OK(t, mounts_apply(rootfd, &s, false, err));
     TFS_CHECK(t, tfs_exists(tfs_in(t, "mnt/data/marker")), "bind content missing");
@@ -130,6 +134,10 @@ static void bind_ro(struct tfs *t)
     int fd = open(tfs_in(t, "mnt/data/new"), O_CREAT | O_WRONLY, 0644);
     TFS_CHECK(t, fd < 0 && errno == EROFS, "write into ro bind: fd %d errno %d", fd, errno);
     TFS_CHECK(t, !tfs_is_rdonly(src), "the source became read-only");
+    TFS_CHECK(t, statvfs(tfs_in(t, "mnt/na"), &sv) == 0 && (sv.f_flag & ST_NOATIME) &&
+                     (sv.f_flag & ST_NODEV) && !(sv.f_flag & ST_RDONLY), "noatime,nodev bind");
+    TFS_CHECK(t, statvfs(tfs_in(t, "mnt/na2"), &sv) == 0 && !(sv.f_flag & ST_NOATIME) &&
+                     (sv.f_flag & ST_NODEV), "atime clears a noatime source, nodev kept");
 }
 
 Test(mounts, bind_read_only) { tfs_run_in_ns(&T, bind_ro); }
