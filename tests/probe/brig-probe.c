@@ -513,6 +513,12 @@ static int cmd_read(const char *path)
 
 /* Each entry tries one syscall in a way that succeeds on an unconfined
  * root process (where the kernel allows it) and returns the errno. */
+static int fd_result(long fd)
+{
+    if (fd < 0) return errno;
+    close((int)fd);
+    return 0;
+}
 static int sys_getcwd(void)
 {
     char b[4096];
@@ -530,10 +536,7 @@ static int sys_bpf(void)
     a.key_size = 4;
     a.value_size = 4;
     a.max_entries = 1;
-    long fd = syscall(SYS_bpf, BPF_MAP_CREATE, &a, sizeof(a));
-    if (fd < 0) return errno;
-    close((int)fd);
-    return 0;
+    return fd_result(syscall(SYS_bpf, BPF_MAP_CREATE, &a, sizeof(a)));
 }
 static int sys_perf_event_open(void)
 {
@@ -545,27 +548,15 @@ static int sys_perf_event_open(void)
     a.disabled = 1;
     a.exclude_kernel = 1;
     a.exclude_hv = 1;
-    long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
-    if (fd < 0) return errno;
-    close((int)fd);
-    return 0;
+    return fd_result(syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
 }
 static int sys_io_uring_setup(void)
 {
     char params[120];   /* struct io_uring_params; zeroed means defaults */
     memset(params, 0, sizeof(params));
-    long fd = syscall(SYS_io_uring_setup, 1, params);
-    if (fd < 0) return errno;
-    close((int)fd);
-    return 0;
+    return fd_result(syscall(SYS_io_uring_setup, 1, params));
 }
-static int sys_userfaultfd(void)
-{
-    long fd = syscall(SYS_userfaultfd, O_CLOEXEC);
-    if (fd < 0) return errno;
-    close((int)fd);
-    return 0;
-}
+static int sys_userfaultfd(void) { return fd_result(syscall(SYS_userfaultfd, O_CLOEXEC)); }
 static int sys_unshare_user(void)
 {
     return unshare(CLONE_NEWUSER) < 0 ? errno : 0;
