@@ -64,10 +64,24 @@ static int json_precheck(const char *text, size_t len, struct brig_error **err)
     return 0;
 }
 
-/* yajl's verbose message spans several lines (text excerpt and an arrow);
- * one line reads better in logs and in "create ID: ..." errors. */
-static void json_flatten_msg(char *s)
+/* yajl's verbose message is three lines: the error, an excerpt of the text
+ * and an arrow under the excerpt. One line reads better in logs and in
+ * "create ID: ..." errors: "error, near: excerpt", whitespace collapsed. */
+static void json_flatten_msg(char *s, size_t size)
 {
+    char *nl = strchr(s, '\n');
+    if (nl != NULL) {
+        char *ctx = nl + 1;
+        char *end = strchr(ctx, '\n');
+        if (end != NULL) *end = '\0';     /* drop the arrow line */
+        *nl = '\0';
+        char tmp[512];
+        while (*ctx == ' ') ctx++;
+        if (*ctx != '\0') {
+            snprintf(tmp, sizeof(tmp), "%s, near: %s", s, ctx);
+            snprintf(s, size, "%s", tmp);
+        }
+    }
     char *o = s;
     bool space = false;
     for (char *p = s; *p; p++) {
@@ -129,7 +143,7 @@ int json_parse(const char *text, size_t len, brig_json *out, struct brig_error *
     char ebuf[512] = "";
     yajl_val v = yajl_tree_parse(copy, ebuf, sizeof(ebuf));
     if (v == NULL) {
-        json_flatten_msg(ebuf);
+        json_flatten_msg(ebuf, sizeof(ebuf));
         return brig_failx(err, "invalid JSON: %s", ebuf[0] ? ebuf : "parse error");
     }
     if (json_check_dups(v, err) < 0) {

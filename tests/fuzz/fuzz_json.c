@@ -24,7 +24,14 @@ static enum kind kind_of(brig_json v, uint64_t *u, int64_t *i)
     if (json_is_null(v)) return K_NULL;
     if (json_as_bool(v, "", &b, NULL) == 0) return b ? K_TRUE : K_FALSE;
     if (json_as_u64(v, "", u, NULL) == 0) return K_U64;
-    if (json_as_i64(v, "", i, NULL) == 0) return K_I64;
+    if (json_as_i64(v, "", i, NULL) == 0) {
+        /* "-0" is no unsigned integer but is written back as 0. */
+        if (*i >= 0) {
+            *u = (uint64_t)*i;
+            return K_U64;
+        }
+        return K_I64;
+    }
     return K_OTHER_NUM;
 }
 
