@@ -17,6 +17,7 @@ static struct brig_error *error_new(struct brig_error **err)
     return *err;
 }
 
+__attribute__((format(printf, 3, 0)))
 static int error_vset(struct brig_error **err, int errnum, const char *fmt, va_list ap)
 {
     struct brig_error tmp = {0};
