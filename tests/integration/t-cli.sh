@@ -61,6 +61,17 @@ check_probe "stdin is /dev/null as given to create" cs '.fds[0].target == "/dev/
 check "delete succeeds" b delete "$ID"
 assert_clean cs
 
+# ---- --preserve-fds passes exactly the fds asked for ---------------------------
+mkb pf -- /usr/bin/brig-probe report || true
+echo preserved > "$T/pf.data"
+CLEAN_IDS+=("$(cid pf)")
+b run --preserve-fds 1 --bundle "$T/pf" "$(cid pf)" </dev/null >"$T/pf.out" 2>"$T/pf.err" 3<"$T/pf.data" 4<"$T/pf.data"
+RC=$?
+check_eq "run --preserve-fds 1 exits 0" "$RC" 0
+check_probe "fd 3 reaches the process, fd 4 does not" pf '[.fds[].fd] == [0, 1, 2, 3]'
+check_probe "fd 3 is the caller's file" pf '.fds[3].target == $f' --arg f "$T/pf.data"
+assert_clean pf
+
 # ---- state of a container that exited on its own ---------------------------------
 mkb ex -- /usr/bin/brig-probe exit 5 || true
 create_ct ex
