@@ -128,11 +128,11 @@ static int child_exec(struct child_ctx *c, const char *exe, struct brig_error **
         TRY(cwd_apply(p, err));
         TRY(caps_apply(&p->caps, err));
         TRY(no_new_privs_apply(p, err));
-        if (c->bpf) TRY(seccomp_load(c->bpf, err));            /* last: fewest syscalls after */
+        if (c->bpf) TRY(seccomp_bpf_load(c->bpf, err));            /* last: fewest syscalls after */
     } else {
         /* Without no_new_privs an unprivileged process may not load a
          * filter: load it while still privileged (runc does the same). */
-        if (c->bpf) TRY(seccomp_load(c->bpf, err));
+        if (c->bpf) TRY(seccomp_bpf_load(c->bpf, err));
         TRY(identity_apply(&p->user, in_userns, err));
         TRY(cwd_apply(p, err));
         TRY(caps_apply(&p->caps, err));

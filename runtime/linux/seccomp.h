@@ -32,15 +32,5 @@ int seccomp_bpf_load_listener(const struct brig_bpf *bpf, int *listener_fd,
                               struct brig_error **err);
 void seccomp_bpf_free(struct brig_bpf *bpf);
 
-/* Old name of seccomp_bpf_load. libseccomp exports its own seccomp_load(),
- * so brig must not define a global function of that name: this inline
- * wrapper keeps existing callers working. Files that include libseccomp's
- * <seccomp.h> define BRIG_SECCOMP_NO_COMPAT first. */
-#ifndef BRIG_SECCOMP_NO_COMPAT
-static inline int seccomp_load(const struct brig_bpf *bpf, struct brig_error **err)
-{
-    return seccomp_bpf_load(bpf, err);
-}
-#endif
 
 #endif
