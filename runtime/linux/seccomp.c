@@ -6,8 +6,6 @@
  * that itself, in the order the spec asks) and its filter flags are only
  * used to check what the kernel supports: the flags we pass to seccomp(2)
  * ourselves are kept in struct brig_bpf. */
-/* libseccomp has its own seccomp_load(): skip our compat wrapper. */
-#define BRIG_SECCOMP_NO_COMPAT
 #include "seccomp.h"
 
 #include <errno.h>
