@@ -3,8 +3,8 @@
 #   run-in-vm.sh [--timeout SECONDS] [--mem SIZE] [--cpus N] [--env NAME=VALUE]... \
 #                [--disk SIZE] [--quiet] [--keep] [--verbose] -- CMD ARGS...
 # The VM sees the host's / read-only under a throwaway tmpfs overlay, so CMD runs in the
-# same working directory with the same binaries; its stdout and stderr are copied to ours
-# after the VM stops, and we exit with its status.
+# same working directory with the same binaries and our BRIG_* variables; its stdout and
+# stderr are copied to ours after the VM stops, and we exit with its status.
 #
 # Exit status: CMD's; 124 on timeout; 125 when the harness itself failed (no status came
 # back). The kernel console log is printed on timeout, on harness failure, and (unless
@@ -22,7 +22,7 @@ keep=${BRIG_VM_KEEP:-0}
 envs=()
 
 usage() {
-    sed -n '2,3s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+    sed -n '2,4s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
     exit 125
 }
 die() { printf 'run-in-vm: %s\n' "$*" >&2; exit 125; }
@@ -87,6 +87,12 @@ trap 'exit 130' INT
 # The job runs under bash in the VM; %q quoting survives any argument bytes.
 {
     printf 'cd -- %q || exit 125\n' "$PWD"
+    # BRIG_* from our environment (e.g. set by meson's test(env:)) reach the command too;
+    # BRIG_VM_* configure this harness and stay outside.
+    while IFS= read -r name; do
+        [[ $name == BRIG_* && $name != BRIG_VM_* ]] || continue
+        printf 'export %s=%q\n' "$name" "${!name}"
+    done < <(compgen -e)
     for e in "${envs[@]}"; do
         printf 'export %s=%q\n' "${e%%=*}" "${e#*=}"
     done

@@ -15,14 +15,16 @@ check() { # name, condition result
     if [[ $2 == 0 ]]; then echo "ok - $1"; else echo "FAIL - $1"; fail=1; fi
 }
 
-# Arguments with spaces, quotes and a newline must arrive as they were given.
+# Arguments with spaces, quotes and a newline must arrive as they were given; so must
+# --env and our BRIG_* variables (but not the harness's own BRIG_VM_*).
 arg=$'two words "q" \'s\' $HOME\nline2'
 rc=0
-bash "$run" --quiet --env "GREETING=hello there" -- \
-    bash -c 'printf "%s|" "$1" "$PWD" "$GREETING" "$BRIG_VM"; echo oops >&2; exit 7' \
+BRIG_PASSED="a b" BRIG_VM_NOT_PASSED=x bash "$run" --quiet --env "GREETING=hello there" -- \
+    bash -c 'printf "%s|" "$1" "$PWD" "$GREETING" "$BRIG_VM" "$BRIG_PASSED" "${BRIG_VM_NOT_PASSED-unset}"
+             echo oops >&2; exit 7' \
     sh "$arg" >"$tmp/out" 2>"$tmp/err" || rc=$?
 check "exit status 7 passes through (got $rc)" "$([[ $rc == 7 ]]; echo $?)"
-want="$arg|$PWD|hello there|1|"
+want="$arg|$PWD|hello there|1|a b|unset|"
 check "stdout carries args, cwd and env" "$([[ $(<"$tmp/out") == "$want" ]]; echo $?)"
 check "stderr is separate" "$([[ $(<"$tmp/err") == oops ]]; echo $?)"
 
