@@ -1,6 +1,14 @@
 /* config.json -> struct brig_spec: the top level of config.md (ociVersion,
  * root, hostname, mounts, hooks, annotations) and the entry points. The
- * process and linux sections have their own files. */
+ * process and linux sections have their own files.
+ *
+ * Where brig is stricter than the letter of the spec, on purpose (a config
+ * that could be read two ways is refused rather than guessed at):
+ * duplicate object keys and \u0000 in strings (json.c), relative mount
+ * destinations, unknown linux.timeOffsets clocks, soft > hard rlimits,
+ * cgroup/sysctl names that could climb out of their directory. More lenient: ociVersion 0.x (the spec's own
+ * example) is read as 1.x with a warning, and an absent process.user.uid/gid
+ * is 0 as with runc and crun. */
 #include "spec_internal.h"
 
 #include <errno.h>
