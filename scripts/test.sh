@@ -25,10 +25,10 @@ if [ ! -s "$log" ]; then
 fi
 # One JSON object per test; meson's results: OK, EXPECTEDFAIL, SKIP, FAIL,
 # UNEXPECTEDPASS, TIMEOUT, ERROR.
-read -r passed failed skipped < <(jq -rs '
-    [map(select(.result == "OK" or .result == "EXPECTEDFAIL")) | length,
-     map(select(.result == "FAIL" or .result == "UNEXPECTEDPASS" or .result == "TIMEOUT" or .result == "ERROR")) | length,
-     map(select(.result == "SKIP")) | length] | @tsv' "$log")
+count() { jq -s "map(select(.result | IN($1))) | length" "$log"; }
+passed=$(count '"OK", "EXPECTEDFAIL"')
+failed=$(count '"FAIL", "UNEXPECTEDPASS", "TIMEOUT", "ERROR"')
+skipped=$(count '"SKIP"')
 if [ "${CI:-}" = true ] && [ "$failed" -gt 0 ]; then
     echo "failed tests:"
     jq -r 'select(.result != "OK" and .result != "SKIP" and .result != "EXPECTEDFAIL") | "  \(.name): \(.result)"' "$log"
