@@ -219,7 +219,7 @@ int mounts_fs(int rootfd, const char *source, const char *dest, const char *type
     autoclose int destfd = mounts_open_dest(rootfd, dest, true, err);
     if (destfd < 0) return -1;
     TRY(mounts_check_dest(rootfd, destfd, dest, type, false, false, err));
-    uint64_t before;
+    uint64_t before = 0;
     TRY(mounts_mnt_id(destfd, &before, err));
 
     unsigned long flags = o->flags & ~(MS_BIND | MS_REC);
@@ -244,7 +244,7 @@ int mounts_fs(int rootfd, const char *source, const char *dest, const char *type
     /* Look again through the root: the new mount must be where we meant. */
     autoclose int newfd = brig_open_in_root(rootfd, dest, O_PATH | O_DIRECTORY, 0, err);
     if (newfd < 0) return brig_wrap(err, "reopen after mount %s", type);
-    uint64_t after;
+    uint64_t after = 0;
     struct statfs sfs;
     TRY(mounts_mnt_id(newfd, &after, err));
     if (fstatfs(newfd, &sfs) < 0) return brig_fail(err, errno, "statfs %s after mount", dest);
