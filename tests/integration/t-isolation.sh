@@ -7,15 +7,21 @@ it_init
 
 # ---- one container with a fully specified config ------------------------------
 mkdir -p "$T/share" && echo host-data > "$T/share/data"
+HOST_BLK=$(ls /sys/block | grep -v '^loop' | head -n 1)
+HOST_FWD=$(cat /proc/sys/net/ipv4/ip_forward)
 mkb iso -- /usr/bin/brig-probe report \
     --read /proc/keys --read /proc/timer_list --read /etc/secret --read /secretdir \
-    --read /data/data --write /workspace --write /scratch || bail "cannot build a bundle"
+    --read /data/data --write /workspace --write /scratch \
+    --read /proc/sys/net/ipv4/ip_forward --read /proc/sys/kernel/shmmni \
+    --read /dev/null --read "/dev/${HOST_BLK:-vda}" || bail "cannot build a bundle"
 echo top-secret > "$T/iso/rootfs/etc/secret"
 mkdir -p "$T/iso/rootfs/secretdir" && echo hidden > "$T/iso/rootfs/secretdir/f"
 cfg iso '
   .hostname = "brig-it" | .domainname = "it.example"
   | .root.readonly = true
   | .process.noNewPrivileges = true
+  | .process.oomScoreAdj = 123
+  | .linux.sysctl = {"net.ipv4.ip_forward": "1", "kernel.shmmni": "1234"}
   | .process.user = {uid: 1000, gid: 1000, additionalGids: [10, 20], umask: 23}
   | .process.cwd = "/tmp"
   | .process.capabilities = {
@@ -92,6 +98,17 @@ check_probe "masked /proc/keys is unreadable" $R "$(masked /proc/keys)"
 check_probe "masked /proc/timer_list is unreadable" $R "$(masked /proc/timer_list)"
 check "the masked file is intact on the host" grep -qx top-secret "$T/iso/rootfs/etc/secret"
 
+check_probe "oomScoreAdj 123" $R '.oom_score_adj == 123'
+check_probe "sysctl net.ipv4.ip_forward = 1 inside (network namespace)" $R \
+    '.reads["/proc/sys/net/ipv4/ip_forward"].head == "1\n"'
+check_probe "sysctl kernel.shmmni = 1234 inside (ipc namespace)" $R \
+    '.reads["/proc/sys/kernel/shmmni"].head == "1234\n"'
+check_eq "the host's ip_forward is unchanged" "$(cat /proc/sys/net/ipv4/ip_forward)" "$HOST_FWD"
+check_probe "/dev/null is a character device that reads" $R '.reads["/dev/null"].type == "char" and .reads["/dev/null"].result == "ok"'
+if [ -n "$HOST_BLK" ]; then
+    check_probe "the host's block device /dev/$HOST_BLK is not in the container" $R \
+        '.reads["/dev/" + $b].result == "ENOENT"' --arg b "$HOST_BLK"
+fi
 check_probe "network: only lo, and it is up" $R '[.interfaces[].name] == ["lo"] and .interfaces[0].up'
 check_probe "TCP to 127.0.0.1 works" $R '.tcp_loopback == "ok"'
 

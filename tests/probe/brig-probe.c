@@ -417,15 +417,21 @@ static void report_read(const char *path)
         if (d) closedir(d); else close(fd);
         j_kstr("type", "dir");
     } else {
-        char buf[65536];
+        char buf[65536], head[129] = "";
         ssize_t n;
         /* Cap the read: /dev/zero or /proc/kcore must not hang the probe. */
         while (count < (1 << 20) && (n = read(fd, buf, sizeof(buf))) != 0) {
             if (n < 0) { if (errno == EINTR) continue; e = errno; break; }
+            if (count == 0) {   /* the start, for sysctl values and small files */
+                size_t h = (size_t)n < sizeof(head) - 1 ? (size_t)n : sizeof(head) - 1;
+                memcpy(head, buf, h);
+                head[h] = '\0';
+            }
             count += n;
         }
         close(fd);
         j_kstr("type", S_ISREG(st.st_mode) ? "file" : S_ISCHR(st.st_mode) ? "char" : "other");
+        j_kstr("head", head);
     }
     j_kstr("result", errname(e));
     j_kint(S_ISDIR(st.st_mode) ? "entries" : "bytes", count);
