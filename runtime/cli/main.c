@@ -28,10 +28,6 @@ static int cmd_not_implemented(const char *name, struct brig_error **err)
     }
 NOT_IMPLEMENTED(cmd_ps, "ps")
 NOT_IMPLEMENTED(cmd_exec, "exec")
-NOT_IMPLEMENTED(cmd_pause, "pause")
-NOT_IMPLEMENTED(cmd_resume, "resume")
-NOT_IMPLEMENTED(cmd_update, "update")
-NOT_IMPLEMENTED(cmd_events, "events")
 
 /* Checkpoint/restore needs CRIU, which brig will not drive. */
 static int cmd_checkpoint(const struct brig_globals *g, int argc, char **argv, int *status,
@@ -58,10 +54,10 @@ static const struct cli_command commands[] = {
     { "features", cmd_features, "show what this build of brig supports (JSON)" },
     { "ps", cmd_ps, "(not implemented yet)" },
     { "exec", cmd_exec, "(not implemented yet)" },
-    { "pause", cmd_pause, "(not implemented yet)" },
-    { "resume", cmd_resume, "(not implemented yet)" },
-    { "update", cmd_update, "(not implemented yet)" },
-    { "events", cmd_events, "(not implemented yet)" },
+    { "pause", cmd_pause, "suspend every process of the container" },
+    { "resume", cmd_resume, "resume a paused container" },
+    { "update", cmd_update, "change the resource limits of a running container" },
+    { "events", cmd_events, "print stats and OOM events of a container (JSON)" },
     { "checkpoint", cmd_checkpoint, "(not supported)" },
     { "restore", cmd_restore, "(not supported)" },
 };

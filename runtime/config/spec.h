@@ -368,6 +368,14 @@ int spec_load(const char *bundle_dir, struct brig_spec **out, struct brig_error 
  * absent (process, root). Reads /sys only for the LSM checks. */
 int spec_check_supported(const struct brig_spec *s, struct brig_error **err);
 
+/* `update --resources`: a linux.resources object on its own (runc's
+ * format), checked like config.json's; errors name linux.resources.*.
+ * spec_resources_clear frees what it holds (the struct itself is the
+ * caller's). */
+int spec_parse_resources_text(const char *text, size_t len, struct brig_resources *r,
+                              struct brig_error **err);
+void spec_resources_clear(struct brig_resources *r);
+
 void spec_free(struct brig_spec *s);
 void spec_freep(struct brig_spec **s);
 #define autospec __attribute__((cleanup(spec_freep)))

@@ -13,6 +13,7 @@
 #include "../util/cleanup.h"
 #include "../util/log.h"
 #include "../util/strutil.h"
+#include "cgroup_ops.h"
 #include "state.h"
 
 static int query_load(const struct brig_globals *g, const char *id, struct brig_state **st,
@@ -27,7 +28,7 @@ static int query_load(const struct brig_globals *g, const char *id, struct brig_
         }
         return brig_wrap(err, "container %s", id);
     }
-    *status = state_status(dirfd, *st);
+    *status = cgroup_ops_status(*st, state_status(dirfd, *st));
     return 0;
 }
 

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup_ops.h"
 #include "../config/json.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -323,6 +324,7 @@ const char *state_status_name(enum brig_status s)
     case BRIG_STATUS_CREATED: return "created";
     case BRIG_STATUS_RUNNING: return "running";
     case BRIG_STATUS_STOPPED: return "stopped";
+    case BRIG_STATUS_PAUSED: return "paused";
     }
     return "unknown";
 }
@@ -411,6 +413,10 @@ void state_jw_write(struct brig_jw *w, const struct brig_state *st, enum brig_st
         jw_obj_close(w);
     }
     jw_kstr(w, "owner", owner);
+    /* brig's addition: OOM kills of the container's memory cgroup while it
+     * exists (until delete), so a caller can tell why the process died. */
+    uint64_t ooms = 0;
+    if (cgroup_ops_oom_kills(st, &ooms)) jw_ku64(w, "oomKills", ooms);
     jw_obj_close(w);
 }
 

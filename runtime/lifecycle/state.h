@@ -16,6 +16,9 @@ enum brig_status {
     BRIG_STATUS_CREATED,
     BRIG_STATUS_RUNNING,
     BRIG_STATUS_STOPPED,
+    /* Not an OCI status: a created/running container whose cgroup is
+     * frozen, reported as runc does (lifecycle/cgroup_ops.h). */
+    BRIG_STATUS_PAUSED,
 };
 
 struct brig_state {

@@ -36,6 +36,34 @@ bool cgroup_frozen(const struct brig_cgroup *cg);
 /* Processes of the container killed by the OOM killer so far (v2
  * memory.events oom_kill, v1 memory.oom_control oom_kill). */
 int cgroup_oom_kills(const struct brig_cgroup *cg, uint64_t *n, struct brig_error **err);
+/* `update`: apply the fields set in r to the running container's cgroup,
+ * planned and checked as at create (fail closed, errors name the field).
+ * Device rules are left as created (as runc's update). */
+int cgroup_update(const struct brig_cgroup *cg, const struct brig_resources *r,
+                  struct brig_error **err);
+
+/* What `events --stats` reports, read from v2 or v1 files; runc's units
+ * (cpu in ns, memory in bytes; an unlimited limit is UINT64_MAX for memory
+ * and 0 for pids, as runc prints them). */
+struct cgroup_stats {
+    bool has_cpu;
+    uint64_t cpu_total, cpu_user, cpu_kernel;       /* ns */
+    uint64_t *percpu; size_t n_percpu;              /* ns, v1 only */
+    uint64_t periods, throttled_periods, throttled_time;
+    bool has_memory;
+    uint64_t mem_cache;
+    uint64_t mem_usage, mem_limit, mem_max, mem_failcnt;
+    bool has_swap;
+    uint64_t swap_usage, swap_limit, swap_max, swap_failcnt;
+    char **raw_keys; uint64_t *raw_vals; size_t n_raw;  /* memory.stat */
+    bool has_pids;
+    uint64_t pids_current, pids_limit;
+    bool has_oom;
+    uint64_t oom_kills;
+};
+int cgroup_stats_read(const struct brig_cgroup *cg, struct cgroup_stats *st, struct brig_error **err);
+void cgroup_stats_clear(struct cgroup_stats *st);
+
 /* Kill what is left and remove every directory brig created. */
 int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err);
 void cgroup_free(struct brig_cgroup *cg);

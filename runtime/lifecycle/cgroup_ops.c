@@ -1,0 +1,266 @@
+/* pause, resume, update and events: the lifecycle operations that act on
+ * the container's cgroup (runc's commands of those names; the OCI runtime
+ * spec does not define them). Status rules follow runc: pause needs a
+ * created or running container, resume a paused one, update a live one. */
+#include "cgroup_ops.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../config/json.h"
+#include "../linux/cgroup.h"
+#include "../util/cleanup.h"
+#include "../util/log.h"
+#include "../util/strutil.h"
+
+static void ops_cgroup_freep(struct brig_cgroup **cg)
+{
+    if (cg != NULL) cgroup_free(*cg);
+}
+#define autocg __attribute__((cleanup(ops_cgroup_freep)))
+
+static int ops_load_cgroup(const struct brig_state *st, struct brig_cgroup **cg,
+                           struct brig_error **err)
+{
+    if (st->cgroup == NULL)
+        return brig_failx(err, "container %s has no cgroup recorded in its state", st->id);
+    return cgroup_load(st->cgroup, cg, err);
+}
+
+enum brig_status cgroup_ops_status(const struct brig_state *st, enum brig_status status)
+{
+    if ((status != BRIG_STATUS_RUNNING && status != BRIG_STATUS_CREATED) || st->cgroup == NULL)
+        return status;
+    autocg struct brig_cgroup *cg = NULL;
+    if (cgroup_load(st->cgroup, &cg, NULL) < 0) return status;
+    return cgroup_frozen(cg) ? BRIG_STATUS_PAUSED : status;
+}
+
+bool cgroup_ops_oom_kills(const struct brig_state *st, uint64_t *n)
+{
+    autocg struct brig_cgroup *cg = NULL;
+    if (st->cgroup == NULL || cgroup_load(st->cgroup, &cg, NULL) < 0) return false;
+    return cgroup_oom_kills(cg, n, NULL) == 0;
+}
+
+/* Lock the container, read its state and its live status (paused included). */
+static int ops_open(const struct brig_globals *g, const char *id, int *dirfd,
+                    struct brig_state **st, enum brig_status *status, struct brig_error **err)
+{
+    TRY(state_dir_open(g->root, id, dirfd, err));
+    if (state_read(*dirfd, st, err) < 0) return brig_wrap(err, "container %s", id);
+    *status = cgroup_ops_status(*st, state_status(*dirfd, *st));
+    return 0;
+}
+
+static int ops_freeze(const struct brig_globals *g, const char *id, bool pause,
+                      struct brig_error **err)
+{
+    autoclose int dirfd = -1;
+    autostate struct brig_state *st = NULL;
+    enum brig_status status;
+    TRY(ops_open(g, id, &dirfd, &st, &status, err));
+    const char *cmd = pause ? "pause" : "resume";
+    if (pause && status == BRIG_STATUS_PAUSED)
+        return brig_failx(err, "pause %s: container is already paused", id);
+    if (pause && status != BRIG_STATUS_RUNNING && status != BRIG_STATUS_CREATED)
+        return brig_failx(err, "pause %s: container is not running (%s)", id, state_status_name(status));
+    if (!pause && status != BRIG_STATUS_PAUSED)
+        return brig_failx(err, "resume %s: container is not paused (%s)", id, state_status_name(status));
+    autocg struct brig_cgroup *cg = NULL;
+    if (ops_load_cgroup(st, &cg, err) < 0 || cgroup_freeze(cg, pause, err) < 0)
+        return brig_wrap(err, "%s %s", cmd, id);
+    brig_debug("%s %s: done", cmd, id);
+    return 0;
+}
+
+int container_pause(const struct brig_globals *g, const char *id, struct brig_error **err)
+{
+    return ops_freeze(g, id, true, err);
+}
+
+int container_resume(const struct brig_globals *g, const char *id, struct brig_error **err)
+{
+    return ops_freeze(g, id, false, err);
+}
+
+int container_update(const struct brig_globals *g, const char *id, const struct brig_resources *r,
+                     struct brig_error **err)
+{
+    autoclose int dirfd = -1;
+    autostate struct brig_state *st = NULL;
+    enum brig_status status;
+    TRY(ops_open(g, id, &dirfd, &st, &status, err));
+    if (status == BRIG_STATUS_STOPPED || status == BRIG_STATUS_CREATING)
+        return brig_failx(err, "update %s: container is not running (%s)", id, state_status_name(status));
+    autocg struct brig_cgroup *cg = NULL;
+    if (ops_load_cgroup(st, &cg, err) < 0 || cgroup_update(cg, r, err) < 0)
+        return brig_wrap(err, "update %s", id);
+    /* The limits live in the cgroup only: state.json records where the
+     * cgroup is, not what it holds, so there is nothing else to rewrite. */
+    return 0;
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+static void ops_stats_json(struct brig_jw *w, const char *id, const struct cgroup_stats *s)
+{
+    jw_obj_open(w);
+    jw_kstr(w, "type", "stats");
+    jw_kstr(w, "id", id);
+    jw_key(w, "data");
+    jw_obj_open(w);
+    if (s->has_cpu) {
+        jw_key(w, "cpu");
+        jw_obj_open(w);
+        jw_key(w, "usage");
+        jw_obj_open(w);
+        jw_ku64(w, "total", s->cpu_total);
+        if (s->n_percpu > 0) {
+            jw_key(w, "percpu");
+            jw_arr_open(w);
+            for (size_t i = 0; i < s->n_percpu; i++) jw_u64(w, s->percpu[i]);
+            jw_arr_close(w);
+        }
+        jw_ku64(w, "kernel", s->cpu_kernel);
+        jw_ku64(w, "user", s->cpu_user);
+        jw_obj_close(w);
+        jw_key(w, "throttling");
+        jw_obj_open(w);
+        jw_ku64(w, "periods", s->periods);
+        jw_ku64(w, "throttled_periods", s->throttled_periods);
+        jw_ku64(w, "throttled_time", s->throttled_time);
+        jw_obj_close(w);
+        jw_obj_close(w);
+    }
+    if (s->has_memory) {
+        jw_key(w, "memory");
+        jw_obj_open(w);
+        jw_ku64(w, "cache", s->mem_cache);
+        jw_key(w, "usage");
+        jw_obj_open(w);
+        jw_ku64(w, "limit", s->mem_limit);
+        jw_ku64(w, "usage", s->mem_usage);
+        jw_ku64(w, "max", s->mem_max);
+        jw_ku64(w, "failcnt", s->mem_failcnt);
+        jw_obj_close(w);
+        if (s->has_swap) {
+            jw_key(w, "swap");
+            jw_obj_open(w);
+            jw_ku64(w, "limit", s->swap_limit);
+            jw_ku64(w, "usage", s->swap_usage);
+            jw_ku64(w, "max", s->swap_max);
+            jw_ku64(w, "failcnt", s->swap_failcnt);
+            jw_obj_close(w);
+        }
+        if (s->n_raw > 0) {
+            jw_key(w, "raw");
+            jw_obj_open(w);
+            for (size_t i = 0; i < s->n_raw; i++) jw_ku64(w, s->raw_keys[i], s->raw_vals[i]);
+            jw_obj_close(w);
+        }
+        /* Not in runc's format: the OOM kills the kernel counted. */
+        if (s->has_oom) jw_ku64(w, "oom_kills", s->oom_kills);
+        jw_obj_close(w);
+    }
+    if (s->has_pids) {
+        jw_key(w, "pids");
+        jw_obj_open(w);
+        jw_ku64(w, "current", s->pids_current);
+        jw_ku64(w, "limit", s->pids_limit);
+        jw_obj_close(w);
+    }
+    jw_obj_close(w);
+    jw_obj_close(w);
+}
+
+static int ops_print_line(const char *text, struct brig_error **err)
+{
+    if (printf("%s\n", text) < 0 || fflush(stdout) == EOF) return brig_fail(err, errno, "write stdout");
+    return 0;
+}
+
+static int ops_print_stats(const struct brig_cgroup *cg, const char *id, struct brig_error **err)
+{
+    struct cgroup_stats s;
+    TRY(cgroup_stats_read(cg, &s, err));
+    autojw struct brig_jw *w = jw_new(false);
+    ops_stats_json(w, id, &s);
+    cgroup_stats_clear(&s);
+    const char *text = jw_text(w, NULL);
+    if (text == NULL) return brig_failx(err, "events: cannot format the stats");
+    return ops_print_line(text, err);
+}
+
+static int ops_print_oom(const char *id, struct brig_error **err)
+{
+    autojw struct brig_jw *w = jw_new(false);
+    jw_obj_open(w);
+    jw_kstr(w, "type", "oom");
+    jw_kstr(w, "id", id);
+    jw_obj_close(w);
+    return ops_print_line(jw_text(w, NULL), err);
+}
+
+static long long ops_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* OOM kills are counted, not queued: poll the counter often (cheap: one
+ * small file) and print one event per kill since the last look. */
+#define EVENTS_POLL_MS 100
+
+int container_events(const struct brig_globals *g, const char *id, bool stats_only,
+                     long interval_ms, struct brig_error **err)
+{
+    if (interval_ms <= 0) return brig_failx(err, "events: --interval must be positive");
+    /* Unlocked: events runs for the container's lifetime and must not
+     * block kill, pause or delete. */
+    autoclose int dirfd = -1;
+    autostate struct brig_state *st = NULL;
+    TRY(state_dir_open_unlocked(g->root, id, &dirfd, err));
+    if (state_read(dirfd, &st, err) < 0) return brig_wrap(err, "container %s", id);
+    enum brig_status status = state_status(dirfd, st);
+    if (status == BRIG_STATUS_STOPPED || status == BRIG_STATUS_CREATING)
+        return brig_failx(err, "events %s: container is not running (%s)", id, state_status_name(status));
+    autocg struct brig_cgroup *cg = NULL;
+    if (ops_load_cgroup(st, &cg, err) < 0) return brig_wrap(err, "events %s", id);
+    if (stats_only) {
+        if (ops_print_stats(cg, id, err) < 0) return brig_wrap(err, "events %s", id);
+        return 0;
+    }
+    uint64_t seen = 0, now_kills = 0;
+    bool have_oom = cgroup_oom_kills(cg, &seen, NULL) == 0;
+    brig_debug("events %s: every %ld ms, oom counter %s", id, interval_ms, have_oom ? "read" : "absent");
+    long long next = ops_now_ms();
+    for (;;) {
+        bool alive = state_status(dirfd, st) != BRIG_STATUS_STOPPED;
+        if (have_oom && cgroup_oom_kills(cg, &now_kills, NULL) == 0) {
+            for (; seen < now_kills; seen++) TRY(ops_print_oom(id, err));
+        }
+        if (!alive) break;
+        if (ops_now_ms() >= next) {
+            autoerr struct brig_error *e = NULL;
+            if (ops_print_stats(cg, id, &e) < 0) {
+                if (e->errnum == EPIPE) return brig_failx(err, "events %s: %s", id, e->msg);
+                brig_debug("events %s: %s", id, e->msg);
+            }
+            next += interval_ms;
+            if (next < ops_now_ms()) next = ops_now_ms() + interval_ms;
+        }
+        long long wait = next - ops_now_ms();
+        if (wait > EVENTS_POLL_MS) wait = EVENTS_POLL_MS;
+        if (wait > 0) {
+            struct timespec ts = {wait / 1000, (wait % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    brig_debug("events %s: container stopped", id);
+    return 0;
+}
