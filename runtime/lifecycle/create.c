@@ -21,6 +21,7 @@
 #include "../config/spec.h"
 #include "../linux/cgroup.h"
 #include "../linux/child.h"
+#include "../linux/console.h"
 #include "../linux/ns.h"
 #include "../linux/process_attrs.h"
 #include "../linux/seccomp.h"
@@ -91,9 +92,24 @@ static int write_pid_file(const char *path, pid_t pid, struct brig_error **err)
     return 0;
 }
 
+/* runc's checkTerminal: a detached container's pty needs somewhere to go,
+ * and a console socket without a pty (or with brig attached) is a mistake. */
+static int launch_check_terminal(const struct brig_process *p, const char *console_socket,
+                                 bool detached, struct brig_error **err)
+{
+    if (detached && p->terminal && console_socket == NULL)
+        return brig_failx(err, "process.terminal: cannot allocate tty if brig will detach "
+                               "without setting console socket");
+    if ((!detached || !p->terminal) && console_socket != NULL)
+        return brig_failx(err, "--console-socket: cannot use console socket if brig will not "
+                               "detach or allocate tty");
+    return 0;
+}
+
 /* Everything that can be checked before any process, cgroup or state
  * exists: a bad config changes nothing. */
-static int launch_validate(struct launch *L, const struct brig_create_opts *o, struct brig_error **err)
+static int launch_validate(struct launch *L, const struct brig_create_opts *o, bool run_mode,
+                           struct brig_error **err)
 {
     TRY(state_validate_id(o->id, err));
     char bundle[PATH_MAX];
@@ -108,6 +124,8 @@ static int launch_validate(struct launch *L, const struct brig_create_opts *o, s
     TRY(sysctl_validate(L->spec, err));
     TRY(hostname_validate(L->spec, err));
     if (L->spec->linux_cfg.seccomp.present) TRY(seccomp_compile(&L->spec->linux_cfg.seccomp, &L->bpf, err));
+    TRY(launch_check_terminal(&L->spec->process, o->console_socket, !run_mode || o->detach, err));
+    if (o->console_socket != NULL) TRY(console_socket_connect(o->console_socket, &L->console_sock, err));
     TRY(ns_plan_prepare(L->spec, &L->ns, err));
     L->ns_ready = true;
     return 0;
@@ -164,6 +182,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
          * keeping it would block every later command on this container. */
         brig_closep(&L->dirfd);
         brig_closep(&L->sync_fd);
+        brig_closep(&L->console_sock);
         struct child_ctx c = {
             .spec = L->spec, .bpf = L->bpf, .ns = &L->ns, .sync_fd = child_end,
             .fifo_fd = L->fifo_fd, .no_pivot = o->no_pivot, .preserve_fds = o->preserve_fds,
@@ -190,7 +209,15 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     TRY(hooks_run(L->spec, BRIG_HOOK_PRESTART, state_json, err));
     TRY(hooks_run(L->spec, BRIG_HOOK_CREATE_RUNTIME, state_json, err));
     TRY(sync_send(L->sync_fd, SYNC_HOOKS_DONE, state_json, err));
+    if (L->spec->process.terminal)
+        TRY(sync_expect_fd(L->sync_fd, SYNC_CONSOLE, eof, &L->console_fd, err));
     TRY(sync_expect(L->sync_fd, SYNC_CREATED, eof, NULL, err));
+    if (L->console_sock >= 0) {
+        /* As runc: the listener owns the pty from now on; brig keeps no copy. */
+        TRY(console_socket_send(L->console_sock, L->console_fd, err));
+        brig_closep(&L->console_fd);
+        brig_closep(&L->console_sock);
+    }
 
     L->st->setup_done = true;
     TRY(state_write(L->dirfd, L->st, err));
@@ -224,6 +251,8 @@ void launch_release(struct launch *L)
     brig_closep(&L->sync_fd);
     brig_closep(&L->fifo_fd);
     brig_closep(&L->dirfd);
+    brig_closep(&L->console_sock);
+    brig_closep(&L->console_fd);
     if (L->ns_ready) ns_plan_close(&L->ns);
     L->ns_ready = false;
     if (L->cg) cgroup_free(L->cg);
@@ -241,8 +270,9 @@ void launch_release(struct launch *L)
 int launch_container(struct launch *L, const struct brig_globals *g, const struct brig_create_opts *o,
                      bool run_mode, struct brig_error **err)
 {
-    *L = (struct launch){ .sync_fd = -1, .fifo_fd = -1, .dirfd = -1 };
-    if (launch_validate(L, o, err) < 0 || launch_resources(L, g, o->id, run_mode, err) < 0 ||
+    *L = (struct launch){ .sync_fd = -1, .fifo_fd = -1, .dirfd = -1, .console_sock = -1,
+                          .console_fd = -1 };
+    if (launch_validate(L, o, run_mode, err) < 0 || launch_resources(L, g, o->id, run_mode, err) < 0 ||
         launch_init(L, o, err) < 0) {
         launch_undo(L, g, o->id);
         launch_release(L);

@@ -28,6 +28,8 @@ struct launch {
     struct brig_cgroup *cg;
     int fifo_fd;
     int sync_fd;                /* parent end */
+    int console_sock;           /* --console-socket, connected before anything exists */
+    int console_fd;             /* pty master (process.terminal), until handed on */
     pid_t pid;
 };
 

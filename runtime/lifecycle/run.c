@@ -1,5 +1,6 @@
 /* run: create + start in one process, then wait for the container and
- * return its exit status (128+N for a signal), forwarding signals to it. */
+ * return its exit status (128+N for a signal), forwarding signals to it
+ * and, with process.terminal, relaying its pty to our terminal. */
 #include "container.h"
 
 #include <errno.h>
@@ -15,51 +16,14 @@
 #include "hooks.h"
 #include "launch.h"
 #include "state.h"
-
-static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH,
-                                 SIGCONT, SIGTSTP };
-
-static int status_to_exit(int status)
-{
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-    return 255;
-}
-
-/* Wait for pid, forwarding the signals we receive. */
-static int run_wait(pid_t pid, const sigset_t *set)
-{
-    for (;;) {
-        siginfo_t si;
-        int sig = sigwaitinfo(set, &si);
-        if (sig < 0) {
-            if (errno == EINTR) continue;
-            brig_warn("sigwaitinfo: %s", strerror(errno));
-            break;
-        }
-        if (sig != SIGCHLD) {
-            brig_debug("forwarding signal %d to %d", sig, (int)pid);
-            kill(pid, sig);
-            continue;
-        }
-        int status;
-        pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid) return status_to_exit(status);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return 255;
-    return status_to_exit(status);
-}
+#include "waiter.h"
 
 int container_run(const struct brig_globals *g, const struct brig_create_opts *o, int *exit_status,
                   struct brig_error **err)
 {
     /* Blocked before the clone so none is lost; the init unblocks them. */
     sigset_t set, old;
-    sigemptyset(&set);
-    sigaddset(&set, SIGCHLD);
-    for (size_t i = 0; i < BRIG_ARRAY_SIZE(forwarded); i++) sigaddset(&set, forwarded[i]);
+    waiter_signals(&set);
     sigprocmask(SIG_BLOCK, &set, &old);
 
     struct launch L;
@@ -69,7 +33,9 @@ int container_run(const struct brig_globals *g, const struct brig_create_opts *o
     }
     brig_closep(&L.dirfd);      /* unlock: state/kill may look at it while it runs */
 
-    int rc = sync_send(L.sync_fd, SYNC_START, NULL, err);
+    int rc = 0;
+    if (L.console_fd >= 0) rc = waiter_pty_prepare(L.console_fd, err);
+    if (rc == 0) rc = sync_send(L.sync_fd, SYNC_START, NULL, err);
     if (rc == 0) rc = sync_wait_exec(L.sync_fd, err);
     if (rc == 0) {
         autofree char *json = state_to_oci_json(L.st, BRIG_STATUS_RUNNING, false);
@@ -86,7 +52,13 @@ int container_run(const struct brig_globals *g, const struct brig_create_opts *o
         return 0;
     }
 
-    int status = run_wait(L.pid, &set);
+    int status;
+    if (rc == 0 && L.console_fd >= 0) {
+        /* process.terminal without --console-socket: attached to our terminal */
+        rc = waiter_attach_pty(L.pid, L.console_fd, &set, &status, err);
+    } else {
+        status = waiter_forward(L.pid, &set);
+    }
     sigprocmask(SIG_SETMASK, &old, NULL);
     launch_release(&L);
     if (rc < 0) brig_wrap(err, "run %s", o->id);

@@ -17,54 +17,12 @@
 #include "../util/cleanup.h"
 #include "../util/log.h"
 #include "../util/strutil.h"
-#include "caps.h"
-#include "identity.h"
+#include "console.h"
 #include "netlink.h"
+#include "proc_exec.h"
 #include "process_attrs.h"
 #include "rootfs.h"
 #include "sync.h"
-
-#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-/* Where execve will find process.args[0], looked up with the container's
- * PATH inside the container's root (after the pivot). */
-static int child_find_exec(const struct brig_process *p, char **out, struct brig_error **err)
-{
-    const char *arg0 = p->args[0];
-    if (strchr(arg0, '/') != NULL) {
-        struct stat st;
-        if (stat(arg0, &st) < 0) return brig_fail(err, errno, "exec: %s", arg0);
-        if (!S_ISREG(st.st_mode)) return brig_failx(err, "exec: %s: not a regular file", arg0);
-        *out = brig_strdup(arg0);
-        return 0;
-    }
-    const char *path = DEFAULT_PATH;
-    for (size_t i = 0; i < p->n_env; i++)
-        if (brig_str_has_prefix(p->env[i], "PATH=")) path = p->env[i] + 5;
-    autofree char *dirs = brig_strdup(path);
-    char *save = NULL;
-    for (char *d = strtok_r(dirs, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
-        autofree char *cand = brig_asprintf("%s/%s", *d ? d : ".", arg0);
-        struct stat st;
-        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)) {
-            *out = steal_ptr(&cand);
-            return 0;
-        }
-    }
-    return brig_failx(err, "exec: \"%s\": executable file not found in $PATH", arg0);
-}
-
-/* Signals as execve expects them: nothing blocked, nothing ignored. */
-static void child_reset_signals(void)
-{
-    sigset_t all;
-    sigemptyset(&all);
-    sigprocmask(SIG_SETMASK, &all, NULL);
-    for (int sig = 1; sig < NSIG; sig++) {
-        if (sig == SIGKILL || sig == SIGSTOP) continue;
-        signal(sig, SIG_DFL);
-    }
-}
 
 /* Block until `brig start` writes to exec.fifo (create), or until the
  * parent says go (run). */
@@ -79,6 +37,15 @@ static int child_wait_start(struct child_ctx *c, struct brig_error **err)
     if (r != 1) return brig_fail(err, r < 0 ? errno : EPIPE, "wait for start: read exec.fifo");
     brig_closep(&c->fifo_fd);
     return 0;
+}
+
+/* process.terminal: the pty comes from the container's devpts, so it is
+ * made after the pivot; the master goes to the parent, which hands it on. */
+static int child_console(struct child_ctx *c, struct brig_error **err)
+{
+    autoclose int master = -1;
+    TRY(console_setup(&c->spec->process, true, &master, err));
+    return sync_send_fd(c->sync_fd, SYNC_CONSOLE, master, err);
 }
 
 /* Namespaces joined, root filesystem built, still privileged. */
@@ -101,6 +68,7 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
     TRY(hooks_run(s, BRIG_HOOK_CREATE_CONTAINER, c->state_json, err));
 
     TRY(rootfs_pivot(rootfd, s, c->no_pivot, err));
+    if (s->process.terminal) TRY(child_console(c, err));
     TRY(sysctl_apply(s, err));                                 /* before /proc/sys goes ro */
     TRY(paths_mask_readonly(s, err));
     TRY(rootfs_finish(s, err));                                /* read-only root last */
@@ -123,23 +91,8 @@ static int child_exec(struct child_ctx *c, const char *exe, struct brig_error **
     /* sync_fd stays open until execve: the parent of `run` sees EOF on
      * success, or our error. Everything else is closed on exec. */
     TRY(fds_close_from(3 + c->preserve_fds, c->sync_fd, err));
-    if (p->no_new_privileges) {
-        TRY(identity_apply(&p->user, in_userns, err));
-        TRY(cwd_apply(p, err));
-        TRY(caps_apply(&p->caps, err));
-        TRY(no_new_privs_apply(p, err));
-        if (c->bpf) TRY(seccomp_bpf_load(c->bpf, err));            /* last: fewest syscalls after */
-    } else {
-        /* Without no_new_privs an unprivileged process may not load a
-         * filter: load it while still privileged (runc does the same). */
-        if (c->bpf) TRY(seccomp_bpf_load(c->bpf, err));
-        TRY(identity_apply(&p->user, in_userns, err));
-        TRY(cwd_apply(p, err));
-        TRY(caps_apply(&p->caps, err));
-    }
-    child_reset_signals();
-    execve(exe, p->args, p->env ? p->env : (char *[]){ NULL });
-    return brig_fail(err, errno, "exec %s", exe);
+    TRY(proc_confine(p, c->bpf, in_userns, err));
+    return proc_execve(p, exe, err);
 }
 
 void child_main(struct child_ctx *c)
@@ -155,7 +108,7 @@ void child_main(struct child_ctx *c)
         goto fail;
     }
     if (child_setup(c, &err) < 0) goto fail;
-    if (child_find_exec(&c->spec->process, &exe, &err) < 0) goto fail;
+    if (proc_find_exec(&c->spec->process, &exe, &err) < 0) goto fail;
     if (sync_send(c->sync_fd, SYNC_CREATED, NULL, &err) < 0) goto fail;
     if (child_wait_start(c, &err) < 0) goto fail;
     child_exec(c, exe, &err);

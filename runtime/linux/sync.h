@@ -16,6 +16,7 @@ enum sync_type {
     SYNC_CREATED,       /* child -> parent: setup done, waiting for start */
     SYNC_START,         /* parent -> child (run only): go ahead and exec */
     SYNC_ERROR,         /* either way: payload is the error message */
+    SYNC_CONSOLE,       /* child -> parent: carries the pty master (SCM_RIGHTS) */
 };
 
 #define SYNC_MAX_PAYLOAD (64 * 1024)
@@ -37,6 +38,12 @@ int sync_send_error(int fd, const struct brig_error *e);
  * receives a malloc'd copy of the payload. */
 int sync_expect(int fd, enum sync_type expect, const char *eof_what, char **payload,
                 struct brig_error **err);
+
+/* A message carrying one fd (SCM_RIGHTS), and its receiving end: *out gets
+ * the fd (close-on-exec). Same error and EOF handling as sync_expect. */
+int sync_send_fd(int fd, enum sync_type type, int send_fd, struct brig_error **err);
+int sync_expect_fd(int fd, enum sync_type expect, const char *eof_what, int *out,
+                   struct brig_error **err);
 
 /* run: wait until the container's init has called execve (our end sees EOF
  * as its CLOEXEC end closes) or has reported an error. */

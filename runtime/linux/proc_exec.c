@@ -1,0 +1,83 @@
+/* config.md "Process": from a prepared process to execve. One copy of the
+ * security-critical order, used by the init and by exec'd processes. */
+#include "proc_exec.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "../util/log.h"
+#include "../util/strutil.h"
+#include "caps.h"
+#include "identity.h"
+#include "process_attrs.h"
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+int proc_find_exec(const struct brig_process *p, char **out, struct brig_error **err)
+{
+    const char *arg0 = p->args[0];
+    if (strchr(arg0, '/') != NULL) {
+        struct stat st;
+        if (stat(arg0, &st) < 0) return brig_fail(err, errno, "exec: %s", arg0);
+        if (!S_ISREG(st.st_mode)) return brig_failx(err, "exec: %s: not a regular file", arg0);
+        *out = brig_strdup(arg0);
+        return 0;
+    }
+    const char *path = DEFAULT_PATH;
+    for (size_t i = 0; i < p->n_env; i++)
+        if (brig_str_has_prefix(p->env[i], "PATH=")) path = p->env[i] + 5;
+    autofree char *dirs = brig_strdup(path);
+    char *save = NULL;
+    for (char *d = strtok_r(dirs, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
+        autofree char *cand = brig_asprintf("%s/%s", *d ? d : ".", arg0);
+        struct stat st;
+        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)) {
+            *out = steal_ptr(&cand);
+            return 0;
+        }
+    }
+    return brig_failx(err, "exec: \"%s\": executable file not found in $PATH", arg0);
+}
+
+int proc_confine(const struct brig_process *p, const struct brig_bpf *bpf, bool in_userns,
+                 struct brig_error **err)
+{
+    if (p->no_new_privileges) {
+        TRY(identity_apply(&p->user, in_userns, err));
+        TRY(cwd_apply(p, err));
+        TRY(caps_apply(&p->caps, err));
+        TRY(no_new_privs_apply(p, err));
+        if (bpf) TRY(seccomp_bpf_load(bpf, err));               /* last: fewest syscalls after */
+    } else {
+        /* Without no_new_privs an unprivileged process may not load a
+         * filter: load it while still privileged (runc does the same). */
+        if (bpf) TRY(seccomp_bpf_load(bpf, err));
+        TRY(identity_apply(&p->user, in_userns, err));
+        TRY(cwd_apply(p, err));
+        TRY(caps_apply(&p->caps, err));
+    }
+    return 0;
+}
+
+static void proc_reset_signals(void)
+{
+    sigset_t all;
+    sigemptyset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP) continue;
+        signal(sig, SIG_DFL);
+    }
+}
+
+int proc_execve(const struct brig_process *p, const char *exe, struct brig_error **err)
+{
+    proc_reset_signals();
+    brig_debug("execve %s", exe);
+    execve(exe, p->args, p->env ? p->env : (char *[]){ NULL });
+    return brig_fail(err, errno, "exec %s", exe);
+}

@@ -1,0 +1,26 @@
+/* The last steps before execve, shared by the container's init
+ * (linux/child.c) and processes started by `brig exec` (lifecycle/exec.c):
+ * find the program, confine the process, reset signals, exec. */
+#ifndef BRIG_PROC_EXEC_H
+#define BRIG_PROC_EXEC_H
+
+#include <stdbool.h>
+
+#include "../config/spec.h"
+#include "seccomp.h"
+
+/* Where execve will find p->args[0]: a path with a slash as is, else looked
+ * up in the process's PATH (or the default one) inside the current root. */
+int proc_find_exec(const struct brig_process *p, char **out, struct brig_error **err);
+
+/* identity, cwd, capabilities, no_new_privs and the seccomp filter (bpf may
+ * be NULL), in the order that keeps the filter loadable: last when
+ * no_new_privs is set, else first while still privileged (as runc). */
+int proc_confine(const struct brig_process *p, const struct brig_bpf *bpf, bool in_userns,
+                 struct brig_error **err);
+
+/* Reset signals as execve expects them (nothing blocked, nothing ignored)
+ * and exec; returns only on failure. */
+int proc_execve(const struct brig_process *p, const char *exe, struct brig_error **err);
+
+#endif
