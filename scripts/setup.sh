@@ -71,6 +71,7 @@ run_demo() {
     # shellcheck disable=SC2064  # expand now: the values are fixed
     trap "'$brig' --root '$tmp/state' delete --force '$id' >/dev/null 2>&1; rm -rf --one-file-system '$tmp'" EXIT
     log "demo: building a busybox bundle in $tmp/bundle"
+    # shellcheck disable=SC2016  # the script runs in the container's shell
     "$SRC/rootfs-tools/brig-mkbundle" --brig "$brig" --probe "$probe" \
         --hostname brig-demo --cgroups-path "/brig-demo/$id" "$tmp/bundle" -- /bin/sh -c '
             echo "hostname:   $(hostname)"

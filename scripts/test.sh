@@ -7,7 +7,7 @@
 # `meson test` arguments, e.g. "--suite integration").
 set -uo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 BUILD=${BRIG_BUILD_DIR:-build}
 
 bash scripts/setup.sh --no-demo || { echo "setup failed"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }

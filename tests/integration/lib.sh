@@ -11,7 +11,7 @@
 #   BRIG_MKBUNDLE   rootfs-tools/brig-mkbundle
 #   BRIG_IT_KEEP=1  keep the temp dir for debugging
 #   BRIG_TIMEOUT    seconds one brig command may take (default 60)
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2016  # jq filters are single-quoted on purpose
 
 set -u
 
@@ -84,7 +84,9 @@ it_finish() {
 it_cleanup() {
     local id pid m c
     if [ -d "$STATE" ]; then
-        for id in $(ls "$STATE" 2>/dev/null); do
+        for id in "$STATE"/*; do
+            [ -e "$id" ] || continue
+            id=${id##*/}
             timeout -k 5 30 "$BRIG" --root "$STATE" delete --force "$id" >/dev/null 2>&1
         done
     fi

@@ -2,6 +2,7 @@
 # linux.resources and cgroupsPath on this host's cgroup layout: limits are
 # written where asked, enforced, unsupported requests fail closed, and the
 # cgroup (and every process in it) is gone after delete.
+# shellcheck disable=SC2016  # jq filters are single-quoted on purpose
 . "$(dirname "$0")/lib.sh"
 it_init
 

@@ -2,6 +2,7 @@
 # The CLI around the containers: spec, features, --log/--log-format json
 # (what containerd's shim and conmon read), and the create/start path's
 # stdio and fds.
+# shellcheck disable=SC2016  # jq filters are single-quoted on purpose
 . "$(dirname "$0")/lib.sh"
 it_init
 

@@ -2,6 +2,7 @@
 # Hooks: createRuntime, poststart and poststop get the container state on
 # stdin, run at the right moment, with their args and env; a failing or
 # hanging createRuntime hook fails create and leaves nothing behind.
+# shellcheck disable=SC2016  # jq filters are single-quoted on purpose
 . "$(dirname "$0")/lib.sh"
 it_init
 

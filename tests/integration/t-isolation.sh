@@ -2,12 +2,16 @@
 # What a process inside sees: namespaces, hostname, mounts and their flags,
 # read-only root, tmpfs, capabilities, no_new_privs, network, rlimits,
 # identity, masked and read-only paths, inherited fds.
+# shellcheck disable=SC2016  # jq filters are single-quoted on purpose
 . "$(dirname "$0")/lib.sh"
 it_init
 
 # ---- one container with a fully specified config ------------------------------
 mkdir -p "$T/share" && echo host-data > "$T/share/data"
-HOST_BLK=$(ls /sys/block | grep -v '^loop' | head -n 1)
+HOST_BLK=""
+for d in /sys/block/*; do
+    case ${d##*/} in loop*|ram*|'*') ;; *) HOST_BLK=${d##*/}; break ;; esac
+done
 HOST_FWD=$(cat /proc/sys/net/ipv4/ip_forward)
 mkb iso -- /usr/bin/brig-probe report \
     --read /proc/keys --read /proc/timer_list --read /etc/secret --read /secretdir \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The OCI lifecycle through the CLI: create -> state -> start -> kill ->
 # delete, exit statuses of run, id validation, --pid-file, duplicate ids.
+# shellcheck disable=SC2016  # jq filters are single-quoted on purpose
 . "$(dirname "$0")/lib.sh"
 it_init
 

@@ -2,6 +2,7 @@
 # linux.seccomp: a chosen syscall is denied with the chosen errno, the
 # default errno is EPERM, argument filters and KILL_PROCESS work, the
 # filter is visible in /proc/self/status.
+# shellcheck disable=SC2016  # jq filters are single-quoted on purpose
 . "$(dirname "$0")/lib.sh"
 it_init
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A user namespace with uid/gid mappings: root inside is 100000 outside,
 # the maps are what the config says, and host-owned files stay protected.
+# shellcheck disable=SC2016  # jq filters are single-quoted on purpose
 . "$(dirname "$0")/lib.sh"
 it_init
 [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" -gt 0 ] ||
