@@ -57,6 +57,10 @@ int cmd_resume(const struct brig_globals *g, int argc, char **argv, int *status,
 int cmd_update(const struct brig_globals *g, int argc, char **argv, int *status, struct brig_error **err);
 int cmd_events(const struct brig_globals *g, int argc, char **argv, int *status, struct brig_error **err);
 
+/* cmd_exec.c: runc's exec and ps. */
+int cmd_exec(const struct brig_globals *g, int argc, char **argv, int *status, struct brig_error **err);
+int cmd_ps(const struct brig_globals *g, int argc, char **argv, int *status, struct brig_error **err);
+
 /* The default config.json of `brig spec` as JSON text, malloc'd. */
 char *spec_default_json(bool rootless);
 

@@ -15,20 +15,6 @@ struct cli_command {
     const char *summary;
 };
 
-static int cmd_not_implemented(const char *name, struct brig_error **err)
-{
-    return brig_failx(err, "brig %s: not implemented yet", name);
-}
-
-#define NOT_IMPLEMENTED(fname, cname)                                                       \
-    static int fname(const struct brig_globals *g, int argc, char **argv, int *status,      \
-                     struct brig_error **err)                                               \
-    {                                                                                       \
-        return cmd_not_implemented(cname, err);                                             \
-    }
-NOT_IMPLEMENTED(cmd_ps, "ps")
-NOT_IMPLEMENTED(cmd_exec, "exec")
-
 /* Checkpoint/restore needs CRIU, which brig will not drive. */
 static int cmd_checkpoint(const struct brig_globals *g, int argc, char **argv, int *status,
                           struct brig_error **err)
@@ -52,8 +38,8 @@ static const struct cli_command commands[] = {
     { "list", cmd_list, "list the containers under --root" },
     { "spec", cmd_spec, "create a new specification file (config.json)" },
     { "features", cmd_features, "show what this build of brig supports (JSON)" },
-    { "ps", cmd_ps, "(not implemented yet)" },
-    { "exec", cmd_exec, "(not implemented yet)" },
+    { "ps", cmd_ps, "list the processes running in a container" },
+    { "exec", cmd_exec, "run a process in a running container" },
     { "pause", cmd_pause, "suspend every process of the container" },
     { "resume", cmd_resume, "resume a paused container" },
     { "update", cmd_update, "change the resource limits of a running container" },

@@ -79,7 +79,7 @@ static char *now_rfc3339(void)
     return brig_strdup(buf);
 }
 
-static int write_pid_file(const char *path, pid_t pid, struct brig_error **err)
+int launch_write_pid_file(const char *path, pid_t pid, struct brig_error **err)
 {
     autofree char *dir_copy = brig_strdup(path);
     autofree char *base_copy = brig_strdup(path);
@@ -221,7 +221,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
 
     L->st->setup_done = true;
     TRY(state_write(L->dirfd, L->st, err));
-    if (o->pid_file != NULL) TRY(write_pid_file(o->pid_file, L->pid, err));
+    if (o->pid_file != NULL) TRY(launch_write_pid_file(o->pid_file, L->pid, err));
     return 0;
 }
 

@@ -37,5 +37,7 @@ struct launch {
 int launch_container(struct launch *L, const struct brig_globals *g, const struct brig_create_opts *o,
                      bool run_mode, struct brig_error **err);
 void launch_release(struct launch *L);
+/* --pid-file: the pid as text, written atomically (also used by exec). */
+int launch_write_pid_file(const char *path, pid_t pid, struct brig_error **err);
 
 #endif

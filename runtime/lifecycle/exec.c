@@ -1,0 +1,286 @@
+/* `exec` (runc's exec; the runtime spec has no such operation): a new
+ * process in a running container, confined exactly as its init is: every
+ * namespace of the init joined through a pidfd, its cgroup, and the
+ * container's seccomp filter, capabilities and identity rules. An exec must
+ * never be less confined than the container. */
+#include "exec.h"
+#include "init_proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../linux/cgroup.h"
+#include "../linux/console.h"
+#include "../linux/proc_exec.h"
+#include "../linux/process_attrs.h"
+#include "../linux/seccomp.h"
+#include "../linux/sync.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/log.h"
+#include "launch.h"
+#include "state.h"
+#include "waiter.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+#define EXEC_CONFIG_MAX (16u << 20)
+
+struct exec_run {
+    struct brig_spec *spec;
+    struct brig_bpf *bpf;
+    struct brig_cgroup *cg;
+    int dirfd;              /* state dir, locked until the process runs */
+    int pidfd;              /* the container's init */
+    int sync_fd;
+    int console_sock;
+    int console_fd;
+    int ns_flags;           /* CLONE_NEW* the child joins (pid is joined by the fork) */
+    bool join_pid;
+    pid_t pid;
+};
+
+static const struct {
+    const char *name;       /* in /proc/<pid>/ns */
+    int flag;
+} exec_ns[] = {
+    { "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS },     { "pid", CLONE_NEWPID },
+    { "net", CLONE_NEWNET },   { "ipc", CLONE_NEWIPC },    { "uts", CLONE_NEWUTS },
+    { "cgroup", CLONE_NEWCGROUP }, { "time", CLONE_NEWTIME },
+};
+
+/* Every namespace in which the init differs from us, whether the config made
+ * it or joined it by path: the exec'd process sees what the init sees. */
+static int exec_ns_plan(pid_t pid, struct exec_run *X, struct brig_error **err)
+{
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(exec_ns); i++) {
+        char path[64];
+        struct stat theirs, ours;
+        snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, exec_ns[i].name);
+        if (stat(path, &theirs) < 0) {
+            if (errno == ENOENT && strcmp(exec_ns[i].name, "time") == 0) continue;
+            return brig_fail(err, errno, "stat %s", path);
+        }
+        snprintf(path, sizeof(path), "/proc/self/ns/%s", exec_ns[i].name);
+        if (stat(path, &ours) < 0) return brig_fail(err, errno, "stat %s", path);
+        if (theirs.st_ino == ours.st_ino && theirs.st_dev == ours.st_dev) continue;
+        if (exec_ns[i].flag == CLONE_NEWPID) X->join_pid = true;
+        else X->ns_flags |= exec_ns[i].flag;
+    }
+    /* The pid read above was the init's only if it is still alive now. */
+    TRY(init_pidfd_signal(X->pidfd, 0, err));
+    brig_debug("exec: joining namespaces 0x%x%s", X->ns_flags, X->join_pid ? " + pid" : "");
+    return 0;
+}
+
+static int exec_check_terminal(const struct brig_process *p, const struct brig_exec_opts *o,
+                               struct brig_error **err)
+{
+    if (o->detach && p->terminal && o->console_socket == NULL)
+        return brig_failx(err, "exec: cannot allocate tty if brig will detach without setting "
+                               "console socket");
+    if ((!o->detach || !p->terminal) && o->console_socket != NULL)
+        return brig_failx(err, "exec: cannot use console socket if brig will not detach or "
+                               "allocate tty");
+    return 0;
+}
+
+static int exec_load_config(struct exec_run *X, const struct brig_state *st, struct brig_error **err)
+{
+    autofree char *text = NULL;
+    size_t len = 0;
+    if (brig_read_file_at(X->dirfd, "config.json", EXEC_CONFIG_MAX, &text, &len, err) < 0 ||
+        spec_parse(text, len, st->bundle, &X->spec, err) < 0)
+        return brig_wrap(err, "the container's saved config.json");
+    return 0;
+}
+
+/* Everything checked and opened on the host side before any process. */
+static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opts *o,
+                        struct exec_run *X, struct brig_error **err)
+{
+    TRY(state_dir_open(g->root, o->id, &X->dirfd, err));
+    autostate struct brig_state *st = NULL;
+    if (state_read(X->dirfd, &st, err) < 0) return brig_wrap(err, "container %s", o->id);
+    enum brig_status status = state_status(X->dirfd, st);
+    if (status != BRIG_STATUS_RUNNING)
+        return brig_failx(err, "cannot exec in a %s container (it must be running)",
+                          state_status_name(status));
+    if (st->cgroup == NULL) return brig_failx(err, "container has no cgroup recorded in its state");
+    TRY(cgroup_load(st->cgroup, &X->cg, err));
+    if (cgroup_frozen(X->cg)) return brig_failx(err, "cannot exec in a paused container");
+
+    TRY(exec_load_config(X, st, err));
+    TRY(exec_build_process(X->spec, o, err));
+    TRY(spec_check_supported(X->spec, err));
+    if (X->spec->linux_cfg.seccomp.present)
+        TRY(seccomp_compile(&X->spec->linux_cfg.seccomp, &X->bpf, err));
+    TRY(exec_check_terminal(&X->spec->process, o, err));
+    if (o->console_socket != NULL) TRY(console_socket_connect(o->console_socket, &X->console_sock, err));
+
+    int alive = init_pidfd_open(st, &X->pidfd, err);
+    if (alive < 0) return -1;
+    if (alive == 0) return brig_failx(err, "cannot exec in a stopped container");
+    return exec_ns_plan(st->pid, X, err);
+}
+
+/* In the new process, still brig: join, confine, exec. */
+static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, int sync_fd,
+                          struct brig_error **err)
+{
+    const struct brig_process *p = &X->spec->process;
+    TRY(sync_expect(sync_fd, SYNC_GO, "brig exec went away", NULL, err));
+    /* Still privileged on the host: limits that may need it go first. */
+    TRY(rlimits_apply(p, err));
+    TRY(oom_score_adj_apply(p, err));
+    TRY(scheduler_apply(p, err));
+    TRY(io_priority_apply(p, err));
+    TRY(personality_apply(&X->spec->linux_cfg, err));
+    /* One setns for all (the kernel enters the user namespace first). */
+    if (X->ns_flags != 0 && setns(X->pidfd, X->ns_flags) < 0)
+        return brig_fail(err, errno, "join the container's namespaces (setns 0x%x)", X->ns_flags);
+    brig_closep(&X->pidfd);
+    if (p->terminal) {
+        autoclose int master = -1;
+        TRY(console_setup(p, false, &master, err));
+        TRY(sync_send_fd(sync_fd, SYNC_CONSOLE, master, err));
+        TRY(sync_expect(sync_fd, SYNC_START, "brig exec went away", NULL, err));
+    }
+    autofree char *exe = NULL;
+    TRY(proc_find_exec(p, &exe, err));
+    TRY(fds_close_from(3 + o->preserve_fds, sync_fd, err));
+    TRY(proc_confine(p, X->bpf, (X->ns_flags & CLONE_NEWUSER) != 0, err));
+    return proc_execve(p, exe, err);
+}
+
+__attribute__((noreturn)) static void exec_child(struct exec_run *X, const struct brig_exec_opts *o,
+                                                 int sync_fd)
+{
+    struct brig_error *err = NULL;
+    brig_log_set_tag("exec");
+    /* Before joining anything: nobody inside may open our /proc/<pid>/exe
+     * or ptrace us (docs/security.md). */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+        brig_fail(&err, errno, "prctl PR_SET_DUMPABLE");
+    } else {
+        /* The state dir's flock is shared with the parent's open file. */
+        brig_closep(&X->dirfd);
+        brig_closep(&X->sync_fd);
+        brig_closep(&X->console_sock);
+        exec_child_run(X, o, sync_fd, &err);
+    }
+    if (sync_send_error(sync_fd, err) < 0) brig_errorf("%s", err ? err->msg : "exec failed");
+    _exit(127);
+}
+
+static pid_t exec_fork(struct exec_run *X, const struct brig_exec_opts *o, int child_end,
+                       struct brig_error **err)
+{
+    /* setns(pid) only changes the namespace of our next child: fork, then
+     * go back to our own. */
+    autoclose int saved = -1;
+    if (X->join_pid) {
+        saved = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+        if (saved < 0) return brig_fail(err, errno, "open /proc/self/ns/pid");
+        if (setns(X->pidfd, CLONE_NEWPID) < 0)
+            return brig_fail(err, errno, "join the container's pid namespace");
+    }
+    pid_t pid = fork();
+    if (pid == 0) exec_child(X, o, child_end);
+    int fork_errno = errno;
+    if (saved >= 0 && setns(saved, CLONE_NEWPID) < 0) {
+        brig_fail(err, errno, "restore our pid namespace");
+        if (pid > 0) X->pid = pid;
+        return -1;
+    }
+    if (pid < 0) return brig_fail(err, fork_errno, "fork");
+    return pid;
+}
+
+/* Parent: start the process and see it through to execve. */
+static int exec_spawn(struct exec_run *X, const struct brig_exec_opts *o, struct brig_error **err)
+{
+    int sv[2];
+    TRY(sync_socketpair(sv, err));
+    X->sync_fd = sv[0];
+    autoclose int child_end = sv[1];
+    pid_t pid = exec_fork(X, o, child_end, err);
+    if (pid < 0) return -1;
+    X->pid = pid;
+    brig_closep(&child_end);
+    brig_debug("exec: process is pid %d", (int)pid);
+
+    TRY(cgroup_attach(X->cg, pid, false, err));
+    TRY(sync_send(X->sync_fd, SYNC_GO, NULL, err));
+    static const char eof[] = "exec: the process exited during setup";
+    if (X->spec->process.terminal) {
+        TRY(sync_expect_fd(X->sync_fd, SYNC_CONSOLE, eof, &X->console_fd, err));
+        if (X->console_sock >= 0) {
+            TRY(console_socket_send(X->console_sock, X->console_fd, err));
+            brig_closep(&X->console_fd);
+            brig_closep(&X->console_sock);
+        } else {
+            TRY(waiter_pty_prepare(X->console_fd, err));
+        }
+        TRY(sync_send(X->sync_fd, SYNC_START, NULL, err));
+    }
+    return sync_wait_exec(X->sync_fd, err);
+}
+
+static void exec_release(struct exec_run *X)
+{
+    brig_closep(&X->dirfd);
+    brig_closep(&X->pidfd);
+    brig_closep(&X->sync_fd);
+    brig_closep(&X->console_sock);
+    brig_closep(&X->console_fd);
+    if (X->cg != NULL) cgroup_free(X->cg);
+    seccomp_bpf_free(X->bpf);
+    spec_free(X->spec);
+}
+
+int container_exec(const struct brig_globals *g, const struct brig_exec_opts *o, int *exit_status,
+                   struct brig_error **err)
+{
+    struct exec_run X = { .dirfd = -1, .pidfd = -1, .sync_fd = -1, .console_sock = -1,
+                          .console_fd = -1 };
+    sigset_t set, old;
+    waiter_signals(&set);
+    /* Blocked before the fork so none is lost; the child unblocks them. */
+    sigprocmask(SIG_BLOCK, &set, &old);
+    int rc = exec_prepare(g, o, &X, err);
+    if (rc == 0) rc = exec_spawn(&X, o, err);
+    if (rc == 0 && o->pid_file != NULL) rc = launch_write_pid_file(o->pid_file, X.pid, err);
+    if (rc < 0) {
+        if (X.pid > 0) {
+            kill(X.pid, SIGKILL);
+            while (waitpid(X.pid, NULL, 0) < 0 && errno == EINTR) {}
+        }
+        exec_release(&X);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return brig_wrap(err, "exec %s", o->id);
+    }
+    brig_closep(&X.dirfd);      /* unlock: the container may be used while this runs */
+    *exit_status = 0;
+    if (!o->detach) {
+        if (X.console_fd >= 0)
+            rc = waiter_attach_pty(X.pid, X.console_fd, &set, exit_status, err);
+        else
+            *exit_status = waiter_forward(X.pid, &set);
+    }
+    /* detached: the process is reparented to our parent's subreaper (the
+     * shim, conmon) when we exit, as with runc. */
+    exec_release(&X);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}

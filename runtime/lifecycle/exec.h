@@ -1,0 +1,45 @@
+/* `exec` (runc's exec) and `ps`: a new process in a running container, and
+ * the container's processes as the host sees them. */
+#ifndef BRIG_EXEC_H
+#define BRIG_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../config/spec.h"
+#include "container.h"
+
+struct brig_exec_opts {
+    const char *id;
+    const char *process_file;   /* --process: a JSON "process" object */
+    char **args;                /* the command (NULL-terminated), when no --process */
+    bool tty;                   /* --tty */
+    const char *cwd;            /* --cwd */
+    char **env;                 /* --env K=V, NULL-terminated (override by name) */
+    const char *user;           /* --user UID[:GID] */
+    char **additional_gids;     /* --additional-gids, NULL-terminated */
+    char **caps;                /* --cap CAP_X: added to bounding/effective/permitted */
+    bool no_new_privs;          /* --no-new-privs */
+    int preserve_fds;
+    bool detach;
+    const char *pid_file;       /* absolute */
+    const char *console_socket;
+};
+
+/* Without detach, *exit_status is the process's status (128+N for signal N). */
+int container_exec(const struct brig_globals *g, const struct brig_exec_opts *o, int *exit_status,
+                   struct brig_error **err);
+
+/* The process an exec runs, from s (the container's saved config): the
+ * --process file or s->process with the command and flags applied. The
+ * result replaces s->process. Never less confined than the container:
+ * no_new_privileges stays set if the config had it. */
+int exec_build_process(struct brig_spec *s, const struct brig_exec_opts *o, struct brig_error **err);
+
+/* ps: json prints the pids of the container's cgroup as a JSON array;
+ * table runs ps(1) with ps_args (default -ef) and keeps the header and the
+ * container's lines. */
+int container_ps(const struct brig_globals *g, const char *id, bool json, char **ps_args,
+                 struct brig_error **err);
+
+#endif
