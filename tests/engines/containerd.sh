@@ -114,7 +114,6 @@ ctr_import() {
 }
 
 BROOT=""   # brig --root the shim uses for ctr-run containers: $BROOT/$TAG/ID
-cid() { echo "$TAG-$1"; }
 
 # ctr_run NAME [ctr run options] -- ARGS...: `ctr run --rm` with brig as the
 # runc binary and the cgroup under $CG_PARENT; stdout in $T/NAME.out, stderr in
@@ -149,26 +148,3 @@ cgroup_pids() {
 
 # task_status NAME: RUNNING, PAUSED, STOPPED ... as `ctr task ls` shows it.
 task_status() { c task ls 2>/dev/null | awk -v id="$(cid "$1")" '$1 == id { print $3 }'; }
-
-# out NAME: the container's stdout without the tty's carriage returns.
-out() { tr -d '\r' < "$T/$1.out"; }
-probe_json() { grep '^{' "$T/$1.out" | tail -n 1; }
-# check_probe DESC NAME FILTER [jq args]
-check_probe() {
-    local d=$1 name=$2 filter=$3 json; shift 3
-    json=$(probe_json "$name")
-    if [ -n "$json" ] && jq -e "$@" "$filter" <<<"$json" >/dev/null 2>&1; then
-        ok "$d"
-    else
-        not_ok "$d" "filter: $filter" "exit status: ${RC:-?}" \
-            "stdout: $(head -c 2000 "$T/$name.out")" "stderr: $(head -c 2000 "$T/$name.err")" \
-            "$(brig_last_calls)"
-    fi
-}
-
-# in_pty CMD...: run CMD (a program, not a function) with a pty as its
-# stdin/stdout, through script(1).
-in_pty() {
-    local q; q=$(printf '%q ' "$@")
-    script -qefc "$q" /dev/null < /dev/null
-}

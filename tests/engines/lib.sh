@@ -241,6 +241,35 @@ image_oci_archive() {
     tar -C "$T/oci" -cf "$T/image/oci.tar" . || bail "tar of the OCI layout failed"
 }
 
+# ---- container output -------------------------------------------------------
+
+# cid NAME: the engine's container id/name for a test container.
+cid() { echo "$TAG-$1"; }
+# out NAME: the container's stdout without a tty's carriage returns.
+out() { tr -d '\r' < "$T/$1.out"; }
+# The probe's JSON: the last line of NAME's stdout that is an object.
+probe_json() { grep '^{' "$T/$1.out" | tr -d '\r' | tail -n 1; }
+# check_probe DESC NAME FILTER [jq args]: jq -e FILTER holds on the probe's
+# JSON (empty output never passes).
+check_probe() {
+    local d=$1 name=$2 filter=$3 json; shift 3
+    json=$(probe_json "$name")
+    if [ -n "$json" ] && jq -e "$@" "$filter" <<<"$json" >/dev/null 2>&1; then
+        ok "$d"
+    else
+        not_ok "$d" "filter: $filter" "exit status: ${RC:-?}" \
+            "stdout: $(head -c 2000 "$T/$name.out")" "stderr: $(head -c 2000 "$T/$name.err" 2>/dev/null)" \
+            "$(brig_last_calls)"
+    fi
+}
+
+# in_pty CMD...: run CMD (a program, not a function) with a pty as its
+# stdin/stdout, through script(1): `ctr -t` and `podman -t` want a console.
+in_pty() {
+    local q; q=$(printf '%q ' "$@")
+    script -qefc "$q" /dev/null < /dev/null
+}
+
 # ---- waiting ----------------------------------------------------------------
 
 # wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds.
