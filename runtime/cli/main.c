@@ -38,6 +38,7 @@ static const struct cli_command commands[] = {
     { "list", cmd_list, "list the containers under --root" },
     { "spec", cmd_spec, "create a new specification file (config.json)" },
     { "features", cmd_features, "show what this build of brig supports (JSON)" },
+    { "policy", cmd_policy, "check, apply, show and selftest sandbox policies" },
     { "ps", cmd_ps, "list the processes running in a container" },
     { "exec", cmd_exec, "run a process in a running container" },
     { "pause", cmd_pause, "suspend every process of the container" },
@@ -54,6 +55,7 @@ struct cli_globals {
     const char *log_format;
     const char *rootless;
     const char *criu;
+    const char *policy;
     bool debug;
     bool systemd_cgroup;
     bool version;
@@ -96,6 +98,8 @@ int main(int argc, char **argv)
           "linux.cgroupsPath is slice:prefix:name" },
         { "rootless", 0, CLI_STRING, &cg.rootless, "VALUE", "accepted for runc compatibility (true|false|auto)" },
         { "criu", 0, CLI_STRING, &cg.criu, "PATH", "accepted for runc compatibility (unused)" },
+        { "policy", 0, CLI_STRING, &cg.policy, "FILE|NAME",
+          "enforce this sandbox policy (default: /etc/brig/policy.json if it exists)" },
         { "version", 'v', CLI_BOOL, &cg.version, NULL, "print the version" },
         { "help", 'h', CLI_BOOL, &cg.help, NULL, "show help" },
     };
@@ -145,7 +149,7 @@ int main(int argc, char **argv)
         return cg.help || cargc > 0 ? 0 : 1;
     }
     const struct brig_globals g = {
-        .root = cg.root, .systemd_cgroup = cg.systemd_cgroup, .debug = cg.debug,
+        .root = cg.root, .systemd_cgroup = cg.systemd_cgroup, .debug = cg.debug, .policy = cg.policy,
     };
     for (size_t i = 0; i < BRIG_ARRAY_SIZE(commands); i++) {
         if (strcmp(cargv[0], commands[i].name) != 0) continue;

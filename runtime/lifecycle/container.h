@@ -10,6 +10,7 @@ struct brig_globals {
     const char *root;           /* state directory, default /run/brig */
     bool systemd_cgroup;
     bool debug;
+    const char *policy;         /* --policy FILE|NAME (policy/policy.h), or NULL */
 };
 
 struct brig_create_opts {

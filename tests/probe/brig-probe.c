@@ -7,6 +7,8 @@
  *   brig-probe report [--read PATH]... [--write DIR]...
  *   brig-probe write PATH | read PATH | syscall NAME | connect HOST PORT
  *   brig-probe sleep SECONDS | exit N | kill-self SIG | fork-bomb N
+ *   brig-probe boundaries [--write DIR]... [--tmpfs DIR]... [--fork N]
+ *   brig-probe -- CMD [ARG]...     (a minimal init: probe_boundaries.c)
  *
  * Every subcommand but `report` exits with the errno of what it tried
  * (0 = it worked) and prints a short JSON object with the errno's name. */
@@ -43,6 +45,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "probe_boundaries.h"
 
 #define MAX_PATHS 64
 
@@ -748,7 +752,9 @@ static int usage(void)
 {
     fputs("usage: brig-probe report [--read PATH]... [--write DIR]...\n"
           "       brig-probe write PATH | read PATH | syscall NAME | connect HOST PORT\n"
-          "       brig-probe sleep SECONDS | exit N | kill-self SIG | fork-bomb N\n", stderr);
+          "       brig-probe sleep SECONDS | exit N | kill-self SIG | fork-bomb N\n"
+          "       brig-probe boundaries [--write DIR]... [--tmpfs DIR]... [--fork N]\n"
+          "       brig-probe -- CMD [ARG]...\n", stderr);
     return EINVAL;
 }
 
@@ -757,6 +763,8 @@ int main(int argc, char **argv)
     if (argc < 2) return usage();
     const char *cmd = argv[1];
     if (!strcmp(cmd, "report")) return cmd_report(argc - 2, argv + 2);
+    if (!strcmp(cmd, "boundaries")) return probe_boundaries(argc - 2, argv + 2);
+    if (!strcmp(cmd, "--")) return probe_init(argc - 2, argv + 2);
     if (argc == 3 && !strcmp(cmd, "write")) return cmd_write(argv[2]);
     if (argc == 3 && !strcmp(cmd, "read")) return cmd_read(argv[2]);
     if (argc == 3 && !strcmp(cmd, "syscall")) return cmd_syscall(argv[2]);

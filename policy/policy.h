@@ -1,0 +1,190 @@
+/* The policy stage (docs/policy.md): a declared sandbox policy as plain
+ * data, checked against a struct brig_spec, applied to a config.json,
+ * enforced at create, and proven from inside a container (selftest).
+ *
+ *   policy file --policy_parse--> struct brig_policy
+ *   struct brig_policy + struct brig_spec --policy_check--> rule results
+ *   struct brig_policy + config.json text --policy_apply--> hardened text
+ *
+ * Every stage is a pure function but enforcement (reads the policy file,
+ * writes the audit log) and selftest (runs a container). */
+#ifndef BRIG_POLICY_H
+#define BRIG_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../runtime/util/error.h"
+
+struct brig_spec;
+
+enum policy_mode { POLICY_ENFORCE, POLICY_AUDIT };
+enum policy_net { POLICY_NET_NONE, POLICY_NET_NETNS };
+enum policy_seccomp { POLICY_SECCOMP_DEFAULT, POLICY_SECCOMP_FILE };
+
+struct policy_tmpfs {
+    char *path;             /* inside the container */
+    uint64_t size;          /* bytes, > 0 */
+};
+
+struct policy_rlimit {
+    char *type;             /* "RLIMIT_NOFILE" */
+    uint64_t max;           /* hard (and soft) at most this */
+};
+
+struct brig_policy {
+    char *name;
+    enum policy_mode mode;
+    struct { enum policy_net mode; char *path; } network;
+    bool root_readonly;
+    struct policy_tmpfs *tmpfs;             size_t n_tmpfs;
+    struct { char *path; bool required; } workspace;   /* path NULL: no workspace */
+    struct { uint32_t uid, gid; bool userns; } user;
+    uint64_t caps;                          /* allowed capabilities (bitmask) */
+    char **cap_names;                       /* the same, as names */
+    bool no_new_privileges;
+    struct { enum policy_seccomp profile; char *path; } seccomp;
+    struct {
+        uint64_t memory;                    /* bytes */
+        uint64_t swap;                      /* bytes beyond memory */
+        uint64_t pids;
+        uint64_t cpu_milli;                 /* 1000 = one CPU */
+    } limits;
+    struct policy_rlimit *rlimits;          size_t n_rlimits;
+    char **devices;                         /* allowed linux.devices paths */
+    char **forbidden_paths;                 /* host paths (built-in list + policy's) */
+    char **hooks;                           /* allowed hook paths; empty: no hooks */
+    char **sysctl;                          /* allowed sysctl name patterns */
+    char **env_allow;                       /* NULL/empty: any name not denied */
+    char **env_deny;                        /* fnmatch patterns on names */
+    struct { uint64_t wall_s, idle_s; } timeouts;
+    uint64_t output_max;                    /* bytes */
+    char *init;                             /* required process.args[0], or NULL */
+    struct { char *path; uint64_t max_size; } audit;
+};
+
+/* ---- model (policy_model.c) ---- */
+void policy_free(struct brig_policy *p);
+void policy_freep(struct brig_policy **p);
+#define autopolicy __attribute__((cleanup(policy_freep)))
+
+/* Built-in profiles (the JSON files of policy/profiles/, compiled in). */
+size_t policy_builtin_count(void);
+const char *policy_builtin_name(size_t i);
+/* The profile's JSON text, NULL if there is no such profile. */
+const char *policy_builtin_text(const char *name);
+/* The built-in default-deny seccomp profile (linux.seccomp JSON). */
+const char *policy_seccomp_default_text(void);
+
+/* ---- parse (policy_parse.c) ---- */
+/* Strict: an unknown key, a wrong type or an impossible value fails with
+ * the key's path ("limits.memory: ..."). Absent fields get safe defaults. */
+int policy_parse(const char *text, size_t len, struct brig_policy **out, struct brig_error **err);
+/* NAME of a built-in profile, or a file path (anything with a '/'). */
+int policy_load(const char *name_or_path, struct brig_policy **out, struct brig_error **err);
+
+/* ---- units (policy_units.c) ---- */
+/* "512MiB", "1G", "64k", "4096" (IEC or SI-looking suffixes are all powers
+ * of 1024, as Docker reads them). */
+int policy_parse_size(const char *s, uint64_t *out);
+/* "10m", "30s", "1h", "2h30m", "45" (seconds). */
+int policy_parse_duration(const char *s, uint64_t *seconds);
+/* "2", "0.5", "1.25" CPUs -> thousandths. */
+int policy_parse_cpus(const char *s, uint64_t *milli);
+
+/* ---- check (policy_check*.c) ---- */
+struct policy_result {
+    const char *rule;       /* stable id: "net.none" */
+    bool pass;
+    char *path;             /* JSON path of the offending value, or NULL */
+    char *value;            /* the offending value / what is missing */
+};
+
+struct policy_report {
+    struct policy_result *r;
+    size_t n, cap;
+    size_t failed;
+};
+
+/* Every rule's result (one line per rule; several lines for a rule with
+ * several offending values). Never fails: a config that parsed as a spec
+ * can always be judged. */
+void policy_check(const struct brig_policy *p, const struct brig_spec *s, struct policy_report *out);
+void policy_report_free(struct policy_report *rep);
+/* Stable rule ids, in report order, with a one-line description. */
+size_t policy_rule_count(void);
+const char *policy_rule_id(size_t i);
+const char *policy_rule_summary(size_t i);
+/* "rule1,rule2" of the failed rules (each once), malloc'd. */
+char *policy_report_failed_ids(const struct policy_report *rep);
+/* Text (one line per result) or JSON (an object) of a report, malloc'd. */
+char *policy_report_text(const struct policy_report *rep, bool only_failed);
+char *policy_report_json(const struct brig_policy *p, const struct policy_report *rep);
+
+/* ---- apply (policy_apply.c) ---- */
+struct policy_apply_opts {
+    const char *workspace_source;   /* host directory for the workspace mount */
+};
+/* Patch config.json text so that it meets the policy; the result passes
+ * policy_check. Idempotent. Fields brig does not model are kept as they are. */
+int policy_apply(const struct brig_policy *p, const char *config, size_t len,
+                 const struct policy_apply_opts *o, char **out, struct brig_error **err);
+
+/* ---- enforce (policy_enforce.c) ---- */
+#define POLICY_SYSTEM_FILE "/etc/brig/policy.json"
+/* The policy in force: `flag` (--policy), else POLICY_SYSTEM_FILE if it
+ * exists, else none (*out NULL, returns 0). */
+int policy_resolve(const char *flag, struct brig_policy **out, struct brig_error **err);
+/* Called by create (and exec) after the config parsed: check the spec, log
+ * the decision to the audit log, and in enforce mode refuse a violation. */
+int policy_enforce(const char *flag, const struct brig_spec *s, const char *op, const char *id,
+                   struct brig_error **err);
+
+/* ---- audit (policy_audit.c) ---- */
+struct policy_audit_event {
+    const char *op;             /* create, start, exec, kill, delete, policy */
+    const char *id;
+    const char *decision;       /* allow, deny, audit, pass, fail, or NULL */
+    const char *rules;          /* comma-separated rule ids, or NULL */
+    bool has_exit_status;       int exit_status;
+    bool has_duration;          uint64_t duration_ms;
+    bool has_memory_peak;       uint64_t memory_peak;
+    bool has_pids_peak;         uint64_t pids_peak;
+};
+/* One JSON line appended in a single O_APPEND write; the file is rotated
+ * to PATH.1 past p->audit.max_size. Never argv, env values or output. */
+int policy_audit(const struct brig_policy *p, const struct policy_audit_event *ev,
+                 struct brig_error **err);
+/* The line itself (no newline), malloc'd: for tests. */
+char *policy_audit_line(const struct brig_policy *p, const struct policy_audit_event *ev);
+
+/* ---- selftest (policy_selftest*.c) ---- */
+struct policy_selftest_opts {
+    const char *runtime;        /* NULL: this brig (/proc/self/exe) */
+    const char *probe;          /* static brig-probe */
+    const char *busybox;        /* optional static busybox for the rootfs */
+    const char *base_config;    /* config.json text the policy is applied to */
+    bool as_is;                 /* base_config is tested without apply */
+    const char *policy_flag;    /* passed as --policy to brig runtimes */
+    const char *workdir;        /* where the bundle is built (temp if NULL) */
+    bool keep;
+    bool json;
+};
+/* Builds the bundle, runs the probe, prints the report on stdout. *open
+ * is the number of open boundaries (and failed runs). */
+int policy_selftest(const struct brig_policy *p, const struct policy_selftest_opts *o,
+                    int *open, struct brig_error **err);
+
+/* Judge the probe's JSON (pure, for tests): one result per boundary. */
+struct policy_boundary {
+    const char *name;
+    bool closed;
+    char detail[160];
+};
+struct policy_host_ns { uint64_t net, pid, ipc, uts, mnt; };
+int policy_boundaries_eval(const struct brig_policy *p, const char *probe_json,
+                           const struct policy_host_ns *host, struct policy_boundary **out,
+                           size_t *n, struct brig_error **err);
+
+#endif

@@ -1,0 +1,414 @@
+/* The rules of policy_check, one function each, in report order. Each adds
+ * one failed result per offending value, with the value's JSON path; never
+ * an environment value (only names), never argv beyond args[0]. */
+#include "policy_internal.h"
+
+#include <ctype.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+
+#include "../runtime/config/spec.h"
+#include "../runtime/util/cleanup.h"
+#include "../runtime/util/strutil.h"
+
+#define RULE(name) \
+    static void name(const struct brig_policy *p, const struct brig_spec *s, struct policy_report *rep, \
+                     const char *rule)
+
+static const struct brig_namespace *ns_of(const struct brig_spec *s, enum brig_ns_type t)
+{
+    return &s->linux_cfg.namespaces[t];
+}
+
+RULE(rule_net)
+{
+    const struct brig_namespace *n = ns_of(s, BRIG_NS_NETWORK);
+    if (!n->present) {
+        policy_fail(rep, rule, "linux.namespaces", "no network namespace: the host's network is shared");
+    } else if (p->network.mode == POLICY_NET_NONE && n->path != NULL) {
+        policy_fail(rep, rule, "linux.namespaces[network].path", "\"%s\": joins an existing network "
+                    "namespace; the policy asks for none (a new, empty one)", n->path);
+    } else if (p->network.mode == POLICY_NET_NETNS &&
+               (n->path == NULL || strcmp(n->path, p->network.path) != 0)) {
+        policy_fail(rep, rule, "linux.namespaces[network].path", "%s%s%s: the policy's network is %s",
+                    n->path ? "\"" : "", n->path ? n->path : "a new namespace", n->path ? "\"" : "",
+                    p->network.path);
+    }
+}
+
+RULE(rule_ns_host)
+{
+    static const enum brig_ns_type required[] = { BRIG_NS_PID, BRIG_NS_IPC, BRIG_NS_UTS, BRIG_NS_MOUNT };
+    for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+        if (!ns_of(s, required[i])->present)
+            policy_fail(rep, rule, "linux.namespaces", "no %s namespace: the host's is shared",
+                        spec_ns_name(required[i]));
+    if (p->user.userns && !ns_of(s, BRIG_NS_USER)->present)
+        policy_fail(rep, rule, "linux.namespaces", "no user namespace: the policy asks for one");
+    for (int t = 0; t < BRIG_NS_COUNT; t++) {
+        if (t == BRIG_NS_NETWORK || !ns_of(s, t)->present || ns_of(s, t)->path == NULL) continue;
+        char path[64];
+        snprintf(path, sizeof(path), "linux.namespaces[%s].path", spec_ns_name(t));
+        policy_fail(rep, rule, path, "\"%s\": joins an existing namespace", ns_of(s, t)->path);
+    }
+}
+
+RULE(rule_root_readonly)
+{
+    if (p->root_readonly && !s->root.readonly)
+        policy_fail(rep, rule, "root.readonly", "false");
+}
+
+static char *caps_names(uint64_t mask)
+{
+    autofree char *out = brig_strdup("");
+    for (int c = 0; c < 64; c++) {
+        if (!(mask & (1ull << c))) continue;
+        char *name = cap_to_name((cap_value_t)c);
+        /* libcap says "cap_kill"; configs and policies say "CAP_KILL". */
+        for (char *q = name; q && *q; q++) *q = (char)toupper((unsigned char)*q);
+        char *next = brig_asprintf("%s%s%s", out, out[0] ? "," : "", name ? name : "?");
+        cap_free(name);
+        free(out);
+        out = next;
+    }
+    return steal_ptr(&out);
+}
+
+RULE(rule_caps)
+{
+    static const char *const sets[] = { "bounding", "effective", "inheritable", "permitted", "ambient" };
+    if (!s->process.has_caps) return;   /* absent: every set is empty */
+    for (int i = 0; i < BRIG_CAP_SET_COUNT; i++) {
+        uint64_t extra = s->process.caps.sets[i] & ~p->caps;
+        if (extra == 0) continue;
+        char path[64];
+        snprintf(path, sizeof(path), "process.capabilities.%s", sets[i]);
+        autofree char *names = caps_names(extra);
+        policy_fail(rep, rule, path, "%s", names);
+    }
+}
+
+RULE(rule_nnp)
+{
+    if (p->no_new_privileges && !s->process.no_new_privileges)
+        policy_fail(rep, rule, "process.noNewPrivileges", "false");
+}
+
+RULE(rule_user)
+{
+    const struct brig_user *u = &s->process.user;
+    if (p->user.userns) {
+        for (size_t i = 0; i < s->linux_cfg.n_uid_mappings; i++)
+            if (s->linux_cfg.uid_mappings[i].host_id == 0)
+                policy_fail(rep, rule, "linux.uidMappings", "host uid 0 is mapped into the container");
+        for (size_t i = 0; i < s->linux_cfg.n_gid_mappings; i++)
+            if (s->linux_cfg.gid_mappings[i].host_id == 0)
+                policy_fail(rep, rule, "linux.gidMappings", "host gid 0 is mapped into the container");
+        if (s->linux_cfg.n_uid_mappings == 0)
+            policy_fail(rep, rule, "linux.uidMappings", "none: the user namespace maps nobody");
+        return;
+    }
+    if (u->uid != p->user.uid)
+        policy_fail(rep, rule, "process.user.uid", "%u (the policy runs as %u)", u->uid, p->user.uid);
+    if (u->gid != p->user.gid)
+        policy_fail(rep, rule, "process.user.gid", "%u (the policy runs as %u)", u->gid, p->user.gid);
+    for (size_t i = 0; i < u->n_additional_gids; i++)
+        if (u->additional_gids[i] == 0)
+            policy_fail(rep, rule, "process.user.additionalGids", "0 (the root group)");
+}
+
+static bool seccomp_lets_run(enum brig_scmp_action a)
+{
+    return a == BRIG_SCMP_ALLOW || a == BRIG_SCMP_LOG;
+}
+
+RULE(rule_seccomp)
+{
+    const struct brig_seccomp *sc = &s->linux_cfg.seccomp;
+    if (!sc->present) {
+        policy_fail(rep, rule, "linux.seccomp", "absent: every syscall is allowed");
+        return;
+    }
+    if (seccomp_lets_run(sc->default_action) || sc->default_action == BRIG_SCMP_NOTIFY ||
+        sc->default_action == BRIG_SCMP_TRACE)
+        policy_fail(rep, rule, "linux.seccomp.defaultAction",
+                    "lets unlisted syscalls run (the policy needs a default-deny allowlist)");
+    for (size_t i = 0; i < sc->n_syscalls; i++) {
+        const struct brig_seccomp_rule *r = &sc->syscalls[i];
+        if (!seccomp_lets_run(r->action)) continue;
+        for (size_t j = 0; j < r->n_names; j++) {
+            for (const char *const *b = policy_blocked_syscalls; *b; b++) {
+                if (strcmp(*b, r->names[j]) != 0) continue;
+                char path[96];
+                snprintf(path, sizeof(path), "linux.seccomp.syscalls[%zu].names[%zu]", i, j);
+                policy_fail(rep, rule, path, "\"%s\" is allowed%s", *b,
+                            r->n_args ? " (with argument conditions)" : "");
+            }
+        }
+    }
+}
+
+RULE(rule_mounts_forbidden)
+{
+    for (size_t i = 0; i < s->n_mounts; i++) {
+        const struct brig_mount *m = &s->mounts[i];
+        const char *which = NULL;
+        if (!policy_mount_is_bind(m) || !policy_path_forbidden(p, m->source, &which)) continue;
+        char path[64];
+        snprintf(path, sizeof(path), "mounts[%zu].source", i);
+        policy_fail(rep, rule, path, "\"%s\" (forbidden host path %s)", m->source, which);
+    }
+}
+
+static bool strv_has(char *const *v, const char *s)
+{
+    for (; v != NULL && *v != NULL; v++)
+        if (strcmp(*v, s) == 0) return true;
+    return false;
+}
+
+RULE(rule_mounts_sys)
+{
+    bool proc = false, sys = false;
+    for (size_t i = 0; i < s->n_mounts; i++) {
+        const struct brig_mount *m = &s->mounts[i];
+        const char *type = m->type ? m->type : "";
+        bool bind = policy_mount_is_bind(m);
+        bool sysfs = strcmp(type, "sysfs") == 0 || (bind && m->source && brig_str_has_prefix(m->source, "/sys"));
+        bool cgroup = strcmp(type, "cgroup") == 0 || strcmp(type, "cgroup2") == 0;
+        if (strcmp(type, "proc") == 0) proc = true;
+        if (sysfs) sys = true;
+        if ((sysfs || cgroup) && !policy_mount_readonly(m)) {
+            char path[64];
+            snprintf(path, sizeof(path), "mounts[%zu].options", i);
+            policy_fail(rep, rule, path, "%s at %s is writable", cgroup ? "cgroup fs" : "sysfs", m->destination);
+        }
+    }
+    for (const char *const *mp = policy_masked_paths; proc && *mp; mp++) {
+        if (brig_str_has_prefix(*mp, "/sys") && !sys) continue;
+        if (!strv_has(s->linux_cfg.masked_paths, *mp))
+            policy_fail(rep, rule, "linux.maskedPaths", "%s is not masked", *mp);
+    }
+    for (const char *const *rp = policy_readonly_paths; proc && *rp; rp++)
+        if (!strv_has(s->linux_cfg.readonly_paths, *rp) && !strv_has(s->linux_cfg.masked_paths, *rp))
+            policy_fail(rep, rule, "linux.readonlyPaths", "%s is neither read-only nor masked", *rp);
+}
+
+static const struct brig_mount *mount_at(const struct brig_spec *s, const char *dst, size_t *idx)
+{
+    const struct brig_mount *found = NULL;
+    /* The last mount at a destination is the one the container sees. */
+    for (size_t i = 0; i < s->n_mounts; i++) {
+        if (strcmp(s->mounts[i].destination, dst) == 0) {
+            found = &s->mounts[i];
+            *idx = i;
+        }
+    }
+    return found;
+}
+
+RULE(rule_mounts_tmpfs)
+{
+    for (size_t i = 0; i < p->n_tmpfs; i++) {
+        size_t idx = 0;
+        const struct brig_mount *m = mount_at(s, p->tmpfs[i].path, &idx);
+        if (m == NULL || m->type == NULL || strcmp(m->type, "tmpfs") != 0) {
+            policy_fail(rep, rule, "mounts", "no tmpfs at %s", p->tmpfs[i].path);
+            continue;
+        }
+        char path[64];
+        snprintf(path, sizeof(path), "mounts[%zu].options", idx);
+        uint64_t size = 0;
+        int r = policy_tmpfs_size(m->options, &size);
+        if (r <= 0)
+            policy_fail(rep, rule, path, "tmpfs at %s: %s", m->destination,
+                        r == 0 ? "no size= (half the host's memory)" : "size= not in bytes/k/m/g");
+        else if (size > p->tmpfs[i].size)
+            policy_fail(rep, rule, path, "tmpfs at %s: size %llu bytes, more than %llu", m->destination,
+                        (unsigned long long)size, (unsigned long long)p->tmpfs[i].size);
+        if (policy_mount_readonly(m))
+            policy_fail(rep, rule, path, "tmpfs at %s is read-only", m->destination);
+    }
+}
+
+RULE(rule_workspace)
+{
+    if (p->workspace.path == NULL) return;
+    size_t idx = 0;
+    const struct brig_mount *m = mount_at(s, p->workspace.path, &idx);
+    if (m == NULL) {
+        if (p->workspace.required) policy_fail(rep, rule, "mounts", "no mount at %s", p->workspace.path);
+        return;
+    }
+    char path[64];
+    snprintf(path, sizeof(path), "mounts[%zu]", idx);
+    if (!policy_mount_is_bind(m))
+        policy_fail(rep, rule, path, "%s is a %s mount, not a bind of a host directory", m->destination,
+                    m->type ? m->type : "typeless");
+    else if (policy_mount_readonly(m))
+        policy_fail(rep, rule, path, "%s is read-only (the workspace is writable)", m->destination);
+}
+
+RULE(rule_limits_memory)
+{
+    const struct brig_resources *r = &s->linux_cfg.resources;
+    if (!r->memory.limit.set || r->memory.limit.v <= 0) {
+        policy_fail(rep, rule, "linux.resources.memory.limit", "unlimited");
+        return;
+    }
+    uint64_t lim = (uint64_t)r->memory.limit.v;
+    if (lim > p->limits.memory)
+        policy_fail(rep, rule, "linux.resources.memory.limit", "%llu bytes, more than %llu",
+                    (unsigned long long)lim, (unsigned long long)p->limits.memory);
+    /* memory.swap is memory + swap, as cgroup v1's memsw. */
+    uint64_t swap_max = (lim < p->limits.memory ? lim : p->limits.memory) + p->limits.swap;
+    if (!r->memory.swap.set || r->memory.swap.v < 0)
+        policy_fail(rep, rule, "linux.resources.memory.swap", "unlimited");
+    else if ((uint64_t)r->memory.swap.v > swap_max)
+        policy_fail(rep, rule, "linux.resources.memory.swap", "%lld bytes, more than %llu",
+                    (long long)r->memory.swap.v, (unsigned long long)swap_max);
+}
+
+RULE(rule_limits_pids)
+{
+    const struct brig_resources *r = &s->linux_cfg.resources;
+    if (!r->pids.limit.set || r->pids.limit.v <= 0)
+        policy_fail(rep, rule, "linux.resources.pids.limit", "unlimited");
+    else if ((uint64_t)r->pids.limit.v > p->limits.pids)
+        policy_fail(rep, rule, "linux.resources.pids.limit", "%lld, more than %llu",
+                    (long long)r->pids.limit.v, (unsigned long long)p->limits.pids);
+}
+
+RULE(rule_limits_cpu)
+{
+    const struct brig_resources *r = &s->linux_cfg.resources;
+    uint64_t period = r->cpu.period.set && r->cpu.period.v > 0 ? r->cpu.period.v : 100000;
+    if (!r->cpu.quota.set || r->cpu.quota.v <= 0) {
+        policy_fail(rep, rule, "linux.resources.cpu.quota", "unlimited");
+        return;
+    }
+    uint64_t milli = (uint64_t)r->cpu.quota.v * 1000 / period;
+    if (milli > p->limits.cpu_milli)
+        policy_fail(rep, rule, "linux.resources.cpu.quota", "%lld/%llu: %llu.%03llu CPUs, more than %llu.%03llu",
+                    (long long)r->cpu.quota.v, (unsigned long long)period,
+                    (unsigned long long)(milli / 1000), (unsigned long long)(milli % 1000),
+                    (unsigned long long)(p->limits.cpu_milli / 1000),
+                    (unsigned long long)(p->limits.cpu_milli % 1000));
+}
+
+RULE(rule_rlimits)
+{
+    for (size_t i = 0; i < p->n_rlimits; i++) {
+        const struct brig_rlimit *found = NULL;
+        size_t idx = 0;
+        for (size_t j = 0; j < s->process.n_rlimits; j++)
+            if (strcmp(s->process.rlimits[j].name, p->rlimits[i].type) == 0) {
+                found = &s->process.rlimits[j];
+                idx = j;
+            }
+        if (found == NULL) {
+            policy_fail(rep, rule, "process.rlimits", "no %s (the host's limit is inherited)", p->rlimits[i].type);
+            continue;
+        }
+        char path[64];
+        snprintf(path, sizeof(path), "process.rlimits[%zu]", idx);
+        if (found->hard > p->rlimits[i].max || found->soft > p->rlimits[i].max)
+            policy_fail(rep, rule, path, "%s soft %llu hard %llu, more than %llu", found->name,
+                        (unsigned long long)found->soft, (unsigned long long)found->hard,
+                        (unsigned long long)p->rlimits[i].max);
+    }
+}
+
+RULE(rule_devices)
+{
+    for (size_t i = 0; i < s->linux_cfg.n_devices; i++) {
+        const char *d = s->linux_cfg.devices[i].path;
+        if (strv_has(p->devices, d)) continue;
+        char path[64];
+        snprintf(path, sizeof(path), "linux.devices[%zu].path", i);
+        policy_fail(rep, rule, path, "\"%s\" is not an allowed device", d);
+    }
+    const struct brig_resources *r = &s->linux_cfg.resources;
+    for (size_t i = 0; i < r->n_devices; i++) {
+        const struct brig_device_rule *d = &r->devices[i];
+        if (!d->allow || (d->type != 'a' && d->major >= 0 && d->minor >= 0)) continue;
+        char path[64];
+        snprintf(path, sizeof(path), "linux.resources.devices[%zu]", i);
+        policy_fail(rep, rule, path, "allows %c %lld:%lld %s (a wildcard)", d->type, (long long)d->major,
+                    (long long)d->minor, d->access[0] ? d->access : "rwm");
+    }
+}
+
+RULE(rule_hooks)
+{
+    for (int k = 0; k < BRIG_HOOK_KIND_COUNT; k++) {
+        for (size_t i = 0; i < s->hooks[k].n; i++) {
+            const char *h = s->hooks[k].hooks[i].path;
+            if (strv_has(p->hooks, h)) continue;
+            char path[64];
+            snprintf(path, sizeof(path), "hooks.%s[%zu].path", spec_hook_name(k), i);
+            policy_fail(rep, rule, path, "\"%s\" (hooks run on the host as root)", h);
+        }
+    }
+}
+
+RULE(rule_sysctl)
+{
+    for (size_t i = 0; i < s->linux_cfg.n_sysctl; i++) {
+        const char *k = s->linux_cfg.sysctl[i].key;
+        if (policy_glob_any(p->sysctl, k)) continue;
+        char path[160];
+        snprintf(path, sizeof(path), "linux.sysctl.%s", k);
+        policy_fail(rep, rule, path, "\"%s\" is not an allowed sysctl", k);
+    }
+}
+
+RULE(rule_env)
+{
+    for (size_t i = 0; i < s->process.n_env; i++) {
+        const char *e = s->process.env[i];
+        size_t n = strcspn(e, "=");
+        autofree char *name = strndup(e, n);
+        if (name == NULL || !policy_env_name_denied(p, name)) continue;
+        char path[64];
+        snprintf(path, sizeof(path), "process.env[%zu]", i);
+        /* The name only: the value may be the secret itself. */
+        policy_fail(rep, rule, path, "%s (%s)", name,
+                    policy_glob_any(p->env_deny, name) ? "a secret-looking name" : "not in env.allow");
+    }
+}
+
+RULE(rule_init)
+{
+    if (p->init == NULL) return;
+    if (s->process.n_args == 0 || strcmp(s->process.args[0], p->init) != 0)
+        policy_fail(rep, rule, "process.args[0]", "\"%s\" (the policy runs %s as PID 1)",
+                    s->process.n_args ? s->process.args[0] : "", p->init);
+}
+
+const struct policy_rule policy_rules[] = {
+    { "net.none", rule_net, "a new, empty network namespace (or the policy's netns path)" },
+    { "ns.host", rule_ns_host, "new pid/ipc/uts/mount namespaces; no joins of existing ones" },
+    { "root.readonly", rule_root_readonly, "the root filesystem is read-only" },
+    { "caps.none", rule_caps, "no capability outside the policy's list (default: none)" },
+    { "nnp", rule_nnp, "process.noNewPrivileges is true" },
+    { "user.nonroot", rule_user, "runs as the policy's uid/gid, or root only inside a user namespace" },
+    { "seccomp.present", rule_seccomp, "a default-deny seccomp filter that blocks the risky syscalls" },
+    { "mounts.forbidden", rule_mounts_forbidden, "no bind of a forbidden host path" },
+    { "mounts.sys", rule_mounts_sys, "sysfs and cgroup fs read-only, /proc paths masked or read-only" },
+    { "mounts.tmpfs", rule_mounts_tmpfs, "the policy's tmpfs mounts, with bounded sizes" },
+    { "workspace", rule_workspace, "the workspace is a writable bind mount" },
+    { "limits.memory", rule_limits_memory, "memory and swap limits within the policy's" },
+    { "limits.pids", rule_limits_pids, "a pids limit within the policy's" },
+    { "limits.cpu", rule_limits_cpu, "a CPU quota within the policy's" },
+    { "rlimits", rule_rlimits, "the policy's rlimits, at most its values" },
+    { "devices", rule_devices, "only allowed device nodes, no wildcard device access" },
+    { "hooks", rule_hooks, "no hooks but the policy's allowlist (hooks run on the host)" },
+    { "sysctl", rule_sysctl, "only allowed sysctls" },
+    { "env.secrets", rule_env, "no secret-looking environment names; only allowed names" },
+    { "init", rule_init, "the policy's init runs as PID 1" },
+};
+const size_t policy_n_rules = sizeof(policy_rules) / sizeof(policy_rules[0]);

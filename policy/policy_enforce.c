@@ -1,0 +1,64 @@
+/* Enforcement at create (and exec): the policy comes only from the trusted
+ * side (--policy, /etc/brig/policy.json), never from the bundle or its
+ * annotations. With neither, nothing is enforced. In enforce mode a
+ * violation refuses the operation with the violations listed; in audit
+ * mode it proceeds and the violations are logged. Every decision goes to
+ * the audit log; a log that cannot be written refuses in enforce mode. */
+#include "policy.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../runtime/util/cleanup.h"
+#include "../runtime/util/log.h"
+
+int policy_resolve(const char *flag, struct brig_policy **out, struct brig_error **err)
+{
+    *out = NULL;
+    if (flag != NULL && flag[0] != '\0') return policy_load(flag, out, err);
+    if (access(POLICY_SYSTEM_FILE, F_OK) == 0) return policy_load(POLICY_SYSTEM_FILE, out, err);
+    if (errno != ENOENT) return brig_fail(err, errno, "policy %s", POLICY_SYSTEM_FILE);
+    return 0;
+}
+
+int policy_enforce(const char *flag, const struct brig_spec *s, const char *op, const char *id,
+                   struct brig_error **err)
+{
+    autopolicy struct brig_policy *p = NULL;
+    TRY(policy_resolve(flag, &p, err));
+    if (p == NULL) {
+        brig_debug("policy: none (no --policy, no %s)", POLICY_SYSTEM_FILE);
+        return 0;
+    }
+    struct policy_report rep;
+    policy_check(p, s, &rep);
+    autofree char *ids = policy_report_failed_ids(&rep);
+    bool deny = rep.failed > 0 && p->mode == POLICY_ENFORCE;
+    struct policy_audit_event ev = {
+        .op = op, .id = id, .rules = ids[0] ? ids : NULL,
+        .decision = rep.failed == 0 ? "allow" : deny ? "deny" : "audit",
+    };
+    autoerr struct brig_error *aerr = NULL;
+    int arc = policy_audit(p, &ev, &aerr);
+    if (rep.failed == 0) {
+        policy_report_free(&rep);
+        brig_debug("policy %s: %s %s allowed", p->name, op, id);
+        if (arc < 0 && p->mode == POLICY_ENFORCE)
+            return brig_failx(err, "policy %s: %s (an unlogged decision is refused in enforce mode)",
+                              p->name, aerr->msg);
+        if (arc < 0) brig_warn("%s", aerr->msg);
+        return 0;
+    }
+    autofree char *text = policy_report_text(&rep, true);
+    policy_report_free(&rep);
+    if (!deny) {
+        brig_warn("policy %s (audit mode): %s %s violates %s", p->name, op, id, ids);
+        if (arc < 0) brig_warn("%s", aerr->msg);
+        return 0;
+    }
+    /* Drop the final newline of the listing. */
+    size_t n = strlen(text);
+    if (n > 0 && text[n - 1] == '\n') text[n - 1] = '\0';
+    return brig_failx(err, "policy %s refuses %s: %s\n%s", p->name, op, ids, text);
+}

@@ -1,0 +1,88 @@
+/* The policy model: freeing, the built-in profiles compiled in from
+ * policy/profiles/, and loading a policy by name or path. */
+#include "policy.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy_embedded.h"
+#include "../runtime/util/cleanup.h"
+#include "../runtime/util/fs.h"
+#include "../runtime/util/log.h"
+
+#define POLICY_FILE_MAX (1u << 20)
+
+void policy_free(struct brig_policy *p)
+{
+    if (p == NULL) return;
+    free(p->name);
+    free(p->network.path);
+    for (size_t i = 0; i < p->n_tmpfs; i++) free(p->tmpfs[i].path);
+    free(p->tmpfs);
+    free(p->workspace.path);
+    brig_strv_free(p->cap_names);
+    free(p->seccomp.path);
+    for (size_t i = 0; i < p->n_rlimits; i++) free(p->rlimits[i].type);
+    free(p->rlimits);
+    brig_strv_free(p->devices);
+    brig_strv_free(p->forbidden_paths);
+    brig_strv_free(p->hooks);
+    brig_strv_free(p->sysctl);
+    brig_strv_free(p->env_allow);
+    brig_strv_free(p->env_deny);
+    free(p->init);
+    free(p->audit.path);
+    free(p);
+}
+
+void policy_freep(struct brig_policy **p)
+{
+    policy_free(*p);
+    *p = NULL;
+}
+
+size_t policy_builtin_count(void)
+{
+    return policy_embedded_count;
+}
+
+const char *policy_builtin_name(size_t i)
+{
+    return i < policy_embedded_count ? policy_embedded_profiles[i].name : NULL;
+}
+
+const char *policy_builtin_text(const char *name)
+{
+    for (size_t i = 0; i < policy_embedded_count; i++)
+        if (strcmp(policy_embedded_profiles[i].name, name) == 0) return policy_embedded_profiles[i].text;
+    return NULL;
+}
+
+const char *policy_seccomp_default_text(void)
+{
+    return policy_embedded_seccomp;
+}
+
+int policy_load(const char *name_or_path, struct brig_policy **out, struct brig_error **err)
+{
+    /* A name never contains '/': "agent" is the profile even if a file
+     * called agent exists in the cwd (the cwd is not trusted input). */
+    if (strchr(name_or_path, '/') == NULL) {
+        const char *text = policy_builtin_text(name_or_path);
+        if (text == NULL)
+            return brig_failx(err, "policy %s: no such built-in profile (see brig policy list; "
+                              "a file needs a path with '/')", name_or_path);
+        if (policy_parse(text, strlen(text), out, err) < 0)
+            return brig_wrap(err, "policy %s", name_or_path);
+        brig_debug("policy: built-in profile %s", name_or_path);
+        return 0;
+    }
+    autofree char *text = NULL;
+    size_t len = 0;
+    if (brig_read_file(name_or_path, POLICY_FILE_MAX, &text, &len, err) < 0)
+        return brig_wrap(err, "policy");
+    if (policy_parse(text, len, out, err) < 0) return brig_wrap(err, "policy %s", name_or_path);
+    brig_debug("policy: loaded %s (%s)", name_or_path, (*out)->name);
+    return 0;
+}

@@ -1,0 +1,457 @@
+/* Policy file -> struct brig_policy (docs/policy.md, policy.schema.json).
+ *
+ * Security-critical input, so the parser is strict where config.json's is
+ * lenient: an unknown key, a wrong type or an impossible value is an error
+ * naming the key. A typo ("capabilites") must fail, never fall back to a
+ * default that may be weaker or stronger than what was meant. */
+#include "policy.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+
+#include "../runtime/config/json.h"
+#include "../runtime/util/cleanup.h"
+#include "../runtime/util/log.h"
+#include "../runtime/util/strutil.h"
+
+#define MAX_CAP_BIT 63
+
+/* Host paths no container of a policy may see, whatever the policy adds:
+ * container engine sockets (root on the host), homes and keys, secrets. */
+static const char *const forbidden_builtin[] = {
+    "/var/run/docker.sock", "/run/docker.sock", "/var/run/docker", "/run/docker",
+    "/run/containerd", "/var/run/containerd", "/run/podman", "/var/run/podman",
+    "/run/crio", "/var/run/crio", "/var/lib/docker", "/var/lib/containerd",
+    "/run/user", "/root", "/home", "/etc/shadow", "/etc/gshadow", "/etc/sudoers",
+    "/etc/ssh", "/var/run/secrets", "/run/secrets", "/proc", "/sys", "/dev",
+    "/boot", "/var/log", "/etc/brig", "/",
+    NULL
+};
+
+static const char *const env_deny_default[] = {
+    "*_TOKEN", "*_KEY", "*SECRET*", "*PASSWORD*", "AWS_*", NULL
+};
+
+static const char *const rlimit_names[] = {
+    "RLIMIT_AS", "RLIMIT_CORE", "RLIMIT_CPU", "RLIMIT_DATA", "RLIMIT_FSIZE", "RLIMIT_LOCKS",
+    "RLIMIT_MEMLOCK", "RLIMIT_MSGQUEUE", "RLIMIT_NICE", "RLIMIT_NOFILE", "RLIMIT_NPROC",
+    "RLIMIT_RSS", "RLIMIT_RTPRIO", "RLIMIT_RTTIME", "RLIMIT_SIGPENDING", "RLIMIT_STACK", NULL
+};
+
+static bool strv_has(const char *const *v, const char *s)
+{
+    for (; v != NULL && *v != NULL; v++)
+        if (strcmp(*v, s) == 0) return true;
+    return false;
+}
+
+/* Every key of obj must be in known. */
+static int pp_keys(brig_json obj, const char *path, const char *const *known, struct brig_error **err)
+{
+    TRY(json_as_object(obj, path, err));
+    for (size_t i = 0; i < json_object_len(obj); i++) {
+        const char *k = json_object_key(obj, i);
+        if (strv_has(known, k)) continue;
+        char p[256];
+        json_path_join(p, sizeof(p), path, k);
+        return brig_failx(err, "%s: unknown key (a typo must not weaken a policy; see docs/policy.md)", p);
+    }
+    return 0;
+}
+
+/* A size as a human string ("512MiB") or a number of bytes. 1 if absent. */
+static int pp_size(brig_json obj, const char *path, const char *key, bool allow_zero, uint64_t *out,
+                   struct brig_error **err)
+{
+    brig_json v = json_get(obj, key);
+    if (v == NULL) return 1;
+    char p[256];
+    json_path_join(p, sizeof(p), path, key);
+    if (json_is_string(v)) {
+        const char *s = NULL;
+        TRY(json_as_string(v, p, &s, err));
+        if (policy_parse_size(s, out) < 0)
+            return brig_failx(err, "%s: \"%s\" is not a size (e.g. \"512MiB\", \"1G\", \"64k\")", p, s);
+    } else if (json_as_u64(v, p, out, err) < 0) {
+        return brig_wrap(err, "(or a size string like \"512MiB\")");
+    }
+    if (*out == 0 && !allow_zero) return brig_failx(err, "%s: must be more than 0", p);
+    return 0;
+}
+
+static int pp_duration(brig_json obj, const char *path, const char *key, uint64_t *out,
+                       struct brig_error **err)
+{
+    brig_json v = json_get(obj, key);
+    if (v == NULL) return 1;
+    char p[256];
+    json_path_join(p, sizeof(p), path, key);
+    if (json_is_string(v)) {
+        const char *s = NULL;
+        TRY(json_as_string(v, p, &s, err));
+        if (policy_parse_duration(s, out) < 0)
+            return brig_failx(err, "%s: \"%s\" is not a duration (e.g. \"10m\", \"30s\", \"1h\")", p, s);
+    } else {
+        TRY(json_as_u64(v, p, out, err));
+    }
+    if (*out == 0) return brig_failx(err, "%s: must be more than 0", p);
+    return 0;
+}
+
+/* An array of non-empty strings; absent leaves *out unchanged. */
+static int pp_strv(brig_json obj, const char *path, const char *key, bool absolute, char ***out,
+                   struct brig_error **err)
+{
+    brig_json v = json_get(obj, key);
+    if (v == NULL) return 1;
+    char p[256];
+    json_path_join(p, sizeof(p), path, key);
+    char **list = NULL;
+    size_t n = 0;
+    TRY(json_as_strv(v, p, &list, &n, err));
+    for (size_t i = 0; i < n; i++) {
+        if (list[i][0] == '\0' || (absolute && list[i][0] != '/')) {
+            brig_strv_free(list);
+            return brig_failx(err, "%s[%zu]: %s", p, i, absolute ? "expected an absolute path" : "empty");
+        }
+    }
+    brig_strv_free(*out);
+    *out = list;
+    return 0;
+}
+
+static int pp_abs_path(brig_json obj, const char *path, const char *key, bool required, char **out,
+                       struct brig_error **err)
+{
+    char *s = NULL;
+    int r = json_get_string(obj, path, key, required, &s, err);
+    if (r != 0) return r;
+    if (s[0] != '/') {
+        char p[256];
+        json_path_join(p, sizeof(p), path, key);
+        brig_failx(err, "%s: \"%s\" is not an absolute path", p, s);
+        free(s);
+        return -1;
+    }
+    free(*out);
+    *out = s;
+    return 0;
+}
+
+static void pp_defaults(struct brig_policy *p)
+{
+    p->name = brig_strdup("custom");
+    p->mode = POLICY_ENFORCE;
+    p->network.mode = POLICY_NET_NONE;
+    p->root_readonly = true;
+    p->n_tmpfs = 2;
+    p->tmpfs = brig_calloc(2, sizeof(*p->tmpfs));
+    p->tmpfs[0] = (struct policy_tmpfs){ brig_strdup("/tmp"), 64ull << 20 };
+    p->tmpfs[1] = (struct policy_tmpfs){ brig_strdup("/var/tmp"), 64ull << 20 };
+    p->workspace.path = brig_strdup("/workspace");
+    p->workspace.required = false;
+    p->user.uid = 1000;
+    p->user.gid = 1000;
+    p->cap_names = brig_calloc(1, sizeof(char *));
+    p->no_new_privileges = true;
+    p->seccomp.profile = POLICY_SECCOMP_DEFAULT;
+    p->limits.memory = 1ull << 30;
+    p->limits.swap = 0;
+    p->limits.pids = 256;
+    p->limits.cpu_milli = 1000;
+    p->n_rlimits = 2;
+    p->rlimits = brig_calloc(2, sizeof(*p->rlimits));
+    p->rlimits[0] = (struct policy_rlimit){ brig_strdup("RLIMIT_NOFILE"), 1024 };
+    p->rlimits[1] = (struct policy_rlimit){ brig_strdup("RLIMIT_CORE"), 0 };
+    p->devices = brig_calloc(1, sizeof(char *));
+    p->forbidden_paths = brig_strv_dup((char *const *)forbidden_builtin);
+    p->hooks = brig_calloc(1, sizeof(char *));
+    p->sysctl = brig_calloc(1, sizeof(char *));
+    p->env_allow = brig_calloc(1, sizeof(char *));
+    p->env_deny = brig_strv_dup((char *const *)env_deny_default);
+    p->timeouts.wall_s = 600;
+    p->timeouts.idle_s = 120;
+    p->output_max = 1ull << 20;
+    p->audit.path = brig_strdup("/var/log/brig/audit.jsonl");
+    p->audit.max_size = 16ull << 20;
+}
+
+static int pp_network(struct brig_policy *p, brig_json v, struct brig_error **err)
+{
+    static const char *const keys[] = { "mode", "path", NULL };
+    TRY(pp_keys(v, "network", keys, err));
+    autofree char *mode = NULL;
+    TRY(json_get_string(v, "network", "mode", true, &mode, err));
+    if (strcmp(mode, "none") == 0) {
+        if (json_get(v, "path") != NULL)
+            return brig_failx(err, "network.path: only with network.mode \"netns\"");
+        p->network.mode = POLICY_NET_NONE;
+        return 0;
+    }
+    if (strcmp(mode, "netns") != 0)
+        return brig_failx(err, "network.mode: \"%s\": expected \"none\" or \"netns\"", mode);
+    p->network.mode = POLICY_NET_NETNS;
+    return pp_abs_path(v, "network", "path", true, &p->network.path, err) < 0 ? -1 : 0;
+}
+
+static int pp_tmpfs(struct brig_policy *p, brig_json v, struct brig_error **err)
+{
+    static const char *const keys[] = { "path", "size", NULL };
+    TRY(json_as_array(v, "tmpfs", err));
+    for (size_t i = 0; i < p->n_tmpfs; i++) free(p->tmpfs[i].path);
+    free(p->tmpfs);
+    p->n_tmpfs = 0;
+    p->tmpfs = brig_calloc(json_array_len(v) + 1, sizeof(*p->tmpfs));
+    for (size_t i = 0; i < json_array_len(v); i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "tmpfs[%zu]", i);
+        brig_json t = json_array_at(v, i);
+        TRY(pp_keys(t, path, keys, err));
+        struct policy_tmpfs *m = &p->tmpfs[p->n_tmpfs++];
+        TRY(pp_abs_path(t, path, "path", true, &m->path, err));
+        if (strcmp(m->path, "/") == 0) return brig_failx(err, "%s.path: \"/\" cannot be a tmpfs", path);
+        for (size_t j = 0; j + 1 < p->n_tmpfs; j++)
+            if (strcmp(p->tmpfs[j].path, m->path) == 0)
+                return brig_failx(err, "%s.path: \"%s\" listed twice", path, m->path);
+        if (pp_size(t, path, "size", false, &m->size, err) != 0)
+            return brig_failx(err, "%s.size: required (a tmpfs without a size may fill memory)", path);
+    }
+    return 0;
+}
+
+static int pp_workspace(struct brig_policy *p, brig_json v, struct brig_error **err)
+{
+    static const char *const keys[] = { "path", "required", NULL };
+    free(p->workspace.path);
+    p->workspace.path = NULL;
+    if (json_is_null(v)) return 0;      /* no workspace at all */
+    TRY(pp_keys(v, "workspace", keys, err));
+    TRY(pp_abs_path(v, "workspace", "path", true, &p->workspace.path, err));
+    if (strcmp(p->workspace.path, "/") == 0)
+        return brig_failx(err, "workspace.path: \"/\" would make the root writable");
+    return json_get_bool(v, "workspace", "required", false, &p->workspace.required, err) < 0 ? -1 : 0;
+}
+
+static int pp_user(struct brig_policy *p, brig_json v, struct brig_error **err)
+{
+    static const char *const keys[] = { "uid", "gid", "userns", NULL };
+    TRY(pp_keys(v, "user", keys, err));
+    if (json_get_u32(v, "user", "uid", false, &p->user.uid, err) < 0 ||
+        json_get_u32(v, "user", "gid", false, &p->user.gid, err) < 0 ||
+        json_get_bool(v, "user", "userns", false, &p->user.userns, err) < 0)
+        return -1;
+    if ((p->user.uid == 0 || p->user.gid == 0) && !p->user.userns)
+        return brig_failx(err, "user.uid/gid: 0 is root on the host; set user.userns to true "
+                          "or use an unprivileged id");
+    return 0;
+}
+
+static int pp_caps(struct brig_policy *p, brig_json v, struct brig_error **err)
+{
+    char **names = NULL;
+    size_t n = 0;
+    TRY(json_as_strv(v, "capabilities", &names, &n, err));
+    brig_strv_free(p->cap_names);
+    p->cap_names = names;
+    p->caps = 0;
+    for (size_t i = 0; i < n; i++) {
+        cap_value_t c;
+        if (!brig_str_has_prefix(names[i], "CAP_") || cap_from_name(names[i], &c) < 0 || c > MAX_CAP_BIT)
+            return brig_failx(err, "capabilities[%zu]: unknown capability \"%s\"", i, names[i]);
+        p->caps |= 1ull << c;
+    }
+    return 0;
+}
+
+static int pp_seccomp(struct brig_policy *p, brig_json v, struct brig_error **err)
+{
+    static const char *const keys[] = { "profile", "path", NULL };
+    TRY(pp_keys(v, "seccomp", keys, err));
+    autofree char *prof = NULL;
+    TRY(json_get_string(v, "seccomp", "profile", true, &prof, err));
+    if (strcmp(prof, "default") == 0) {
+        if (json_get(v, "path") != NULL)
+            return brig_failx(err, "seccomp.path: only with seccomp.profile \"file\"");
+        p->seccomp.profile = POLICY_SECCOMP_DEFAULT;
+        return 0;
+    }
+    if (strcmp(prof, "file") != 0)
+        return brig_failx(err, "seccomp.profile: \"%s\": expected \"default\" or \"file\"", prof);
+    p->seccomp.profile = POLICY_SECCOMP_FILE;
+    return pp_abs_path(v, "seccomp", "path", true, &p->seccomp.path, err) < 0 ? -1 : 0;
+}
+
+static int pp_limits(struct brig_policy *p, brig_json v, struct brig_error **err)
+{
+    static const char *const keys[] = { "memory", "swap", "pids", "cpus", NULL };
+    TRY(pp_keys(v, "limits", keys, err));
+    if (pp_size(v, "limits", "memory", false, &p->limits.memory, err) < 0 ||
+        pp_size(v, "limits", "swap", true, &p->limits.swap, err) < 0 ||
+        json_get_u64(v, "limits", "pids", false, &p->limits.pids, err) < 0)
+        return -1;
+    if (p->limits.memory < (4ull << 20))
+        return brig_failx(err, "limits.memory: %llu bytes is too small to run anything (at least 4MiB)",
+                          (unsigned long long)p->limits.memory);
+    if (p->limits.pids == 0 || p->limits.pids > (1ull << 22))
+        return brig_failx(err, "limits.pids: %llu: expected 1 to 4194304", (unsigned long long)p->limits.pids);
+    brig_json c = json_get(v, "cpus");
+    if (c == NULL) return 0;
+    if (json_is_string(c)) {
+        const char *s = NULL;
+        TRY(json_as_string(c, "limits.cpus", &s, err));
+        if (policy_parse_cpus(s, &p->limits.cpu_milli) < 0)
+            return brig_failx(err, "limits.cpus: \"%s\" is not a CPU count (e.g. \"2\", \"0.5\")", s);
+    } else {
+        uint64_t n;
+        TRY(json_as_u64(c, "limits.cpus", &n, err));
+        if (n > 1000000) return brig_failx(err, "limits.cpus: %llu: too many", (unsigned long long)n);
+        p->limits.cpu_milli = n * 1000;
+    }
+    if (p->limits.cpu_milli < 10) return brig_failx(err, "limits.cpus: must be at least 0.01");
+    return 0;
+}
+
+static int pp_rlimits(struct brig_policy *p, brig_json v, struct brig_error **err)
+{
+    TRY(json_as_object(v, "rlimits", err));
+    for (size_t i = 0; i < p->n_rlimits; i++) free(p->rlimits[i].type);
+    free(p->rlimits);
+    p->n_rlimits = json_object_len(v);
+    p->rlimits = brig_calloc(p->n_rlimits + 1, sizeof(*p->rlimits));
+    for (size_t i = 0; i < p->n_rlimits; i++) {
+        const char *k = json_object_key(v, i);
+        char path[128];
+        json_path_join(path, sizeof(path), "rlimits", k);
+        if (!strv_has(rlimit_names, k)) return brig_failx(err, "%s: unknown rlimit", path);
+        p->rlimits[i].type = brig_strdup(k);
+        TRY(json_as_u64(json_object_value(v, i), path, &p->rlimits[i].max, err));
+    }
+    return 0;
+}
+
+static int pp_env(struct brig_policy *p, brig_json v, struct brig_error **err)
+{
+    static const char *const keys[] = { "allow", "deny", NULL };
+    TRY(pp_keys(v, "env", keys, err));
+    if (pp_strv(v, "env", "allow", false, &p->env_allow, err) < 0) return -1;
+    /* The deny list adds to the built-in one: a policy cannot re-allow
+     * AWS_* by listing fewer patterns. */
+    char **deny = NULL;
+    if (pp_strv(v, "env", "deny", false, &deny, err) < 0) return -1;
+    for (size_t i = 0; deny != NULL && deny[i] != NULL; i++) {
+        if (strv_has((const char *const *)p->env_deny, deny[i])) continue;
+        size_t n = brig_strv_len(p->env_deny);
+        p->env_deny = realloc(p->env_deny, (n + 2) * sizeof(char *));
+        if (p->env_deny == NULL) abort();
+        p->env_deny[n] = brig_strdup(deny[i]);
+        p->env_deny[n + 1] = NULL;
+    }
+    brig_strv_free(deny);
+    return 0;
+}
+
+static int pp_forbidden(struct brig_policy *p, brig_json obj, struct brig_error **err)
+{
+    char **extra = NULL;
+    int r = pp_strv(obj, "", "forbiddenPaths", true, &extra, err);
+    if (r != 0) return r < 0 ? -1 : 0;
+    for (size_t i = 0; extra[i] != NULL; i++) {
+        if (strv_has((const char *const *)p->forbidden_paths, extra[i])) continue;
+        size_t n = brig_strv_len(p->forbidden_paths);
+        p->forbidden_paths = realloc(p->forbidden_paths, (n + 2) * sizeof(char *));
+        if (p->forbidden_paths == NULL) abort();
+        p->forbidden_paths[n] = brig_strdup(extra[i]);
+        p->forbidden_paths[n + 1] = NULL;
+    }
+    brig_strv_free(extra);
+    return 0;
+}
+
+static int pp_small_objects(struct brig_policy *p, brig_json root, struct brig_error **err)
+{
+    brig_json v;
+    if ((v = json_get(root, "timeouts")) != NULL) {
+        static const char *const keys[] = { "wall", "idle", NULL };
+        TRY(pp_keys(v, "timeouts", keys, err));
+        if (pp_duration(v, "timeouts", "wall", &p->timeouts.wall_s, err) < 0 ||
+            pp_duration(v, "timeouts", "idle", &p->timeouts.idle_s, err) < 0)
+            return -1;
+    }
+    if ((v = json_get(root, "output")) != NULL) {
+        static const char *const keys[] = { "maxBytes", NULL };
+        TRY(pp_keys(v, "output", keys, err));
+        if (pp_size(v, "output", "maxBytes", false, &p->output_max, err) < 0) return -1;
+    }
+    if ((v = json_get(root, "audit")) != NULL) {
+        static const char *const keys[] = { "path", "maxSize", NULL };
+        TRY(pp_keys(v, "audit", keys, err));
+        if (pp_abs_path(v, "audit", "path", false, &p->audit.path, err) < 0 ||
+            pp_size(v, "audit", "maxSize", false, &p->audit.max_size, err) < 0)
+            return -1;
+        if (p->audit.max_size < 4096) return brig_failx(err, "audit.maxSize: at least 4KiB");
+    }
+    return 0;
+}
+
+static int pp_root(struct brig_policy *p, brig_json root, struct brig_error **err)
+{
+    static const char *const keys[] = {
+        "name", "description", "mode", "network", "rootReadonly", "tmpfs", "workspace", "user",
+        "capabilities", "noNewPrivileges", "seccomp", "limits", "rlimits", "devices",
+        "forbiddenPaths", "hooks", "sysctl", "env", "timeouts", "output", "init", "audit", NULL
+    };
+    TRY(pp_keys(root, "", keys, err));
+    brig_json v;
+    autofree char *mode = NULL, *desc = NULL, *name = NULL;
+    if (json_get_string(root, "", "name", false, &name, err) < 0 ||
+        json_get_string(root, "", "description", false, &desc, err) < 0 ||
+        json_get_string(root, "", "mode", false, &mode, err) < 0)
+        return -1;
+    if (name != NULL) {
+        free(p->name);
+        p->name = steal_ptr(&name);
+    }
+    if (p->name[0] == '\0' || strchr(p->name, '/') != NULL)
+        return brig_failx(err, "name: \"%s\": expected a non-empty name without '/'", p->name);
+    if (mode != NULL && strcmp(mode, "enforce") == 0) p->mode = POLICY_ENFORCE;
+    else if (mode != NULL && strcmp(mode, "audit") == 0) p->mode = POLICY_AUDIT;
+    else if (mode != NULL) return brig_failx(err, "mode: \"%s\": expected \"enforce\" or \"audit\"", mode);
+    if ((v = json_get(root, "network")) != NULL) TRY(pp_network(p, v, err));
+    if (json_get_bool(root, "", "rootReadonly", false, &p->root_readonly, err) < 0) return -1;
+    if ((v = json_get(root, "tmpfs")) != NULL) TRY(pp_tmpfs(p, v, err));
+    if ((v = json_get(root, "workspace")) != NULL) TRY(pp_workspace(p, v, err));
+    if ((v = json_get(root, "user")) != NULL) TRY(pp_user(p, v, err));
+    if ((v = json_get(root, "capabilities")) != NULL) TRY(pp_caps(p, v, err));
+    if (json_get_bool(root, "", "noNewPrivileges", false, &p->no_new_privileges, err) < 0) return -1;
+    if ((v = json_get(root, "seccomp")) != NULL) TRY(pp_seccomp(p, v, err));
+    if ((v = json_get(root, "limits")) != NULL) TRY(pp_limits(p, v, err));
+    if ((v = json_get(root, "rlimits")) != NULL) TRY(pp_rlimits(p, v, err));
+    if (pp_strv(root, "", "devices", true, &p->devices, err) < 0 ||
+        pp_strv(root, "", "hooks", true, &p->hooks, err) < 0 ||
+        pp_strv(root, "", "sysctl", false, &p->sysctl, err) < 0)
+        return -1;
+    TRY(pp_forbidden(p, root, err));
+    if ((v = json_get(root, "env")) != NULL) TRY(pp_env(p, v, err));
+    TRY(pp_small_objects(p, root, err));
+    if (pp_abs_path(root, "", "init", false, &p->init, err) < 0) return -1;
+    return 0;
+}
+
+int policy_parse(const char *text, size_t len, struct brig_policy **out, struct brig_error **err)
+{
+    autojson brig_json root = NULL;
+    TRY(json_parse(text, len, &root, err));
+    autopolicy struct brig_policy *p = brig_calloc(1, sizeof(*p));
+    pp_defaults(p);
+    TRY(pp_root(p, root, err));
+    /* Values that make no sense together. */
+    if (p->workspace.path != NULL) {
+        for (size_t i = 0; i < p->n_tmpfs; i++)
+            if (strcmp(p->tmpfs[i].path, p->workspace.path) == 0)
+                return brig_failx(err, "workspace.path: \"%s\" is also a tmpfs", p->workspace.path);
+    }
+    *out = steal_ptr(&p);
+    return 0;
+}
