@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../config/spec.h"
+#include "../../policy/policy.h"
 #include "../linux/cgroup.h"
 #include "../linux/child.h"
 #include "../linux/console.h"
@@ -108,8 +109,8 @@ static int launch_check_terminal(const struct brig_process *p, const char *conso
 
 /* Everything that can be checked before any process, cgroup or state
  * exists: a bad config changes nothing. */
-static int launch_validate(struct launch *L, const struct brig_create_opts *o, bool run_mode,
-                           struct brig_error **err)
+static int launch_validate(struct launch *L, const struct brig_globals *g,
+                           const struct brig_create_opts *o, bool run_mode, struct brig_error **err)
 {
     TRY(state_validate_id(o->id, err));
     char bundle[PATH_MAX];
@@ -121,6 +122,8 @@ static int launch_validate(struct launch *L, const struct brig_create_opts *o, b
         return brig_wrap(err, "config.json");
     L->spec->bundle = L->spec->bundle ? L->spec->bundle : brig_strdup(bundle);
     TRY(spec_check_supported(L->spec, err));
+    /* The trusted side's sandbox policy (--policy, /etc/brig/policy.json). */
+    TRY(policy_enforce(g->policy, L->spec, "create", o->id, err));
     TRY(sysctl_validate(L->spec, err));
     TRY(hostname_validate(L->spec, err));
     if (L->spec->linux_cfg.seccomp.present) TRY(seccomp_compile(&L->spec->linux_cfg.seccomp, &L->bpf, err));
@@ -272,7 +275,7 @@ int launch_container(struct launch *L, const struct brig_globals *g, const struc
 {
     *L = (struct launch){ .sync_fd = -1, .fifo_fd = -1, .dirfd = -1, .console_sock = -1,
                           .console_fd = -1 };
-    if (launch_validate(L, o, run_mode, err) < 0 || launch_resources(L, g, o->id, run_mode, err) < 0 ||
+    if (launch_validate(L, g, o, run_mode, err) < 0 || launch_resources(L, g, o->id, run_mode, err) < 0 ||
         launch_init(L, o, err) < 0) {
         launch_undo(L, g, o->id);
         launch_release(L);

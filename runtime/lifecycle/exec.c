@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../policy/policy.h"
 #include "../linux/cgroup.h"
 #include "../linux/console.h"
 #include "../linux/proc_exec.h"
@@ -123,6 +124,8 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
     TRY(exec_load_config(X, st, err));
     TRY(exec_build_process(X->spec, o, err));
     TRY(spec_check_supported(X->spec, err));
+    /* The trusted side's sandbox policy, on the config with this process. */
+    TRY(policy_enforce(g->policy, X->spec, "exec", o->id, err));
     if (X->spec->linux_cfg.seccomp.present)
         TRY(seccomp_compile(&X->spec->linux_cfg.seccomp, &X->bpf, err));
     TRY(exec_check_terminal(&X->spec->process, o, err));
