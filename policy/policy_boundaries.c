@@ -117,7 +117,8 @@ static void eval_fs(const struct brig_policy *p, brig_json j, struct bnd_list *l
     bool cg_rw = true, sys_rw = true;
     json_get_bool(j, "", "cgroup_writable", true, &cg_rw, NULL);
     json_get_bool(j, "", "sysfs_writable", true, &sys_rw, NULL);
-    bnd_add(l, "cgroup.readonly", !cg_rw, "cgroup mounts %s", cg_rw ? "writable" : "read-only");
+    bnd_add(l, "cgroup.readonly", !cg_rw, "cgroup mounts %s%s", cg_rw ? "writable: " : "read-only",
+            cg_rw ? str_at(j, "cgroup_writable_at") : "");
     bnd_add(l, "sysfs.readonly", !sys_rw, "sysfs %s", sys_rw ? "writable" : "read-only");
     brig_json socks = json_get(j, "sockets");
     bool none = json_is_object(socks);

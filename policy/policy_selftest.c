@@ -59,6 +59,7 @@ static int st_rootfs(const struct brig_policy *p, const struct policy_selftest_o
                      struct brig_error **err)
 {
     autofree char *rootfs = brig_asprintf("%s/rootfs", dir);
+    if (mkdir(rootfs, 0755) < 0 && errno != EEXIST) return brig_fail(err, errno, "mkdir %s", rootfs);
     static const char *const dirs[] = { "bin", "usr/bin", "usr/sbin", "etc", "proc", "sys", "dev", "tmp",
                                         "var/tmp", "run", "root", "home", "workspace" };
     for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) TRY(st_mkdirs(rootfs, dirs[i], 0755, err));
@@ -83,10 +84,11 @@ static int st_rootfs(const struct brig_policy *p, const struct policy_selftest_o
     autofree char *passwd = brig_asprintf("root:x:0:0:root:/root:/bin/sh\nuser:x:%u:%u:user:/home:/bin/sh\n",
                                           p->user.uid, p->user.gid);
     autofree char *group = brig_asprintf("root:x:0:\nuser:x:%u:\n", p->user.gid);
-    autoclose int efd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (efd < 0) return brig_fail(err, errno, "open %s", rootfs);
-    TRY(brig_write_file_atomic(efd, "etc/passwd", passwd, strlen(passwd), 0644, err));
-    TRY(brig_write_file_atomic(efd, "etc/group", group, strlen(group), 0644, err));
+    autofree char *etc = brig_asprintf("%s/etc", rootfs);
+    autoclose int efd = open(etc, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (efd < 0) return brig_fail(err, errno, "open %s", etc);
+    TRY(brig_write_file_atomic(efd, "passwd", passwd, strlen(passwd), 0644, err));
+    TRY(brig_write_file_atomic(efd, "group", group, strlen(group), 0644, err));
     return 0;
 }
 

@@ -237,6 +237,7 @@ static void b_mounts(void)
 {
     FILE *f = fopen("/proc/self/mountinfo", "re");
     bool cg_rw = false, sys_rw = false;
+    static char cg_rw_at[1024];
     out_key("host_dirs");
     printf("[");
     bool any = false;
@@ -249,8 +250,9 @@ static void b_mounts(void)
             sscanf(dash + 3, "%63s", fstype) != 1)
             continue;
         bool ro = strncmp(opts, "ro", 2) == 0 && (opts[2] == ',' || opts[2] == '\0');
-        if ((strncmp(mp, "/sys/fs/cgroup", 14) == 0 || !strcmp(fstype, "cgroup") || !strcmp(fstype, "cgroup2")) && !ro)
-            cg_rw = true;
+        bool cg = strncmp(mp, "/sys/fs/cgroup", 14) == 0 || !strcmp(fstype, "cgroup") || !strcmp(fstype, "cgroup2");
+        if (cg && !ro && !cg_rw) snprintf(cg_rw_at, sizeof(cg_rw_at), "%s", mp);
+        if (cg && !ro) cg_rw = true;
         if (!strcmp(fstype, "sysfs") && !ro) sys_rw = true;
         static const char *const host[] = { "/home", "/root", "/var/run/secrets", "/run/secrets", "/.ssh" };
         for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++) {
@@ -266,6 +268,7 @@ static void b_mounts(void)
     printf("]");
     out_key("cgroup_writable");
     printf(cg_rw ? "true" : "false");
+    out_kstr("cgroup_writable_at", cg_rw_at);
     out_key("sysfs_writable");
     printf(sys_rw ? "true" : "false");
 }
