@@ -61,7 +61,7 @@ static int ops_freeze(const struct brig_globals *g, const char *id, bool pause,
 {
     autoclose int dirfd = -1;
     autostate struct brig_state *st = NULL;
-    enum brig_status status;
+    enum brig_status status = BRIG_STATUS_STOPPED;
     TRY(ops_open(g, id, &dirfd, &st, &status, err));
     const char *cmd = pause ? "pause" : "resume";
     if (pause && status == BRIG_STATUS_PAUSED)
@@ -92,7 +92,7 @@ int container_update(const struct brig_globals *g, const char *id, const struct 
 {
     autoclose int dirfd = -1;
     autostate struct brig_state *st = NULL;
-    enum brig_status status;
+    enum brig_status status = BRIG_STATUS_STOPPED;
     TRY(ops_open(g, id, &dirfd, &st, &status, err));
     if (status == BRIG_STATUS_STOPPED || status == BRIG_STATUS_CREATING)
         return brig_failx(err, "update %s: container is not running (%s)", id, state_status_name(status));
