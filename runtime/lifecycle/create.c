@@ -26,6 +26,7 @@
 #include "../linux/ns.h"
 #include "../linux/process_attrs.h"
 #include "../linux/seccomp.h"
+#include "../linux/seccomp_cache.h"
 #include "../linux/sync.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -126,7 +127,9 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     TRY(policy_enforce(g->policy, L->spec, "create", o->id, err));
     TRY(sysctl_validate(L->spec, err));
     TRY(hostname_validate(L->spec, err));
-    if (L->spec->linux_cfg.seccomp.present) TRY(seccomp_compile(&L->spec->linux_cfg.seccomp, &L->bpf, err));
+    /* Compiled once per profile, then loaded from the state root's cache. */
+    if (L->spec->linux_cfg.seccomp.present)
+        TRY(seccomp_compile_cached(&L->spec->linux_cfg.seccomp, g->root, &L->bpf, err));
     TRY(launch_check_terminal(&L->spec->process, o->console_socket, !run_mode || o->detach, err));
     if (o->console_socket != NULL) TRY(console_socket_connect(o->console_socket, &L->console_sock, err));
     TRY(ns_plan_prepare(L->spec, &L->ns, err));

@@ -31,6 +31,8 @@ and config, interleaved in rounds (the order rotates every round), then
   --no-strace         skip the syscall counts
   --host-cgroups      do not hide the hybrid host's cgroup2 mount (crun 1.8.1
                       refuses hybrid hosts: crun is then left out)
+  --compare PATH      also time another brig binary as runtime "brig-cmp"
+                      (A/B of an optimization, same bundles and rounds)
   --keep              keep the work directory (raw samples in res/)
   -h, --help          this text
 
@@ -50,6 +52,7 @@ do_exec=1
 do_strace=1
 host_cg=0
 keep=0
+brig_cmp=""
 while [ $# -gt 0 ]; do
     case $1 in
         --build) build=${2:?--build needs a directory}; shift 2 ;;
@@ -60,6 +63,7 @@ while [ $# -gt 0 ]; do
         --no-exec) do_exec=0; shift ;;
         --no-strace) do_strace=0; shift ;;
         --host-cgroups) host_cg=1; shift ;;
+        --compare) brig_cmp=${2:?--compare needs a brig binary}; shift 2 ;;
         --keep) keep=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown option $1" ;;
@@ -113,11 +117,16 @@ elif [ "$hybrid" = 1 ] && want crun; then
     echo "$prog: --host-cgroups on a hybrid host: leaving crun out" >&2
     runtimes=$(echo " $runtimes " | sed 's/ crun / /g')
 fi
+if [ -n "$brig_cmp" ]; then
+    [ -x "$brig_cmp" ] || die "--compare $brig_cmp: not executable"
+    brig_cmp=$(cd "$(dirname "$brig_cmp")" && pwd)/$(basename "$brig_cmp")
+    runtimes="$runtimes brig-cmp"
+fi
 set -f; runtimes_list=($runtimes); configs_list=($configs); set +f
 [ ${#runtimes_list[@]} -gt 0 ] || die "no runtime left to measure"
 
 # ---- work dir, bundles -------------------------------------------------------------
-W=$(mktemp -d /tmp/brig-bench.XXXXXX)
+W=$(mktemp -d -t brig-bench.XXXXXX)
 cgprefix=/brig-bench-$$
 exec_ids=()
 
@@ -176,6 +185,7 @@ rt_cli() {   # rt args... : the runtime's CLI with its own state root
     local rt=$1; shift
     case $rt in
         brig) "$brig" --root "$W/state/brig" "$@" ;;
+        brig-cmp) "$brig_cmp" --root "$W/state/brig-cmp" "$@" ;;
         crun|runc) "$rt" --root "$W/state/$rt" "$@" ;;
         *) return 1 ;;
     esac
@@ -186,6 +196,7 @@ run_cmd() {   # rt cfg id
     case $1 in
         floor) CMD=("$floor" "$rootfs" /bin/true) ;;
         brig) CMD=("$brig" --root "$W/state/brig" run --bundle "$W/bundles/$2-brig-run" "$3") ;;
+        brig-cmp) CMD=("$brig_cmp" --root "$W/state/brig-cmp" run --bundle "$W/bundles/$2-brig-cmp-run" "$3") ;;
         crun|runc) CMD=("$1" --root "$W/state/$1" run --bundle "$W/bundles/$2-$1-run" "$3") ;;
         *) die "unknown runtime $1" ;;
     esac
@@ -195,6 +206,7 @@ run_cmd() {   # rt cfg id
 exec_cmd() {   # rt id
     case $1 in
         brig) CMD=("$brig" --root "$W/state/brig" exec "$2" /bin/true) ;;
+        brig-cmp) CMD=("$brig_cmp" --root "$W/state/brig-cmp" exec "$2" /bin/true) ;;
         crun|runc) CMD=("$1" --root "$W/state/$1" exec "$2" /bin/true) ;;
         *) return 1 ;;
     esac
@@ -249,9 +261,9 @@ if [ "$do_exec" = 1 ]; then
         for rt in "${runtimes_list[@]}"; do
             exec_cmd "$rt" x || continue
             id=x$$-$rt-$cfg
-            CMD=("$rt" run -d --bundle "$W/bundles/$cfg-$rt-exec" "$id")
-            [ "$rt" = brig ] && CMD=("$brig" "${CMD[@]:1}")
-            CMD=("${CMD[0]}" --root "$W/state/$rt" "${CMD[@]:1}")
+            run_cmd "$rt" "$cfg" "$id"
+            # The same command as for run, detached, on the sleeping bundle.
+            CMD=("${CMD[@]:0:3}" run -d --bundle "$W/bundles/$cfg-$rt-exec" "$id")
             timed "run -d $rt $cfg" ""
             exec_ids+=("$rt:$id")
             exec_cmd "$rt" "$id"
@@ -313,7 +325,7 @@ ms() { awk -v n="$1" 'BEGIN { printf "%.2f", n / 1e6 }'; }
 table() {   # kind cfg runtimes...
     local kind=$1 cfg=$2; shift 2
     local base=$W/res/$kind-$cfg-crun
-    printf '%-8s %9s %9s %9s %8s %10s %9s\n' runtime "median ms" "p10 ms" "p90 ms" "x crun" "peak RSS" syscalls
+    printf '%-9s %9s %9s %9s %8s %10s %9s\n' runtime "median ms" "p10 ms" "p90 ms" "x crun" "peak RSS" syscalls
     for rt in "$@"; do
         local f=$W/res/$kind-$cfg-$rt
         [ -s "$f" ] || continue
@@ -321,14 +333,15 @@ table() {   # kind cfg runtimes...
         read -r med p10 p90 rss < <(stats "$f")
         [ -s "$base" ] && x=$(ratio "$f" "$base")
         [ -s "$W/res/sys-$kind-$cfg-$rt" ] && sys=$(cat "$W/res/sys-$kind-$cfg-$rt")
-        printf '%-8s %9s %9s %9s %8s %7s KB %9s\n' "$rt" "$(ms "$med")" "$(ms "$p10")" "$(ms "$p90")" \
+        printf '%-9s %9s %9s %9s %8s %7s KB %9s\n' "$rt" "$(ms "$med")" "$(ms "$p10")" "$(ms "$p90")" \
             "$x" "$rss" "$sys"
     done
 }
 
 echo
 echo "brig bench, $(date -u +%FT%TZ): $(uname -r), $(nproc) CPUs, cgroups: $cg_env"
-echo "brig $("$brig" --version 2>/dev/null | head -1)"
+echo "brig: $brig: $("$brig" --version 2>/dev/null | head -1)"
+[ -z "$brig_cmp" ] || echo "brig-cmp: $brig_cmp: $("$brig_cmp" --version 2>/dev/null | head -1)"
 want crun && echo "$(crun --version | head -1)"
 want runc && echo "$(runc --version | head -1)"
 for cfg in "${configs_list[@]}"; do
