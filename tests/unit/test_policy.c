@@ -1,0 +1,270 @@
+/* The policy file parser (strict: errors name the key), human units, the
+ * built-in profiles, the audit log and the judging of a probe report. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../policy/policy.h"
+#include "util/cleanup.h"
+#include "util/fs.h"
+#include "util/strutil.h"
+
+static int parse(const char *text, struct brig_policy **p, struct brig_error **err)
+{
+    return policy_parse(text, strlen(text), p, err);
+}
+
+Test(policy_units, sizes)
+{
+    uint64_t v;
+    cr_expect_eq(policy_parse_size("512MiB", &v), 0);
+    cr_expect_eq(v, 512ull << 20);
+    cr_expect_eq(policy_parse_size("1G", &v), 0);
+    cr_expect_eq(v, 1ull << 30);
+    cr_expect_eq(policy_parse_size("64k", &v), 0);
+    cr_expect_eq(v, 64ull << 10);
+    cr_expect_eq(policy_parse_size("4096", &v), 0);
+    cr_expect_eq(v, 4096);
+    static const char *const bad[] = { "", "1 G", "G", "-1", "1.5G", "1Q", "99999999999999999999", "20000000000T" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_expect_eq(policy_parse_size(bad[i], &v), -1, "%s", bad[i]);
+}
+
+Test(policy_units, durations_and_cpus)
+{
+    uint64_t v;
+    cr_expect_eq(policy_parse_duration("10m", &v), 0);
+    cr_expect_eq(v, 600);
+    cr_expect_eq(policy_parse_duration("1h30m", &v), 0);
+    cr_expect_eq(v, 5400);
+    cr_expect_eq(policy_parse_duration("30s", &v), 0);
+    cr_expect_eq(v, 30);
+    cr_expect_eq(policy_parse_duration("10 minutes", &v), -1);
+    cr_expect_eq(policy_parse_duration("", &v), -1);
+    cr_expect_eq(policy_parse_duration("5d", &v), -1);
+    cr_expect_eq(policy_parse_cpus("0.5", &v), 0);
+    cr_expect_eq(v, 500);
+    cr_expect_eq(policy_parse_cpus("4", &v), 0);
+    cr_expect_eq(v, 4000);
+    cr_expect_eq(policy_parse_cpus("1.2345", &v), -1);
+    cr_expect_eq(policy_parse_cpus("1.", &v), -1);
+}
+
+Test(policy_parse, defaults_are_safe)
+{
+    autopolicy struct brig_policy *p = NULL;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(parse("{}", &p, &err), 0);
+    cr_expect_eq(p->mode, POLICY_ENFORCE);
+    cr_expect_eq(p->network.mode, POLICY_NET_NONE);
+    cr_expect(p->root_readonly);
+    cr_expect_eq(p->caps, 0);
+    cr_expect(p->no_new_privileges);
+    cr_expect_eq(p->user.uid, 1000);
+    cr_expect_eq(p->limits.pids, 256);
+    cr_expect_eq(p->n_tmpfs, 2);
+    cr_expect_null(p->hooks[0]);
+    bool has_sock = false;
+    for (char **f = p->forbidden_paths; *f; f++) has_sock |= strcmp(*f, "/var/run/docker.sock") == 0;
+    cr_expect(has_sock);
+}
+
+struct bad_policy {
+    const char *json;
+    const char *expect;
+};
+
+static const struct bad_policy bad[] = {
+    { "{\"capabilites\": []}", "capabilites: unknown key" },
+    { "{\"limits\": {\"memroy\": \"1G\"}}", "limits.memroy: unknown key" },
+    { "{\"limits\": {\"memory\": \"1 GB\"}}", "limits.memory: \"1 GB\" is not a size" },
+    { "{\"limits\": {\"memory\": true}}", "limits.memory" },
+    { "{\"limits\": {\"pids\": 0}}", "limits.pids" },
+    { "{\"limits\": {\"memory\": \"1k\"}}", "limits.memory" },
+    { "{\"limits\": {\"cpus\": \"lots\"}}", "limits.cpus" },
+    { "{\"mode\": \"lenient\"}", "mode: \"lenient\"" },
+    { "{\"network\": {\"mode\": \"host\"}}", "network.mode" },
+    { "{\"network\": {\"mode\": \"netns\"}}", "network.path: required" },
+    { "{\"network\": {\"mode\": \"none\", \"path\": \"/x\"}}", "network.path" },
+    { "{\"tmpfs\": [{\"path\": \"/tmp\"}]}", "tmpfs[0].size: required" },
+    { "{\"tmpfs\": [{\"path\": \"tmp\", \"size\": \"1M\"}]}", "tmpfs[0].path" },
+    { "{\"tmpfs\": [{\"path\": \"/t\", \"size\": \"1M\"}, {\"path\": \"/t\", \"size\": \"1M\"}]}", "tmpfs[1].path" },
+    { "{\"workspace\": {\"path\": \"/\"}}", "workspace.path" },
+    { "{\"user\": {\"uid\": 0}}", "user.uid/gid" },
+    { "{\"user\": {\"uid\": -1}}", "user.uid" },
+    { "{\"capabilities\": [\"CAP_SYS_ADMIM\"]}", "capabilities[0]: unknown capability" },
+    { "{\"capabilities\": \"CAP_KILL\"}", "capabilities" },
+    { "{\"seccomp\": {\"profile\": \"off\"}}", "seccomp.profile" },
+    { "{\"seccomp\": {\"profile\": \"file\"}}", "seccomp.path: required" },
+    { "{\"rlimits\": {\"RLIMIT_NOFLIE\": 10}}", "rlimits.RLIMIT_NOFLIE: unknown rlimit" },
+    { "{\"env\": {\"deny\": [\"\"]}}", "env.deny[0]" },
+    { "{\"env\": {\"denny\": []}}", "env.denny: unknown key" },
+    { "{\"hooks\": [\"relative\"]}", "hooks[0]" },
+    { "{\"timeouts\": {\"wall\": \"10 min\"}}", "timeouts.wall" },
+    { "{\"timeouts\": {\"wall\": 0}}", "timeouts.wall" },
+    { "{\"output\": {\"maxBytes\": \"big\"}}", "output.maxBytes" },
+    { "{\"audit\": {\"path\": \"log.jsonl\"}}", "audit.path" },
+    { "{\"init\": \"tini\"}", "init" },
+    { "{\"name\": \"a/b\"}", "name" },
+    { "[]", "expected an object" },
+    { "{", "" },
+};
+
+Test(policy_parse, errors_name_the_key)
+{
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        autopolicy struct brig_policy *p = NULL;
+        autoerr struct brig_error *err = NULL;
+        cr_expect_eq(parse(bad[i].json, &p, &err), -1, "%s parsed", bad[i].json);
+        if (err != NULL)
+            cr_expect(strstr(err->msg, bad[i].expect) != NULL, "%s: got \"%s\", want \"%s\"", bad[i].json,
+                      err->msg, bad[i].expect);
+    }
+}
+
+Test(policy_parse, lists_only_add_to_the_builtin_ones)
+{
+    autopolicy struct brig_policy *p = NULL;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(parse("{\"env\": {\"deny\": [\"*_PAT\"]}, \"forbiddenPaths\": [\"/srv/secret\"]}", &p, &err), 0);
+    bool aws = false, pat = false, docker = false, srv = false;
+    for (char **d = p->env_deny; *d; d++) { aws |= !strcmp(*d, "AWS_*"); pat |= !strcmp(*d, "*_PAT"); }
+    for (char **f = p->forbidden_paths; *f; f++) { docker |= !strcmp(*f, "/run/docker.sock"); srv |= !strcmp(*f, "/srv/secret"); }
+    cr_expect(aws && pat && docker && srv);
+}
+
+Test(policy_profiles, each_builtin_parses_and_shows)
+{
+    cr_assert_geq(policy_builtin_count(), 3);
+    static const char *const names[] = { "agent", "pygent", "pi" };
+    for (size_t i = 0; i < 3; i++) {
+        const char *text = policy_builtin_text(names[i]);
+        cr_assert_not_null(text, "%s", names[i]);
+        autopolicy struct brig_policy *p = NULL;
+        autoerr struct brig_error *err = NULL;
+        cr_expect_eq(policy_load(names[i], &p, &err), 0, "%s: %s", names[i], err ? err->msg : "");
+        if (p) cr_expect_str_eq(p->name, names[i]);
+    }
+    autopolicy struct brig_policy *pg = NULL, *pi = NULL, *nope = NULL;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(policy_load("pygent", &pg, &err), 0);
+    cr_expect_eq(pg->limits.memory, 512ull << 20);
+    cr_expect_eq(pg->limits.pids, 256);
+    cr_assert_eq(policy_load("pi", &pi, &err), 0);
+    cr_expect_eq(pi->limits.memory, 8ull << 30);
+    cr_expect_eq(pi->limits.pids, 512);
+    cr_expect_eq(pi->limits.cpu_milli, 4000);
+    cr_expect_not_null(pi->init);
+    cr_expect_eq(policy_load("agnet", &nope, &err), -1);
+    cr_expect_not_null(policy_seccomp_default_text());
+}
+
+Test(policy_audit, one_line_per_event_rotated_without_values)
+{
+    char dir[] = "/tmp/test_policy_audit.XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    autopolicy struct brig_policy *p = NULL;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(parse("{\"name\": \"t\", \"audit\": {\"maxSize\": \"4KiB\"}}", &p, &err), 0);
+    free(p->audit.path);
+    p->audit.path = brig_asprintf("%s/audit.jsonl", dir);
+    struct policy_audit_event ev = { .op = "create", .id = "c1", .decision = "deny",
+                                     .rules = "net.none,env.secrets", .has_exit_status = true,
+                                     .exit_status = 3, .has_duration = true, .duration_ms = 12 };
+    cr_assert_eq(policy_audit(p, &ev, &err), 0, "%s", err ? err->msg : "");
+    autofree char *text = NULL;
+    size_t len = 0;
+    cr_assert_eq(brig_read_file(p->audit.path, 1 << 20, &text, &len, &err), 0);
+    cr_expect(strstr(text, "\"op\":\"create\"") && strstr(text, "\"id\":\"c1\"") &&
+              strstr(text, "\"rules\":[\"net.none\",\"env.secrets\"]") && strstr(text, "\"exit_status\":3"), "%s", text);
+    cr_expect_eq(text[len - 1], '\n');
+    cr_expect_eq(strchr(text, '\n'), text + len - 1, "one line");
+    for (int i = 0; i < 100; i++) cr_assert_eq(policy_audit(p, &ev, &err), 0);
+    struct stat st;
+    cr_assert_eq(stat(p->audit.path, &st), 0);
+    cr_expect_leq(st.st_size, 4096, "bounded: %lld", (long long)st.st_size);
+    autofree char *rotated = brig_asprintf("%s.1", p->audit.path);
+    cr_expect_eq(stat(rotated, &st), 0, "rotated to .1");
+    unlink(rotated);
+    unlink(p->audit.path);
+    rmdir(dir);
+}
+
+static const char *probe_ok =
+    "{\"op\":\"boundaries\",\"uid\":1000,\"gid\":1000,\"ns\":{\"net\":2,\"pid\":3,\"ipc\":4,\"uts\":5,\"mnt\":6},"
+    "\"status\":{\"CapInh\":\"0000000000000000\",\"CapPrm\":\"0000000000000000\",\"CapEff\":\"0000000000000000\","
+    "\"CapBnd\":\"0000000000000000\",\"CapAmb\":\"0000000000000000\",\"NoNewPrivs\":\"1\",\"Seccomp\":\"2\"},"
+    "\"interfaces\":[\"lo\"],\"connect4\":\"ENETUNREACH\",\"connect6\":\"ENETUNREACH\","
+    "\"write\":{\"/\":\"EROFS\",\"/usr\":\"EROFS\",\"/workspace\":\"ok\"},"
+    "\"fstype\":{\"/tmp\":\"tmpfs\",\"/var/tmp\":\"tmpfs\"},"
+    "\"syscalls\":{\"mount\":\"EPERM\",\"unshare-user\":\"EPERM\",\"ptrace-pid1\":\"EPERM\",\"setuid0\":\"EPERM\","
+    "\"keyctl\":\"EPERM\",\"bpf\":\"EPERM\",\"perf_event_open\":\"EPERM\",\"io_uring_setup\":\"EPERM\","
+    "\"userfaultfd\":\"EPERM\",\"socketcall32\":\"signal SYS\"},"
+    "\"kcore\":\"ENOENT\",\"proc_sys_write\":\"EACCES\",\"host_dirs\":[],\"cgroup_writable\":false,"
+    "\"cgroup_writable_at\":\"\",\"sysfs_writable\":false,"
+    "\"sockets\":{\"/var/run/docker.sock\":\"ENOENT\"},\"env_names\":[\"PATH\",\"HOME\"],"
+    "\"pids\":{\"requested\":272,\"forked\":255,\"result\":\"EAGAIN\"}}";
+
+static size_t open_count(const struct brig_policy *p, const char *json, const char *which)
+{
+    struct policy_host_ns host = { 1, 1, 1, 1, 1 };
+    struct policy_boundary *b = NULL;
+    size_t n = 0, open = 0;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(policy_boundaries_eval(p, json, &host, &b, &n, &err), 0, "%s", err ? err->msg : "");
+    for (size_t i = 0; i < n; i++) {
+        if (b[i].closed) continue;
+        open++;
+        if (which) cr_expect_str_eq(b[i].name, which, "%s: %s", b[i].name, b[i].detail);
+    }
+    free(b);
+    return open;
+}
+
+static char *replace(const char *s, const char *old, const char *new)
+{
+    const char *at = strstr(s, old);
+    cr_assert_not_null(at, "%s", old);
+    return brig_asprintf("%.*s%s%s", (int)(at - s), s, new, at + strlen(old));
+}
+
+Test(policy_boundaries, a_closed_report_passes_and_each_hole_shows)
+{
+    autopolicy struct brig_policy *p = NULL;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(policy_load("agent", &p, &err), 0);
+    cr_expect_eq(open_count(p, probe_ok, NULL), 0);
+    static const char *const holes[][3] = {
+        { "\"interfaces\":[\"lo\"]", "\"interfaces\":[\"lo\",\"eth0\"]", "net.interfaces" },
+        { "\"connect4\":\"ENETUNREACH\"", "\"connect4\":\"ETIMEDOUT\"", "net.connect4" },
+        { "\"net\":2", "\"net\":1", "net.namespace" },
+        { "\"/\":\"EROFS\"", "\"/\":\"ok\"", "fs.root.readonly" },
+        { "\"/workspace\":\"ok\"", "\"/workspace\":\"EROFS\"", "workspace.writable" },
+        { "\"CapBnd\":\"0000000000000000\"", "\"CapBnd\":\"0000000000200000\"", "caps" },
+        { "\"NoNewPrivs\":\"1\"", "\"NoNewPrivs\":\"0\"", "nnp" },
+        { "\"bpf\":\"EPERM\"", "\"bpf\":\"ok\"", "seccomp.bpf" },
+        { "\"socketcall32\":\"signal SYS\"", "\"socketcall32\":\"EFAULT\"", "seccomp.socketcall32" },
+        { "\"kcore\":\"ENOENT\"", "\"kcore\":\"readable\"", "proc.kcore" },
+        { "\"cgroup_writable\":false", "\"cgroup_writable\":true", "cgroup.readonly" },
+        { "\"/var/run/docker.sock\":\"ENOENT\"", "\"/var/run/docker.sock\":\"present\"", "engine.sockets" },
+        { "\"host_dirs\":[]", "\"host_dirs\":[\"/root/.ssh\"]", "host.home" },
+        { "\"HOME\"", "\"AWS_SECRET_ACCESS_KEY\"", "env.secrets" },
+        { "\"forked\":255", "\"forked\":272", "limits.pids" },
+        { "\"uid\":1000", "\"uid\":0", "user" },
+    };
+    for (size_t i = 0; i < sizeof(holes) / sizeof(holes[0]); i++) {
+        autofree char *j = replace(probe_ok, holes[i][0], holes[i][1]);
+        cr_expect_eq(open_count(p, j, holes[i][2]), 1, "%s", holes[i][2]);
+    }
+    /* A report that lacks a field never passes for it. */
+    autofree char *missing = replace(probe_ok, "\"kcore\":\"ENOENT\",", "");
+    cr_expect_eq(open_count(p, missing, "proc.kcore"), 1);
+    struct policy_boundary *b = NULL;
+    size_t n = 0;
+    struct policy_host_ns host = { 0 };
+    cr_expect_eq(policy_boundaries_eval(p, "{\"op\":\"report\"}", &host, &b, &n, &err), -1);
+}

@@ -1,0 +1,315 @@
+/* policy_check: every rule has a passing config (the applied one) and a
+ * failing one (one mutation of it), and the failure names the rule and the
+ * offending JSON path; apply then check passes, and apply is idempotent. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "../../policy/policy.h"
+#include "../../policy/policy_tree.h"
+#include "config/spec.h"
+#include "util/cleanup.h"
+#include "util/strutil.h"
+
+/* A minimal, weak config: apply makes it meet the policy. */
+static const char *base =
+    "{\"ociVersion\":\"1.2.1\",\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\",\"user\":{\"uid\":0,\"gid\":0},"
+    "\"env\":[\"PATH=/bin\",\"GITHUB_TOKEN=ghp_x\"],"
+    "\"capabilities\":{\"bounding\":[\"CAP_SYS_ADMIN\",\"CAP_KILL\"]}},"
+    "\"root\":{\"path\":\"rootfs\"},"
+    "\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"
+    "{\"destination\":\"/sys\",\"type\":\"sysfs\",\"source\":\"sysfs\",\"options\":[\"rw\"]},"
+    "{\"destination\":\"/run/docker.sock\",\"type\":\"bind\",\"source\":\"/var/run/docker.sock\",\"options\":[\"rbind\"]}],"
+    "\"hooks\":{\"prestart\":[{\"path\":\"/usr/bin/evil\"}]},"
+    "\"linux\":{\"namespaces\":[{\"type\":\"pid\",\"path\":\"/proc/1/ns/pid\"}],\"sysctl\":{\"kernel.x\":\"1\"},"
+    "\"devices\":[{\"path\":\"/dev/kvm\",\"type\":\"c\",\"major\":10,\"minor\":232}],"
+    "\"resources\":{\"devices\":[{\"allow\":true,\"access\":\"rwm\"}]}}}";
+
+static struct brig_policy *agent(void)
+{
+    struct brig_policy *p = NULL;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(policy_load("agent", &p, &err), 0, "%s", err ? err->msg : "");
+    return p;
+}
+
+static char *applied(const struct brig_policy *p)
+{
+    char *out = NULL;
+    autoerr struct brig_error *err = NULL;
+    struct policy_apply_opts o = { .workspace_source = "/srv/ws" };
+    cr_assert_eq(policy_apply(p, base, strlen(base), &o, &out, &err), 0, "%s", err ? err->msg : "");
+    return out;
+}
+
+static void check_text(const struct brig_policy *p, const char *json, struct policy_report *rep)
+{
+    autospec struct brig_spec *s = NULL;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(spec_parse(json, strlen(json), "/b", &s, &err), 0, "%s\n%s", err ? err->msg : "", json);
+    policy_check(p, s, rep);
+}
+
+Test(policy_rules, base_config_fails_many_rules)
+{
+    autopolicy struct brig_policy *p = agent();
+    struct policy_report rep;
+    check_text(p, base, &rep);
+    autofree char *ids = policy_report_failed_ids(&rep);
+    static const char *const want[] = { "ns.host", "root.readonly", "caps.none", "user.nonroot",
+                                        "seccomp.present", "mounts.forbidden", "mounts.sys", "mounts.tmpfs",
+                                        "workspace", "limits.memory", "limits.pids", "limits.cpu",
+                                        "rlimits", "devices", "hooks", "sysctl", "env.secrets", "net.none" };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        cr_expect(strstr(ids, want[i]) != NULL, "%s not failed in: %s", want[i], ids);
+    /* Never the secret's value, only its name. */
+    autofree char *text = policy_report_text(&rep, false);
+    cr_expect(strstr(text, "GITHUB_TOKEN") != NULL);
+    cr_expect(strstr(text, "ghp_x") == NULL, "%s", text);
+    policy_report_free(&rep);
+}
+
+Test(policy_rules, apply_then_check_passes_and_is_idempotent)
+{
+    autopolicy struct brig_policy *p = agent();
+    autofree char *once = applied(p);
+    struct policy_report rep;
+    check_text(p, once, &rep);
+    autofree char *text = policy_report_text(&rep, true);
+    cr_expect_eq(rep.failed, 0, "%s", text);
+    cr_expect_eq(rep.n, policy_rule_count(), "one PASS line per rule");
+    policy_report_free(&rep);
+    autofree char *twice = NULL;
+    autoerr struct brig_error *err = NULL;
+    struct policy_apply_opts o = { .workspace_source = "/srv/ws" };
+    cr_assert_eq(policy_apply(p, once, strlen(once), &o, &twice, &err), 0, "%s", err ? err->msg : "");
+    cr_expect_str_eq(twice, once);
+}
+
+Test(policy_rules, apply_needs_a_workspace_source)
+{
+    autopolicy struct brig_policy *p = agent();
+    char *out = NULL;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(policy_apply(p, base, strlen(base), NULL, &out, &err), -1);
+    cr_expect(strstr(err->msg, "--workspace") != NULL, "%s", err->msg);
+    autoerr struct brig_error *err2 = NULL;
+    struct policy_apply_opts o = { .workspace_source = "/home/me/project" };
+    cr_assert_eq(policy_apply(p, base, strlen(base), &o, &out, &err2), -1);
+    cr_expect(strstr(err2->msg, "forbidden") != NULL, "%s", err2->msg);
+}
+
+/* ---- one mutation per rule -------------------------------------------- */
+
+static struct ptree *obj(struct ptree *t, const char *k) { return ptree_obj(t, k); }
+
+static struct ptree *find_mount(struct ptree *cfg, const char *dst)
+{
+    struct ptree *m = ptree_get(cfg, "mounts");
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(ptree_str(m->vals[i], "destination"), dst) == 0) return m->vals[i];
+    cr_assert_fail("no mount at %s", dst);
+    return NULL;
+}
+
+static void drop_ns(struct ptree *cfg, const char *type)
+{
+    struct ptree *l = ptree_get(obj(cfg, "linux"), "namespaces");
+    for (size_t i = l->n; i-- > 0;)
+        if (strcmp(ptree_str(l->vals[i], "type"), type) == 0) ptree_remove_at(l, i);
+}
+
+static void m_net(struct ptree *c) { drop_ns(c, "network"); }
+static void m_ns_host(struct ptree *c)
+{
+    struct ptree *l = ptree_get(obj(c, "linux"), "namespaces");
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(ptree_str(l->vals[i], "type"), "ipc") == 0) ptree_set(l->vals[i], "path", ptree_new_str("/proc/1/ns/ipc"));
+}
+static void m_root(struct ptree *c) { ptree_set(obj(c, "root"), "readonly", ptree_new_bool(false)); }
+static void m_caps(struct ptree *c)
+{
+    struct ptree *caps = obj(obj(c, "process"), "capabilities");
+    struct ptree *b = ptree_arr(caps, "bounding");
+    ptree_push(b, ptree_new_str("CAP_NET_RAW"));
+}
+static void m_nnp(struct ptree *c) { ptree_set(obj(c, "process"), "noNewPrivileges", ptree_new_bool(false)); }
+static void m_user(struct ptree *c) { ptree_set(obj(obj(c, "process"), "user"), "uid", ptree_new_u64(0)); }
+static void m_seccomp(struct ptree *c)
+{
+    struct ptree *sc = obj(obj(c, "linux"), "seccomp");
+    struct ptree *rule = ptree_new(PT_OBJ);
+    char *names[] = { "bpf", NULL };
+    ptree_set(rule, "names", ptree_new_strv(names));
+    ptree_set(rule, "action", ptree_new_str("SCMP_ACT_ALLOW"));
+    ptree_push(ptree_arr(sc, "syscalls"), rule);
+}
+static void m_seccomp_absent(struct ptree *c) { ptree_del(obj(c, "linux"), "seccomp"); }
+static void add_bind(struct ptree *c, const char *src, const char *dst)
+{
+    struct ptree *m = ptree_new(PT_OBJ);
+    ptree_set(m, "destination", ptree_new_str(dst));
+    ptree_set(m, "type", ptree_new_str("bind"));
+    ptree_set(m, "source", ptree_new_str(src));
+    char *opts[] = { "rbind", NULL };
+    ptree_set(m, "options", ptree_new_strv(opts));
+    ptree_push(ptree_get(c, "mounts"), m);
+}
+static void m_docker_sock(struct ptree *c) { add_bind(c, "/var/run/docker.sock", "/var/run/docker.sock"); }
+static void m_ssh(struct ptree *c) { add_bind(c, "/root/.ssh", "/keys"); }
+static void m_var(struct ptree *c) { add_bind(c, "/var", "/hostvar"); }
+static void m_sys(struct ptree *c)
+{
+    struct ptree *o = ptree_get(find_mount(c, "/sys"), "options");
+    for (size_t i = o->n; i-- > 0;)
+        if (strcmp(o->vals[i]->s, "ro") == 0) ptree_remove_at(o, i);
+}
+static void m_masked(struct ptree *c)
+{
+    struct ptree *l = ptree_get(obj(c, "linux"), "maskedPaths");
+    for (size_t i = l->n; i-- > 0;)
+        if (strcmp(l->vals[i]->s, "/proc/kcore") == 0) ptree_remove_at(l, i);
+}
+static void m_tmpfs(struct ptree *c)
+{
+    char *opts[] = { "nosuid", "size=2g", NULL };
+    ptree_set(find_mount(c, "/tmp"), "options", ptree_new_strv(opts));
+}
+static void m_workspace(struct ptree *c)
+{
+    char *opts[] = { "rbind", "ro", NULL };
+    ptree_set(find_mount(c, "/workspace"), "options", ptree_new_strv(opts));
+}
+static void m_memory(struct ptree *c)
+{
+    ptree_set(obj(obj(obj(c, "linux"), "resources"), "memory"), "limit", ptree_new_u64(64ull << 30));
+}
+static void m_swap(struct ptree *c)
+{
+    ptree_set(obj(obj(obj(c, "linux"), "resources"), "memory"), "swap", ptree_new_i64(-1));
+}
+static void m_pids(struct ptree *c) { ptree_del(obj(obj(c, "linux"), "resources"), "pids"); }
+static void m_cpu(struct ptree *c)
+{
+    ptree_set(obj(obj(obj(c, "linux"), "resources"), "cpu"), "quota", ptree_new_u64(800000));
+}
+static void m_rlimits(struct ptree *c) { ptree_del(obj(c, "process"), "rlimits"); }
+static void m_devices(struct ptree *c)
+{
+    struct ptree *d = ptree_new(PT_OBJ);
+    ptree_set(d, "path", ptree_new_str("/dev/kvm"));
+    ptree_set(d, "type", ptree_new_str("c"));
+    ptree_set(d, "major", ptree_new_u64(10));
+    ptree_set(d, "minor", ptree_new_u64(232));
+    ptree_push(ptree_arr(obj(c, "linux"), "devices"), d);
+}
+static void m_devices_wild(struct ptree *c)
+{
+    struct ptree *d = ptree_new(PT_OBJ);
+    ptree_set(d, "allow", ptree_new_bool(true));
+    ptree_set(d, "access", ptree_new_str("rwm"));
+    ptree_push(ptree_arr(obj(obj(c, "linux"), "resources"), "devices"), d);
+}
+static void m_hooks(struct ptree *c)
+{
+    struct ptree *h = ptree_new(PT_OBJ);
+    ptree_set(h, "path", ptree_new_str("/usr/bin/evil"));
+    ptree_push(ptree_arr(obj(c, "hooks"), "createRuntime"), h);
+}
+static void m_sysctl(struct ptree *c) { ptree_set(obj(obj(c, "linux"), "sysctl"), "kernel.shmmax", ptree_new_str("1")); }
+static void m_env(struct ptree *c) { ptree_push(ptree_get(obj(c, "process"), "env"), ptree_new_str("AWS_SECRET_ACCESS_KEY=abc")); }
+
+struct mutation {
+    const char *rule;
+    void (*fn)(struct ptree *);
+    const char *path;       /* expected in the failing result's path */
+};
+
+static const struct mutation mutations[] = {
+    { "net.none", m_net, "linux.namespaces" },
+    { "ns.host", m_ns_host, "linux.namespaces[ipc].path" },
+    { "root.readonly", m_root, "root.readonly" },
+    { "caps.none", m_caps, "process.capabilities.bounding" },
+    { "nnp", m_nnp, "process.noNewPrivileges" },
+    { "user.nonroot", m_user, "process.user.uid" },
+    { "seccomp.present", m_seccomp, "linux.seccomp.syscalls[" },
+    { "seccomp.present", m_seccomp_absent, "linux.seccomp" },
+    { "mounts.forbidden", m_docker_sock, "].source" },
+    { "mounts.forbidden", m_ssh, "].source" },
+    { "mounts.forbidden", m_var, "].source" },
+    { "mounts.sys", m_sys, "].options" },
+    { "mounts.sys", m_masked, "linux.maskedPaths" },
+    { "mounts.tmpfs", m_tmpfs, "].options" },
+    { "workspace", m_workspace, "mounts[" },
+    { "limits.memory", m_memory, "linux.resources.memory.limit" },
+    { "limits.memory", m_swap, "linux.resources.memory.swap" },
+    { "limits.pids", m_pids, "linux.resources.pids.limit" },
+    { "limits.cpu", m_cpu, "linux.resources.cpu.quota" },
+    { "rlimits", m_rlimits, "process.rlimits" },
+    { "devices", m_devices, "linux.devices[0].path" },
+    { "devices", m_devices_wild, "linux.resources.devices[" },
+    { "hooks", m_hooks, "hooks.createRuntime[0].path" },
+    { "sysctl", m_sysctl, "linux.sysctl.kernel.shmmax" },
+    { "env.secrets", m_env, "process.env[" },
+};
+
+Test(policy_rules, each_rule_has_a_failing_mutation)
+{
+    autopolicy struct brig_policy *p = agent();
+    autofree char *good = applied(p);
+    for (size_t i = 0; i < sizeof(mutations) / sizeof(mutations[0]); i++) {
+        const struct mutation *m = &mutations[i];
+        autoptree struct ptree *cfg = NULL;
+        autoerr struct brig_error *err = NULL;
+        cr_assert_eq(ptree_parse(good, strlen(good), &cfg, &err), 0);
+        m->fn(cfg);
+        autofree char *text = NULL;
+        cr_assert_eq(ptree_write(cfg, &text, &err), 0);
+        struct policy_report rep;
+        check_text(p, text, &rep);
+        bool found = false;
+        for (size_t j = 0; j < rep.n; j++) {
+            if (rep.r[j].pass) {
+                cr_expect(strcmp(rep.r[j].rule, m->rule) != 0, "%s passed after mutation %zu", m->rule, i);
+                continue;
+            }
+            /* Only the mutated rule fails. */
+            cr_expect_str_eq(rep.r[j].rule, m->rule, "mutation %zu: %s: %s", i, rep.r[j].path, rep.r[j].value);
+            if (strcmp(rep.r[j].rule, m->rule) == 0 && rep.r[j].path && strstr(rep.r[j].path, m->path))
+                found = true;
+        }
+        cr_expect(found, "mutation %zu (%s): no failure at %s", i, m->rule, m->path);
+        cr_expect(strstr(policy_report_failed_ids(&rep), m->rule) != NULL);
+        policy_report_free(&rep);
+        /* apply repairs every single violation. */
+        autofree char *fixed = NULL;
+        autoerr struct brig_error *aerr = NULL;
+        struct policy_apply_opts o = { .workspace_source = "/srv/ws" };
+        cr_expect_eq(policy_apply(p, text, strlen(text), &o, &fixed, &aerr), 0, "mutation %zu: %s", i,
+                     aerr ? aerr->msg : "");
+    }
+}
+
+Test(policy_rules, init_rule_and_netns_policy)
+{
+    autopolicy struct brig_policy *pi = NULL;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(policy_load("pi", &pi, &err), 0);
+    char *out = NULL;
+    cr_assert_eq(policy_apply(pi, base, strlen(base), NULL, &out, &err), 0, "%s", err ? err->msg : "");
+    autofree char *o = out;
+    cr_expect(strstr(out, "\"/usr/sbin/docker-init\"") != NULL);
+    struct policy_report rep;
+    check_text(pi, base, &rep);
+    cr_expect(strstr(policy_report_failed_ids(&rep), "init") != NULL);
+    policy_report_free(&rep);
+
+    const char *netns = "{\"name\":\"n\",\"network\":{\"mode\":\"netns\",\"path\":\"/run/netns/box\"}}";
+    autopolicy struct brig_policy *np = NULL;
+    cr_assert_eq(policy_parse(netns, strlen(netns), &np, &err), 0);
+    autofree char *applied_ns = NULL;
+    cr_assert_eq(policy_apply(np, base, strlen(base), NULL, &applied_ns, &err), 0, "%s", err ? err->msg : "");
+    cr_expect(strstr(applied_ns, "/run/netns/box") != NULL);
+    check_text(np, base, &rep);
+    cr_expect(strstr(policy_report_failed_ids(&rep), "net.none") != NULL);
+    policy_report_free(&rep);
+}
