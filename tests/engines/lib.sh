@@ -44,6 +44,11 @@ check() {
     local out
     if out=$("$@" 2>&1); then ok "$d"; else not_ok "$d" "failed: $*" "$out" "$(brig_last_calls)"; fi
 }
+# check_not DESC CMD...: pass if CMD fails.
+check_not() {
+    local d=$1; shift
+    if "$@" >/dev/null 2>&1; then not_ok "$d" "unexpectedly succeeded: $*" "$(brig_last_calls)"; else ok "$d"; fi
+}
 check_eq() {
     if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got:  $2" "want: $3" "$(brig_last_calls)"; fi
 }
@@ -282,8 +287,31 @@ wait_for() {
     return 1
 }
 
-# freezer_state CGROUP_PATH: the v1 freezer state of a cgroup (absolute path).
-freezer_state() { cat "/sys/fs/cgroup/freezer$1/freezer.state" 2>/dev/null; }
+# freeze_state PID: FROZEN or THAWED for the cgroup of PID, whichever freezer
+# froze it: brig prefers the v2 cgroup.freeze even on this hybrid host (every
+# process is in a v2 leaf too), runc uses the v1 freezer hierarchy.
+freeze_state() {
+    local v1 v2 f1 f2=""
+    v1=$(awk -F: '$2 == "freezer" { print $3 }' "/proc/$1/cgroup" 2>/dev/null)
+    v2=$(awk -F: '$1 == "0" { print $3 }' "/proc/$1/cgroup" 2>/dev/null)
+    f1=$(cat "/sys/fs/cgroup/freezer$v1/freezer.state" 2>/dev/null)
+    [ -n "$v2" ] && f2=$(awk '$1 == "frozen" { print $2 }' "/sys/fs/cgroup/unified$v2/cgroup.events" 2>/dev/null)
+    if [ "$f1" = FROZEN ] || [ "$f2" = 1 ]; then echo FROZEN
+    elif [ -n "$f1$f2" ]; then echo THAWED
+    else echo "no freezer found for pid $1"; fi
+}
+
+# ticking PID: the processes in PID's memory cgroup change within 1.5 s (the
+# test containers loop over `sleep 0.2`, a frozen one cannot).
+ticking() {
+    local cg a b
+    cg=$(awk -F: '$2 == "memory" || $1 == "0" { print $3; exit }' "/proc/$1/cgroup" 2>/dev/null)
+    [ -n "$cg" ] || return 1
+    a=$(cat "/sys/fs/cgroup/memory$cg/cgroup.procs" 2>/dev/null)
+    sleep 1.5
+    b=$(cat "/sys/fs/cgroup/memory$cg/cgroup.procs" 2>/dev/null)
+    [ -n "$a" ] && [ "$a" != "$b" ]
+}
 
 # proc_state PID: the one-letter state from /proc/PID/status.
 proc_state() { awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
