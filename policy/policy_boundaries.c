@@ -97,8 +97,16 @@ static void eval_fs(const struct brig_policy *p, brig_json j, struct bnd_list *l
 {
     brig_json w = json_get(j, "write");
     if (p->root_readonly) {
-        bnd_add(l, "fs.root.readonly", denied(str_at(w, "/")), "write to /: %s", str_at(w, "/"));
-        bnd_add(l, "fs.usr.readonly", denied(str_at(w, "/usr")), "write to /usr: %s", str_at(w, "/usr"));
+        /* The mount must be read-only: a root-owned / that uid 1000 cannot
+         * write is still writable by any root the container gains. */
+        brig_json ro = json_get(j, "readonly");
+        bool root_ro = false, usr_ro = false;
+        json_get_bool(ro, "readonly", "/", true, &root_ro, NULL);
+        json_get_bool(ro, "readonly", "/usr", true, &usr_ro, NULL);
+        bnd_add(l, "fs.root.readonly", root_ro && denied(str_at(w, "/")), "write to /: %s, %s mount",
+                str_at(w, "/"), root_ro ? "read-only" : "writable");
+        bnd_add(l, "fs.usr.readonly", usr_ro && denied(str_at(w, "/usr")), "write to /usr: %s, %s mount",
+                str_at(w, "/usr"), usr_ro ? "read-only" : "writable");
     }
     if (p->workspace.path != NULL && json_get(w, p->workspace.path) != NULL) {
         const char *r = str_at(w, p->workspace.path);

@@ -8,6 +8,7 @@
  * never under the caller's own cgroup. */
 #include "policy_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -315,7 +316,7 @@ static int st_run(const struct brig_policy *p, const struct policy_selftest_opts
     return 0;
 }
 
-int policy_selftest(const struct brig_policy *p, const struct policy_selftest_opts *o, int *open,
+int policy_selftest(const struct brig_policy *p, const struct policy_selftest_opts *o, int *n_open,
                     struct brig_error **err)
 {
     if (o->probe == NULL || access(o->probe, X_OK) < 0)
@@ -332,16 +333,18 @@ int policy_selftest(const struct brig_policy *p, const struct policy_selftest_op
     }
     /* The container's user must reach its rootfs and workspace. */
     if (chmod(dir, 0755) < 0) return brig_fail(err, errno, "chmod %s", dir);
-    int r = st_run(p, o, dir, open, err);
+    int r = st_run(p, o, dir, n_open, err);
     /* Its cgroup parent was made by the runtime at our request; rmdir only
      * succeeds when it is empty, so nobody else's cgroup is touched. */
-    static const char *const ctrls[] = { "memory", "pids", "cpu", "cpu,cpuacct", "devices", "freezer",
-                                         "blkio", "cpuset", "unified", "systemd", "" };
-    for (size_t i = 0; i < sizeof(ctrls) / sizeof(ctrls[0]); i++) {
-        char path[128];
-        snprintf(path, sizeof(path), "/sys/fs/cgroup/%s%sbrig-selftest", ctrls[i], ctrls[i][0] ? "/" : "");
-        rmdir(path);
+    autoclose int cgfd = open("/sys/fs/cgroup", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = cgfd >= 0 ? fdopendir(dup(cgfd)) : NULL;
+    for (struct dirent *de; d != NULL && (de = readdir(d)) != NULL;) {
+        if (de->d_name[0] == '.') continue;
+        char path[300];
+        snprintf(path, sizeof(path), "%s/brig-selftest", de->d_name);
+        unlinkat(cgfd, path, AT_REMOVEDIR);
     }
+    if (d != NULL) closedir(d);
     if (o->keep) {
         fprintf(stderr, "selftest: kept %s\n", dir);
     } else {

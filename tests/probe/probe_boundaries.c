@@ -35,6 +35,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -343,6 +344,14 @@ int probe_boundaries(int argc, char **argv)
     b_connect("connect6", AF_INET6, "2001:db8::1");
     nest_open("write");
     for (int i = 0; i < nw; i++) b_write(writes[i]);
+    nest_close();
+    /* Read-only as a mount, not merely unwritable for this user. */
+    nest_open("readonly");
+    for (int i = 0; i < nw; i++) {
+        struct statvfs sv;
+        out_key(writes[i]);
+        printf(statvfs(writes[i], &sv) == 0 && (sv.f_flag & ST_RDONLY) ? "true" : "false");
+    }
     nest_close();
     nest_open("fstype");
     for (int i = 0; i < nt; i++) {

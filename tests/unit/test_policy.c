@@ -200,6 +200,7 @@ static const char *probe_ok =
     "\"CapBnd\":\"0000000000000000\",\"CapAmb\":\"0000000000000000\",\"NoNewPrivs\":\"1\",\"Seccomp\":\"2\"},"
     "\"interfaces\":[\"lo\"],\"connect4\":\"ENETUNREACH\",\"connect6\":\"ENETUNREACH\","
     "\"write\":{\"/\":\"EROFS\",\"/usr\":\"EROFS\",\"/workspace\":\"ok\"},"
+    "\"readonly\":{\"/\":true,\"/usr\":true,\"/workspace\":false},"
     "\"fstype\":{\"/tmp\":\"tmpfs\",\"/var/tmp\":\"tmpfs\"},"
     "\"syscalls\":{\"mount\":\"EPERM\",\"unshare-user\":\"EPERM\",\"ptrace-pid1\":\"EPERM\",\"setuid0\":\"EPERM\","
     "\"keyctl\":\"EPERM\",\"bpf\":\"EPERM\",\"perf_event_open\":\"EPERM\",\"io_uring_setup\":\"EPERM\","
@@ -243,6 +244,7 @@ Test(policy_boundaries, a_closed_report_passes_and_each_hole_shows)
         { "\"connect4\":\"ENETUNREACH\"", "\"connect4\":\"ETIMEDOUT\"", "net.connect4" },
         { "\"net\":2", "\"net\":1", "net.namespace" },
         { "\"/\":\"EROFS\"", "\"/\":\"ok\"", "fs.root.readonly" },
+        { "\"/\":true", "\"/\":false", "fs.root.readonly" },
         { "\"/workspace\":\"ok\"", "\"/workspace\":\"EROFS\"", "workspace.writable" },
         { "\"CapBnd\":\"0000000000000000\"", "\"CapBnd\":\"0000000000200000\"", "caps" },
         { "\"NoNewPrivs\":\"1\"", "\"NoNewPrivs\":\"0\"", "nnp" },
