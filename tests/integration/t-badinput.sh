@@ -114,6 +114,28 @@ hostile_dest dest-up ../../.. "$(basename "$ESC_UP")" "$ESC_UP"
 # allowed by the spec); its ".." must not climb out either.
 hostile_dest dest-rel / "$(basename "$ESC_UP")" "$ESC_UP" "../../$(basename "$ESC_UP")"
 
+# ---- hostile rootfs: /dev/null is a symlink to a host file -----------------------
+# Without a /dev tmpfs the runtime creates device nodes in the image's /dev:
+# it must not follow a planted symlink to the host (mknod, bind, chmod or
+# chown through it would hit the host file).
+echo host-secret > "$T/hostfile" && chmod 0600 "$T/hostfile"
+before=$(stat -c '%a %u %g %s' "$T/hostfile")
+mkb devnull --rw -- /usr/bin/brig-probe report --read /dev/null || true
+cfg devnull '.mounts |= map(select(.destination != "/dev"))'
+rm -f "$T/devnull/rootfs/dev/null"
+ln -s "$T/hostfile" "$T/devnull/rootfs/dev/null"
+run_ct devnull
+if [ "$RC" -ne 0 ]; then
+    check "/dev/null -> host file: refused with a message" test -s "$T/devnull.err"
+else
+    check_probe "/dev/null -> host file: /dev/null is the real character device inside" devnull \
+        '.reads["/dev/null"].type == "char" and .reads["/dev/null"].bytes == 0'
+fi
+check_eq "/dev/null -> host file: the host file keeps its mode, owner and size" \
+    "$(stat -c '%a %u %g %s' "$T/hostfile")" "$before"
+check "/dev/null -> host file: and its content" grep -qx host-secret "$T/hostfile"
+assert_clean devnull
+
 # ---- a bind source that does not exist -------------------------------------------
 mkb bind-missing
 cfg bind-missing '.mounts += [{destination: "/x", type: "bind", source: "/no/such/dir", options: ["rbind"]}]'
