@@ -294,9 +294,8 @@ Test(policy_rules, init_rule_and_netns_policy)
     autopolicy struct brig_policy *pi = NULL;
     autoerr struct brig_error *err = NULL;
     cr_assert_eq(policy_load("pi", &pi, &err), 0);
-    char *out = NULL;
+    autofree char *out = NULL;
     cr_assert_eq(policy_apply(pi, base, strlen(base), NULL, &out, &err), 0, "%s", err ? err->msg : "");
-    autofree char *o = out;
     cr_expect(strstr(out, "\"/usr/sbin/docker-init\"") != NULL);
     struct policy_report rep;
     check_text(pi, base, &rep);
