@@ -141,6 +141,12 @@ int policy_resolve(const char *flag, struct brig_policy **out, struct brig_error
 int policy_enforce(const char *flag, const struct brig_spec *s, const char *op, const char *id,
                    struct brig_error **err);
 
+/* For the other lifecycle operations (start, kill, delete, run's exit):
+ * one audit line {op, id, exit status, duration} under the policy in force;
+ * a no-op without one. Never fails the operation (a warning at most). */
+void policy_audit_op(const char *flag, const char *op, const char *id, bool has_status, int exit_status,
+                     bool has_duration, uint64_t duration_ms);
+
 /* ---- audit (policy_audit.c) ---- */
 struct policy_audit_event {
     const char *op;             /* create, start, exec, kill, delete, policy */

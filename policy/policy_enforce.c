@@ -69,3 +69,16 @@ int policy_enforce(const char *flag, const struct brig_spec *s, const char *op, 
     if (n > 0 && text[n - 1] == '\n') text[n - 1] = '\0';
     return brig_failx(err, "policy %s refuses %s: %s\n%s", p->name, op, ids, text);
 }
+
+void policy_audit_op(const char *flag, const char *op, const char *id, bool has_status, int exit_status,
+                     bool has_duration, uint64_t duration_ms)
+{
+    autopolicy struct brig_policy *p = NULL;
+    autoerr struct brig_error *err = NULL;
+    if (policy_resolve(flag, &p, &err) < 0 || p == NULL) return;
+    struct policy_audit_event ev = {
+        .op = op, .id = id, .has_exit_status = has_status, .exit_status = exit_status,
+        .has_duration = has_duration, .duration_ms = duration_ms,
+    };
+    if (policy_audit(p, &ev, &err) < 0) brig_warn("%s", err->msg);
+}
