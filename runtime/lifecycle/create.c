@@ -182,6 +182,11 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
 
     TRY(ns_parent_before_clone(L->spec, &L->ns, err));
     bool cloned_into = false;
+    /* The init joins its cgroups itself (no RCU grace period to wait for,
+     * see cgroup_attach_self) unless it is born in a new user namespace,
+     * where it has no rights on the host's cgroups. Either way it is in them
+     * before it sends SYNC_HOOKS: before any hook or process of the container. */
+    bool self_attach = !L->ns.new_user;
     L->pid = launch_clone(L->ns.clone_flags, cgroup_clone_fd(L->cg), &cloned_into);
     if (L->pid == 0) {
         /* The state dir's flock belongs to the open file, which we share:
@@ -191,6 +196,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
         brig_closep(&L->console_sock);
         struct child_ctx c = {
             .spec = L->spec, .bpf = L->bpf, .ns = &L->ns, .sync_fd = child_end,
+            .cg = self_attach ? L->cg : NULL, .cloned_into = cloned_into,
             .fifo_fd = L->fifo_fd, .no_pivot = o->no_pivot, .preserve_fds = o->preserve_fds,
         };
         child_main(&c);
@@ -202,7 +208,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     brig_closep(&L->fifo_fd);       /* only the init may hold it: start sees ENXIO once it is gone */
     brig_debug("container init is pid %d", (int)L->pid);
 
-    TRY(cgroup_attach(L->cg, L->pid, cloned_into, err));
+    if (!self_attach) TRY(cgroup_attach(L->cg, L->pid, cloned_into, err));
     if (L->ns.new_user) TRY(ns_write_id_maps(L->spec, L->pid, err));
     TRY(sync_send(L->sync_fd, SYNC_GO, NULL, err));
 

@@ -141,9 +141,9 @@ int cgroup_create(const struct brig_spec *s, const char *id, bool systemd,
 
 int cgroup_clone_fd(const struct brig_cgroup *cg)
 {
-    /* Only when v2 alone holds every controller: on hybrid hosts the v1
-     * hierarchies still need cgroup.procs writes, so attach does it all. */
-    if (cg == NULL || cg->layout != CG_UNIFIED) return -1;
+    /* Also on hybrid hosts: the v2 part is joined at clone, the v1
+     * hierarchies by cgroup_attach or cgroup_attach_self. */
+    if (cg == NULL) return -1;
     return cg->v2_fd;
 }
 
@@ -157,6 +157,25 @@ int cgroup_attach(const struct brig_cgroup *cg, pid_t pid, bool cloned_into,
             return brig_wrap(err, "cgroup: attach pid %d", (int)pid);
     }
     brig_debug("cgroup: pid %d attached (%s)", (int)pid, cloned_into ? "cloned into v2" : "all");
+    return 0;
+}
+
+/* A cgroup.procs write by another process takes the global
+ * cgroup_threadgroup_rwsem for writing, and the first writer after a quiet
+ * spell waits for an RCU grace period: 5-13 ms on every create here. A
+ * thread that writes "0" to a v1 "tasks" file moves only itself and the
+ * kernel skips that lock (cgroup_procs_write_start), ~40 us. The init is a
+ * fresh clone of single-threaded brig, so its one thread is the process. */
+int cgroup_attach_self(const struct brig_cgroup *cg, bool cloned_into, struct brig_error **err)
+{
+    for (size_t i = 0; i < cg->n_dirs; i++) {
+        const struct cg_dir *d = &cg->dirs[i];
+        if (d->v2 && cloned_into) continue;
+        /* v2 has no per-thread move for domain cgroups: cgroup.procs. */
+        if (cg_write(d->path, d->v2 ? "cgroup.procs" : "tasks", NULL, "0", err) < 0)
+            return brig_wrap(err, "cgroup: join %s", d->path);
+    }
+    brig_debug("cgroup: init joined its cgroups itself (%s)", cloned_into ? "cloned into v2" : "all");
     return 0;
 }
 

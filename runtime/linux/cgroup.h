@@ -22,6 +22,9 @@ int cgroup_create(const struct brig_spec *s, const char *id, bool systemd,
 int cgroup_clone_fd(const struct brig_cgroup *cg);
 /* Put pid into every hierarchy not already joined via cgroup_clone_fd. */
 int cgroup_attach(const struct brig_cgroup *cg, pid_t pid, bool cloned_into, struct brig_error **err);
+/* The same, done by the container's init for itself (it must still be
+ * single-threaded and privileged on the host): v1 "tasks" <- "0". */
+int cgroup_attach_self(const struct brig_cgroup *cg, bool cloned_into, struct brig_error **err);
 /* Serialized form for the state file, and back. */
 char *cgroup_serialize(const struct brig_cgroup *cg);
 int cgroup_load(const char *serialized, struct brig_cgroup **out, struct brig_error **err);

@@ -17,6 +17,7 @@
 #include "../util/cleanup.h"
 #include "../util/log.h"
 #include "../util/strutil.h"
+#include "cgroup.h"
 #include "console.h"
 #include "netlink.h"
 #include "proc_exec.h"
@@ -56,6 +57,7 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
     autoclose int rootfd = -1;
 
     TRY(sync_expect(c->sync_fd, SYNC_GO, "parent went away", NULL, err));
+    if (c->cg != NULL) TRY(cgroup_attach_self(c->cg, c->cloned_into, err));   /* before cgroupns */
     TRY(ns_child_join(s, c->ns, err));
     if (c->ns->new_uts) TRY(hostname_apply(s, err));
     if (c->ns->new_net) TRY(netlink_lo_up(err));

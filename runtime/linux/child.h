@@ -9,9 +9,13 @@
 #include "ns.h"
 #include "seccomp.h"
 
+struct brig_cgroup;
+
 struct child_ctx {
     const struct brig_spec *spec;
     const struct brig_bpf *bpf;     /* compiled by the parent, or NULL */
+    const struct brig_cgroup *cg;   /* join these cgroups ourselves, or NULL (parent did) */
+    bool cloned_into;               /* the v2 cgroup was joined at clone */
     struct ns_plan *ns;
     int sync_fd;                    /* our end of the socketpair */
     int fifo_fd;                    /* exec.fifo opened O_RDWR (create), or -1 (run) */

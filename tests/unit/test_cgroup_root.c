@@ -149,7 +149,8 @@ Test(cgroup_root, limits_enforced_kill_destroy, .timeout = 60)
     cr_assert_str_eq(ml, "67108864");
     autofree char *pm = read_value(pids ? pids->path : v2->path, "pids.max");
     cr_assert_str_eq(pm, "16");
-    if (cg->layout == CG_UNIFIED) cr_assert_geq(cgroup_clone_fd(cg), 0);
+    /* The v2 part (all of it on unified hosts) is joined at clone. */
+    if (v2 != NULL) cr_assert_geq(cgroup_clone_fd(cg), 0);
     else cr_assert_eq(cgroup_clone_fd(cg), -1);
 
     int go[2], rep[2];
@@ -196,6 +197,47 @@ Test(cgroup_root, limits_enforced_kill_destroy, .timeout = 60)
     reap_all();
     cr_assert(nothing_created(inner));
     cgroup_free(loaded);
+    cgroup_free(cg);
+}
+
+/* The init joins its cgroups itself (cgroup_attach_self, v1 "tasks" <- 0):
+ * afterwards every hierarchy lists it, v2 too when not cloned into it. */
+Test(cgroup_root, attach_self_joins_every_hierarchy, .timeout = 30)
+{
+    need_root();
+    autofree char *inner = unit_path();
+    struct brig_spec s;
+    spec_for(&s, inner);
+    struct brig_cgroup *cg = NULL;
+    autoerr struct brig_error *e = NULL;
+    cr_assert_eq(cgroup_create(&s, "c5", false, &cg, &e), 0, "%s", e ? e->msg : "");
+    int rep[2];
+    cr_assert_eq(pipe(rep), 0);
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        struct brig_error *ce = NULL;
+        char r = cgroup_attach_self(cg, false, &ce) == 0 ? 'y' : 'n';
+        if (write(rep[1], &r, 1) != 1) _exit(1);
+        pause();
+        _exit(0);
+    }
+    close(rep[1]);
+    char r = 0;
+    cr_assert_eq(read(rep[0], &r, 1), 1);
+    cr_assert_eq(r, 'y', "cgroup_attach_self failed");
+    for (size_t i = 0; i < cg->n_dirs; i++) {
+        autofree pid_t *pids = NULL;
+        size_t n = 0;
+        cr_assert_eq(cg_read_pids(cg->dirs[i].path, &pids, &n, NULL), 0);
+        cr_assert_eq(n, 1, "%s lists %zu pids", cg->dirs[i].path, n);
+        cr_assert_eq(pids[0], child, "%s", cg->dirs[i].path);
+    }
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    autoerr struct brig_error *de = NULL;
+    cr_assert_eq(cgroup_destroy(cg, &de), 0, "%s", de ? de->msg : "");
+    cr_assert(nothing_created(inner));
     cgroup_free(cg);
 }
 
