@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# exec and ps: a process started in a running container joins every
+# namespace and the cgroup of its init, is confined by the container's
+# seccomp filter and capabilities, takes runc's flags; ps lists the
+# container's processes. Nothing is left behind.
+. "$(dirname "$0")/lib.sh"
+it_init
+
+ID=$(cid ex)
+mkb ex -- /usr/bin/brig-probe sleep 300 || bail "cannot build a bundle"
+# A filter and a narrow capability set that the exec'd process must share.
+cfg ex '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW",
+      architectures: ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+      syscalls: [{names: ["keyctl"], action: "SCMP_ACT_ERRNO", errnoRet: 42}]}
+  | .process.capabilities = {bounding: ["CAP_KILL", "CAP_CHOWN"], effective: ["CAP_KILL", "CAP_CHOWN"],
+      permitted: ["CAP_KILL", "CAP_CHOWN"]}
+  | .process.env += ["FROM_CONFIG=1"]'
+run_ct ex -d
+check_eq "the container runs detached" "$RC" 0
+init=$(state_field "$ID" pid)
+[ -n "$init" ] && [ "$init" -gt 0 ] || bail "no init pid: $(cat "$T/ex.err")"
+
+# ---- output and exit status -------------------------------------------------------
+out=$(b exec "$ID" /bin/sh -c 'echo hello; exit 3' 2>&1); rc=$?
+check_eq "exec prints the process's output" "$out" "hello"
+check_eq "exec returns the process's exit status" "$rc" 3
+b exec "$ID" /usr/bin/brig-probe kill-self TERM >/dev/null 2>&1; rc=$?
+check_eq "a process killed by SIGTERM gives 128+15" "$rc" 143
+
+# ---- what the exec'd process sees -------------------------------------------------
+b exec "$ID" /usr/bin/brig-probe report >"$T/rep.out" 2>"$T/rep.err"; RC=$?
+if check_ran "exec runs the probe" rep; then
+    for ns in cgroup ipc mnt net pid uts user; do
+        want=$(stat -L -c %i "/proc/$init/ns/$ns")
+        check_probe "exec joins the init's $ns namespace" rep ".namespaces.$ns == $want"
+    done
+    check_probe "the process is not pid 1 of the container (it joined the init's pid ns)" rep '.pid > 1'
+    check_probe "the container's seccomp filter applies" rep '.seccomp == 2'
+    want_bnd=$(awk '/^CapBnd/ {print $2}' "/proc/$init/status")
+    want_eff=$(awk '/^CapEff/ {print $2}' "/proc/$init/status")
+    check_probe "capability bounding set is the container's" rep '.caps.CapBnd == $w' --arg w "$want_bnd"
+    check_probe "effective capabilities are the container's" rep '.caps.CapEff == $w' --arg w "$want_eff"
+    check_probe "no_new_privs as the config asks" rep '.no_new_privs == 1'
+    check_probe "the config's environment" rep '.env | index("FROM_CONFIG=1") != null'
+    check_probe "the container's hostname" rep '.hostname == "brig"'
+fi
+cg=$(b exec "$ID" /bin/sh -c 'cat /proc/1/cgroup; echo ---; cat /proc/self/cgroup' 2>&1)
+check_eq "exec is in the init's cgroups" "$(sed -n '/^---$/,$p' <<<"$cg" | tail -n +2)" "$(sed '/^---$/,$d' <<<"$cg")"
+b exec "$ID" /usr/bin/brig-probe syscall keyctl >/dev/null 2>&1; rc=$?
+check_eq "a syscall the container's filter denies is denied in exec (errnoRet 42)" "$rc" 42
+
+# ---- flags ------------------------------------------------------------------------
+b exec --cwd /tmp -e FOO=bar -e FROM_CONFIG=2 -u 1000:1000 -g 2000 "$ID" \
+    /usr/bin/brig-probe report >"$T/flags.out" 2>"$T/flags.err"; RC=$?
+if check_ran "exec with --cwd, --env, --user, --additional-gids" flags; then
+    check_probe "--cwd" flags '.cwd == "/tmp"'
+    check_probe "--env adds a variable" flags '.env | index("FOO=bar") != null'
+    check_probe "--env overrides the config's value" flags '(.env | index("FROM_CONFIG=2") != null) and (.env | index("FROM_CONFIG=1") == null)'
+    check_probe "--user uid:gid" flags '.uid == 1000 and .gid == 1000'
+    check_probe "--additional-gids" flags '.groups | index(2000) != null'
+    check_probe "a non-root user has no effective capabilities" flags '.caps.CapEff == "0000000000000000"'
+fi
+b exec --cap CAP_SYS_TIME "$ID" /usr/bin/brig-probe report >"$T/cap.out" 2>"$T/cap.err"; RC=$?
+if check_ran "exec --cap" cap; then
+    want=$(printf '%016x' $(( 16#$want_bnd | (1 << 25) )))     # CAP_SYS_TIME is bit 25
+    check_probe "--cap adds to the bounding and effective sets, nothing else" cap \
+        '.caps.CapBnd == $w and .caps.CapEff == $w' --arg w "$want"
+fi
+b exec --cap CAP_BOGUS "$ID" /bin/true >/dev/null 2>"$T/badcap.err"
+check "--cap with an unknown name fails, naming it" grep -q "CAP_BOGUS" "$T/badcap.err"
+
+cat >"$T/proc.json" <<'JSON'
+{"args": ["/bin/sh", "-c", "echo from-process-file; pwd; exit 5"], "cwd": "/etc",
+ "env": ["PATH=/bin:/usr/bin"], "user": {"uid": 0, "gid": 0}}
+JSON
+out=$(b exec --process "$T/proc.json" "$ID" 2>&1); rc=$?
+check_eq "--process FILE: output" "$(printf '%s' "$out" | tr '\n' ' ')" "from-process-file /etc"
+check_eq "--process FILE: exit status" "$rc" 5
+echo '{"args": ["/bin/true"], "cwd": "relative"}' >"$T/badproc.json"
+b exec --process "$T/badproc.json" "$ID" >/dev/null 2>"$T/badproc.err"
+check "a bad --process file fails naming the field" grep -q "process.cwd" "$T/badproc.err"
+b exec "$ID" >/dev/null 2>"$T/noargs.err"
+check "exec without a command fails clearly" grep -q "a command is required" "$T/noargs.err"
+
+# ---- detach, pid file, ps ---------------------------------------------------------
+b exec -d --pid-file "$T/exec.pid" "$ID" /usr/bin/brig-probe sleep 120 >/dev/null 2>"$T/det.err"; rc=$?
+check_eq "exec --detach returns at once" "$rc" 0
+epid=$(cat "$T/exec.pid" 2>/dev/null)
+check "--pid-file holds a live pid" kill -0 "${epid:-0}"
+check "... whose parent is not brig (it was reparented)" \
+    bash -c "[ \"\$(awk '/^PPid/ {print \$2}' /proc/${epid:-0}/status)\" != \"\$\$\" ]"
+ps_json=$(b ps -f json "$ID" 2>&1)
+check "ps -f json lists the init" jq -e --argjson p "$init" 'index($p) != null' <<<"$ps_json"
+check "ps -f json lists the exec'd process" jq -e --argjson p "${epid:-0}" 'index($p) != null' <<<"$ps_json"
+ps_tab=$(b ps "$ID" 2>&1)
+check "ps (table) keeps ps's header" bash -c "head -n1 <<<'$ps_tab' | grep -qw PID"
+check "ps (table) shows the init's line" bash -c "awk '{print \$2}' <<<'$ps_tab' | grep -qx '$init'"
+check_eq "ps (table) shows only the container's processes" "$(($(wc -l <<<"$ps_tab") - 1))" 2
+
+# ---- not running ------------------------------------------------------------------
+b delete -f "$ID" >/dev/null 2>&1
+check "the exec'd process died with the container" bash -c "! kill -0 ${epid:-0} 2>/dev/null"
+assert_clean ex
+
+mkb st -- /usr/bin/brig-probe exit 0
+create_ct st
+b exec "$(cid st)" /bin/true >/dev/null 2>"$T/st-created.err"
+check "exec into a created container fails clearly" grep -q "cannot exec in a created container" "$T/st-created.err"
+b start "$(cid st)" >/dev/null 2>&1
+wait_status "$(cid st)" stopped 10
+b exec "$(cid st)" /bin/true >/dev/null 2>"$T/st-stopped.err"; rc=$?
+check "exec into a stopped container fails" test "$rc" -ne 0
+check "... clearly" grep -q "cannot exec in a stopped container" "$T/st-stopped.err"
+b ps "$(cid st)" >/dev/null 2>"$T/st-ps.err"
+check "ps of a stopped container fails clearly" grep -q "is not running" "$T/st-ps.err"
+b delete "$(cid st)" >/dev/null 2>&1
+assert_clean st
