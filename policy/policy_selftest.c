@@ -143,6 +143,10 @@ static int st_config(const struct brig_policy *p, const struct policy_selftest_o
                      args->vals[0]->type == PT_STR && strcmp(args->vals[0]->s, p->init) == 0;
     ptree_set(proc, "args", st_args(p, with_init));
     ptree_set(proc, "terminal", ptree_new_bool(false));
+    /* Nothing in the probe's config needs a newer spec than 1.0.2, and older
+     * runtimes (crun 1.8) refuse a version they do not know before saying
+     * anything about what they really cannot do. */
+    if (o->runtime != NULL) ptree_set(cfg, "ociVersion", ptree_new_str("1.0.2"));
     autofree char *rootfs = brig_asprintf("%s/rootfs", dir);
     ptree_set(ptree_obj(cfg, "root"), "path", ptree_new_str(rootfs));
     autofree char *cg = brig_asprintf("/brig-selftest/%s", id);
