@@ -153,6 +153,12 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
     if (X->ns_flags != 0 && setns(X->pidfd, X->ns_flags) < 0)
         return brig_fail(err, errno, "join the container's namespaces (setns 0x%x)", X->ns_flags);
     brig_closep(&X->pidfd);
+    /* As root of the container's user namespace (when it maps one) the
+     * rest runs as its init's setup did: files made now (the pty) belong
+     * to the container, not to an unmapped host uid. */
+    if ((X->ns_flags & CLONE_NEWUSER) && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) &&
+        errno != EINVAL)
+        return brig_fail(err, errno, "become root in the container's user namespace");
     if (p->terminal) {
         autoclose int master = -1;
         TRY(console_setup(p, false, &master, err));

@@ -115,3 +115,28 @@ b ps "$(cid st)" >/dev/null 2>"$T/st-ps.err"
 check "ps of a stopped container fails clearly" grep -q "is not running" "$T/st-ps.err"
 b delete "$(cid st)" >/dev/null 2>&1
 assert_clean st
+
+# ---- a container with its own user namespace ----------------------------------------
+if [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" -gt 0 ]; then
+    mkb un --chown 100000:100000 -- /usr/bin/brig-probe sleep 300
+    cfg un '.linux.namespaces = ((.linux.namespaces // []) | map(select(.type != "user")) + [{type: "user"}])
+      | .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+      | .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+      | .mounts |= map(select(.destination != "/sys/fs/cgroup"))'
+    run_ct un -d
+    uinit=$(state_field "$(cid un)" pid)
+    b exec "$(cid un)" /usr/bin/brig-probe report >"$T/un.out" 2>"$T/un.err"; RC=$?
+    if check_ran "exec into a user-namespaced container" un; then
+        check_probe "... joins its user namespace" un ".namespaces.user == $(stat -L -c %i "/proc/${uinit:-0}/ns/user")"
+        check_probe "... and is root there" un '.uid == 0 and .euid == 0'
+    fi
+    b exec -d --pid-file "$T/un.pid" "$(cid un)" /usr/bin/brig-probe sleep 30 >/dev/null 2>&1
+    upid=$(cat "$T/un.pid" 2>/dev/null)
+    check_eq "... and is uid 100000 on the host" "$(awk '/^Uid/ {print $2}' "/proc/${upid:-0}/status" 2>/dev/null)" 100000
+    out=$(b exec -t "$(cid un)" /bin/sh -c 'tty' </dev/null 2>&1)
+    check_eq "exec -t in a user namespace" "$out" "/dev/pts/0"
+    b delete -f "$(cid un)" >/dev/null 2>&1
+    assert_clean un
+else
+    skip "exec into a user namespace" "user namespaces are disabled"
+fi
