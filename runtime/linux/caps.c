@@ -117,23 +117,27 @@ static int caps_raise_effective(struct brig_error **err)
     return 0;
 }
 
-/* Needs CAP_SETPCAP, so it runs before capset may take that away. Caps that
- * are already gone are not dropped again, so a process without CAP_SETPCAP
- * can still apply a bounding set it already satisfies. */
+/* Needs CAP_SETPCAP, so it runs before capset may take that away. Dropping
+ * a cap that is already gone succeeds; without CAP_SETPCAP the drop fails
+ * and the cap is then read: one already gone is fine, so such a process can
+ * still apply a bounding set it already satisfies (one prctl per cap in the
+ * usual case instead of two). */
 static int caps_drop_bounding(uint64_t keep, int last, struct brig_error **err)
 {
     char name[64];
     for (int cap = 0; cap <= last; cap++) {
         if (keep & (UINT64_C(1) << cap)) continue;
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0) continue;
+        int drop_errno = errno;
+        if (drop_errno == EINVAL) continue;       /* not known to this kernel */
         int r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
-        if (r < 0 && errno == EINVAL) continue;   /* not known to this kernel */
+        if (r < 0 && errno == EINVAL) continue;
         if (r < 0)
             return brig_fail(err, errno, "process.capabilities.bounding: read %s",
                              caps_name(cap, name, sizeof(name)));
         if (r == 0) continue;
-        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
-            return brig_fail(err, errno, "process.capabilities.bounding: drop %s",
-                             caps_name(cap, name, sizeof(name)));
+        return brig_fail(err, drop_errno, "process.capabilities.bounding: drop %s",
+                         caps_name(cap, name, sizeof(name)));
     }
     return 0;
 }

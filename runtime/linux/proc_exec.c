@@ -3,9 +3,14 @@
 #include "proc_exec.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "../util/cleanup.h"
@@ -63,13 +68,38 @@ int proc_confine(const struct brig_process *p, const struct brig_bpf *bpf, bool 
     return 0;
 }
 
+/* The signals this process ignores (SigIgn of /proc/self/status, read only
+ * from a real procfs), or all of them when that cannot be read. */
+static uint64_t proc_ignored_signals(void)
+{
+    autoclose int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct statfs sfs;
+    if (fd < 0 || fstatfs(fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC) return UINT64_MAX;
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    if (n <= 0) return UINT64_MAX;
+    buf[n] = '\0';
+    const char *l = strstr(buf, "\nSigIgn:");
+    if (l == NULL) return UINT64_MAX;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(l + 8, &end, 16);
+    if (errno != 0 || end == l + 8) return UINT64_MAX;
+    return v;
+}
+
+/* Signals as execve expects them: nothing blocked, nothing ignored. execve
+ * itself resets caught signals; only ignored ones survive it, so only those
+ * are reset (a few syscalls instead of one per signal). */
 static void proc_reset_signals(void)
 {
     sigset_t all;
     sigemptyset(&all);
     sigprocmask(SIG_SETMASK, &all, NULL);
+    uint64_t ignored = proc_ignored_signals();
     for (int sig = 1; sig < NSIG; sig++) {
         if (sig == SIGKILL || sig == SIGSTOP) continue;
+        if (sig <= 64 && !(ignored & (UINT64_C(1) << (sig - 1)))) continue;
         signal(sig, SIG_DFL);
     }
 }

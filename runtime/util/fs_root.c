@@ -54,6 +54,41 @@ static size_t fsroot_next_component(const char **p)
     return n;
 }
 
+/* The usual missing mount point has a parent that exists (/dev/pts,
+ * /sys/fs/cgroup/pids): create the last component there and resolve the
+ * whole path again from the root, as the walk below does, with 3 openat2
+ * instead of one per component. -2 when the parent is missing too. */
+static int fsroot_mkdir_last(int rootfd, const char *path, mode_t mode, struct brig_error **err)
+{
+    const char *last = NULL;
+    size_t last_n = 0;
+    for (const char *q = path;;) {
+        size_t n = fsroot_next_component(&q);
+        if (n == 0) break;
+        last = q;
+        last_n = n;
+        q += n;
+    }
+    if (last == NULL || last_n > NAME_MAX || (last_n == 1 && last[0] == '.') ||
+        (last_n == 2 && last[0] == '.' && last[1] == '.'))
+        return -2;
+    autofree char *parent = strndup(path, (size_t)(last - path));
+    if (parent == NULL) return -2;
+    autoclose int pfd = fsroot_openat2(rootfd, parent, O_PATH | O_DIRECTORY, 0);
+    if (pfd < 0) return -2;
+    char comp[NAME_MAX + 1];
+    memcpy(comp, last, last_n);
+    comp[last_n] = '\0';
+    if (mkdirat(pfd, comp, mode) < 0 && errno != EEXIST) return brig_fail(err, errno, "mkdir %s", path);
+    brig_debug("mkdir in root: %s", path);
+    int fd = fsroot_openat2(rootfd, path, O_PATH | O_DIRECTORY, 0);
+    /* EEXIST then ENOENT: a dangling symlink; creating its target would
+     * mean following it: refuse (as the walk does). */
+    if (fd < 0 && errno == ENOENT) return brig_failx(err, "mkdir %s: is a dangling symlink", path);
+    if (fd < 0) return brig_fail(err, errno, "mkdir %s", path);
+    return fd;
+}
+
 int brig_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct brig_error **err)
 {
     /* cur is always the fully resolved (in-root) prefix walked so far; a new
@@ -61,6 +96,14 @@ int brig_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct brig_er
      * follows a symlink, and the prefix is then re-resolved from the root so
      * that a symlink component is scoped by RESOLVE_IN_ROOT like the kernel
      * would scope it for the container. */
+    /* Usually the whole path exists already: one openat2, resolved exactly
+     * as the walk below would resolve it, instead of one per component. */
+    int whole = fsroot_openat2(rootfd, path, O_PATH | O_DIRECTORY, 0);
+    if (whole >= 0) return whole;
+    if (errno == ENOENT) {
+        int fd = fsroot_mkdir_last(rootfd, path, mode, err);
+        if (fd != -2) return fd;
+    }
     autoclose int cur = fsroot_openat2(rootfd, ".", O_PATH | O_DIRECTORY, 0);
     if (cur < 0) return brig_fail(err, errno, "open root");
     autofree char *prefix = brig_calloc(1, strlen(path) + 2);
