@@ -278,7 +278,8 @@ Test(policy_rules, each_rule_has_a_failing_mutation)
                 found = true;
         }
         cr_expect(found, "mutation %zu (%s): no failure at %s", i, m->rule, m->path);
-        cr_expect(strstr(policy_report_failed_ids(&rep), m->rule) != NULL);
+        autofree char *ids = policy_report_failed_ids(&rep);
+        cr_expect(strstr(ids, m->rule) != NULL);
         policy_report_free(&rep);
         /* apply repairs every single violation. */
         autofree char *fixed = NULL;
@@ -299,7 +300,8 @@ Test(policy_rules, init_rule_and_netns_policy)
     cr_expect(strstr(out, "\"/usr/sbin/docker-init\"") != NULL);
     struct policy_report rep;
     check_text(pi, base, &rep);
-    cr_expect(strstr(policy_report_failed_ids(&rep), "init") != NULL);
+    autofree char *ids = policy_report_failed_ids(&rep);
+    cr_expect(strstr(ids, "init") != NULL);
     policy_report_free(&rep);
 
     const char *netns = "{\"name\":\"n\",\"network\":{\"mode\":\"netns\",\"path\":\"/run/netns/box\"}}";
@@ -309,6 +311,7 @@ Test(policy_rules, init_rule_and_netns_policy)
     cr_assert_eq(policy_apply(np, base, strlen(base), NULL, &applied_ns, &err), 0, "%s", err ? err->msg : "");
     cr_expect(strstr(applied_ns, "/run/netns/box") != NULL);
     check_text(np, base, &rep);
-    cr_expect(strstr(policy_report_failed_ids(&rep), "net.none") != NULL);
+    autofree char *ids2 = policy_report_failed_ids(&rep);
+    cr_expect(strstr(ids2, "net.none") != NULL);
     policy_report_free(&rep);
 }
