@@ -81,7 +81,10 @@ int container_kill(const struct brig_globals *g, const char *id, int sig, bool a
     autostate struct brig_state *st = NULL;
     if (state_read(dirfd, &st, err) < 0) return brig_wrap(err, "container %s", id);
     enum brig_status status = state_status(dirfd, st);
-    if (status != BRIG_STATUS_CREATED && status != BRIG_STATUS_RUNNING)
+    /* --all also works once the init is gone, as runc's: containerd's shim
+     * runs `kill --all ID 9` after the init of a container without its own
+     * pid namespace (a pod member) exits, to reap what it left behind. */
+    if (!all && status != BRIG_STATUS_CREATED && status != BRIG_STATUS_RUNNING)
         return brig_failx(err, "container %s is not running", id);
 
     brig_debug("kill %s: signal %d (%s)%s", id, sig, strsignal(sig), all ? " to all processes" : "");
