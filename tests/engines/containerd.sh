@@ -31,6 +31,9 @@ state = "$CTRD/state"
 [plugins."io.containerd.grpc.v1.cri"]
   stream_server_port = "0"
   sandbox_image = "$CTR_IMAGE"
+  # Root here lacks CAP_SYS_RESOURCE: a pod sandbox's oomScoreAdj (-998)
+  # could not be set; clamp it to containerd's own, as for rootless setups.
+  restrict_oom_score_adj = true
 [plugins."io.containerd.grpc.v1.cri".containerd]
   default_runtime_name = "brig"
 [plugins."io.containerd.grpc.v1.cri".cni]

@@ -222,6 +222,8 @@ oci_blob() {
 
 # image_oci_archive NAME: an OCI image layout tarball ($T/image/oci.tar) made
 # by hand from rootfs.tar: one uncompressed layer, config, manifest, index.
+# Its default command waits for SIGTERM, so it also serves as a CRI pod's
+# sandbox ("pause") image.
 image_oci_archive() {
     local name=$1 layer cfg manifest diffid
     rm -rf "$T/oci"; mkdir -p "$T/oci"
@@ -229,7 +231,8 @@ image_oci_archive() {
     diffid=$(jq -r .digest <<<"$layer")
     jq -n --arg d "$diffid" '{
         architecture: "amd64", os: "linux",
-        config: {Env: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"], Cmd: ["/bin/sh"], WorkingDir: "/"},
+        config: {Env: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"], WorkingDir: "/",
+                 Cmd: ["/bin/sh", "-c", "trap \"exit 0\" TERM; while :; do sleep 1; done"]},
         rootfs: {type: "layers", diff_ids: [$d]},
         history: [{created_by: "brig tests/engines/lib.sh"}]
     }' > "$T/image/config.json"

@@ -11,8 +11,10 @@
 # (BinaryName / --runc-binary), which the tests point at brig.
 set -euo pipefail
 
+# python3-grpcio: tests/engines/cri-client.py talks CRI to containerd (no
+# crictl in Debian 12).
 PKGS=(containerd podman conmon runc busybox-static jq iproute2 util-linux procps
-      coreutils tar gzip)
+      coreutils tar gzip python3-grpcio)
 
 die() { printf 'setup-engines: error: %s\n' "$*" >&2; exit 1; }
 log() { printf 'setup-engines: %s\n' "$*" >&2; }
