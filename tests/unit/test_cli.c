@@ -283,8 +283,8 @@ Test(binary, errors_exit_1_and_log_json)
     cr_expect_eq(run_brig(&out, "checkpoint c1"), 1);
     cr_expect(strstr(out, "not supported") != NULL, "%s", out);
     free(out);
-    cr_expect_eq(run_brig(&out, "exec c1 sh"), 1);
-    cr_expect(strstr(out, "not implemented yet") != NULL, "%s", out);
+    cr_expect_eq(run_brig(&out, "--root %s/r exec c1 sh", tmp), 1);
+    cr_expect(strstr(out, "does not exist") != NULL, "%s", out);
     free(out);
     cr_expect_eq(run_brig(&out, "--log-format yaml list"), 1);
     free(out);
