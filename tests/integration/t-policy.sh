@@ -86,6 +86,34 @@ check_eq "audit mode runs a violating config" "$?" 0
 check "audit mode logs the violation" jq -se \
     '[.[] | select(.op == "create" and .decision == "audit" and (.rules | index("root.readonly")))] | length == 1' "$AUDIT"
 
+# ---- exec: the exec'd process is judged too -------------------------------
+mkdir -p "$T/svc" && ln -sfn "$T/hard/rootfs" "$T/svc/rootfs"
+jq '.process.args = ["/usr/bin/brig-probe", "sleep", "60"]' "$T/hard/config.json" > "$T/svc/config.json"
+SVC=$(cid svc)
+CLEAN_IDS+=("$SVC")
+if b --policy "$ENF" run --detach --bundle "$T/svc" "$SVC" </dev/null >/dev/null 2>"$T/svc.err" &&
+   wait_status "$SVC" running 10; then
+    check "exec of a compliant process is allowed" b --policy "$ENF" exec "$SVC" /usr/bin/brig-probe exit 0
+    err=$(b --policy "$ENF" exec -e AWS_SECRET_ACCESS_KEY=brig-test-secret-value "$SVC" /usr/bin/brig-probe exit 0 2>&1)
+    rc=$?
+    if [ "$rc" != 0 ] && grep -q "refuses exec: env.secrets" <<<"$err"; then
+        ok "exec with a secret in the environment is refused"
+    else
+        not_ok "exec with a secret in the environment is refused" "exit $rc" "$err"
+    fi
+    err=$(b --policy "$ENF" exec --cap CAP_SYS_ADMIN "$SVC" /usr/bin/brig-probe exit 0 2>&1)
+    rc=$?
+    if [ "$rc" != 0 ] && grep -q "refuses exec: caps.none" <<<"$err"; then
+        ok "exec with an added capability is refused"
+    else
+        not_ok "exec with an added capability is refused" "exit $rc" "$err"
+    fi
+    b delete --force "$SVC" >/dev/null 2>&1
+else
+    not_ok "a hardened container runs detached under enforce" "$(cat "$T/svc.err")"
+fi
+check_not "the audit log never holds the exec'd value" grep -q brig-test-secret-value "$AUDIT"
+
 # ---- the weakened config, proven open from inside (audit mode) -------------
 made_sock=""
 if [ ! -e /var/run/docker.sock ]; then
