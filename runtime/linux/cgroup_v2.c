@@ -32,6 +32,17 @@ static int enable_in(const char *dir, const char *ctrl, bool required, const cha
                       e->errnum == EBUSY ? " (that cgroup has processes of its own)" : "");
 }
 
+/* The controllers the plan put on v2. The device filter is an eBPF program,
+ * not a controller: nothing to enable for it. */
+static int enable_planned(const char *dir, const struct cg_plan *p, struct brig_error **err)
+{
+    for (int c = 0; c < CG_CTRL_COUNT; c++) {
+        if (p->where[c] != CG_V2 || cg_ctrl_v2_name(c) == NULL) continue;
+        TRY(enable_in(dir, cg_ctrl_v2_name(c), true, p->field[c], err));
+    }
+    return 0;
+}
+
 int cgv2_enable_controllers(const char *mnt, const char *leaf, const char *available,
                             const struct cg_plan *p, struct brig_error **err)
 {
@@ -43,10 +54,7 @@ int cgv2_enable_controllers(const char *mnt, const char *leaf, const char *avail
         while (*rest == '/') rest++;
         const char *next = strchr(rest, '/');
         if (next == NULL) break;   /* rest is the leaf's own name */
-        for (int c = 0; c < CG_CTRL_COUNT; c++) {
-            if (p->where[c] != CG_V2) continue;
-            TRY(enable_in(dir, cg_ctrl_v2_name(c), true, p->field[c], err));
-        }
+        TRY(enable_planned(dir, p, err));
         if (available != NULL) {
             autofree char *copy = brig_strdup(available);
             char *save = NULL;
@@ -59,10 +67,7 @@ int cgv2_enable_controllers(const char *mnt, const char *leaf, const char *avail
         rest = next;
     }
     /* The leaf's parent was the last one: enable there too. */
-    for (int c = 0; c < CG_CTRL_COUNT; c++) {
-        if (p->where[c] != CG_V2) continue;
-        TRY(enable_in(dir, cg_ctrl_v2_name(c), true, p->field[c], err));
-    }
+    TRY(enable_planned(dir, p, err));
     if (available != NULL) {
         autofree char *copy = brig_strdup(available);
         char *save = NULL;

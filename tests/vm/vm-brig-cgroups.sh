@@ -1,0 +1,247 @@
+#!/bin/bash
+# Runs inside the test VM (pure cgroup v2, every controller): brig runs real containers and
+# each check asserts what the kernel did, not what brig wrote:
+#   memory.max: an allocation past it is OOM-killed (137) and brig reports the kill
+#   (state oomKills, events {"type":"oom"});
+#   pids.max: fork fails with EAGAIN once the limit is reached;
+#   cpu.max 20%: a busy loop's usage_usec over 2 s stays near 20% (an unlimited loop is
+#   measured in the same VM for comparison);
+#   the eBPF device program lets /dev/null be written and refuses a node without a rule;
+#   pause freezes every process (no CPU time accrues), resume thaws them;
+#   update changes the limits of a running container;
+#   kill --all and delete --force go through cgroup.kill and leave no cgroup.
+# Usage: vm-brig-cgroups.sh BRIG BRIG_PROBE   (one TAP line per check; busybox-static and
+# jq come from the host's / that the VM shares)
+set -u
+BRIG=$1 PROBE=$2
+W=/tmp/brig-vm-cg
+ST=$W/state
+CGP=/sys/fs/cgroup/brig-vm
+N=0 FAILED=0
+
+ok() { N=$((N + 1)); echo "ok $N - $1"; }
+not_ok() {
+    N=$((N + 1)); FAILED=$((FAILED + 1)); echo "not ok $N - $1"; shift
+    local l; for l in "$@"; do printf '%s\n' "$l" | sed 's/^/#   /'; done
+}
+check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d" "failed: $*"; fi; }
+check_eq() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got:  $2" "want: $3"; fi; }
+diag() { printf '%s\n' "$*" | sed 's/^/# /'; }
+
+b() { timeout -k 5 60 "$BRIG" --root "$ST" "$@"; }
+# mk NAME ARGS...: a bundle sharing the one read-only rootfs, cgroup /brig-vm/NAME.
+mk() {
+    local name=$1; shift
+    mkdir -p "$W/$name"
+    # One jq call per argument: jq 1.6 takes "-c" after --args as its own option.
+    local args='[]' a
+    for a in "$@"; do args=$(jq -c --arg a "$a" '. + [$a]' <<<"$args"); done
+    jq --arg root "$W/base/rootfs" --arg cg "/brig-vm/$name" --argjson args "$args" \
+        '.root.path = $root | .linux.cgroupsPath = $cg | .process.args = $args' \
+        "$W/base/config.json" >"$W/$name/config.json"
+}
+cfg() {
+    local f=$W/$1/config.json; shift
+    jq "$@" "$f" >"$f.tmp" && mv "$f.tmp" "$f"
+}
+state_field() { b state "$1" 2>/dev/null | jq -r ".$2 // empty"; }
+wait_status() {
+    local n=$(( ${3:-10} * 10 ))
+    while [ $n -gt 0 ]; do
+        [ "$(state_field "$1" status)" = "$2" ] && return 0
+        sleep 0.1; n=$((n - 1))
+    done
+    return 1
+}
+# CPU time (utime + stime, ticks) of a pid.
+cputime() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null; }
+usage_usec() { awk '$1 == "usage_usec" { print $2 }' "$CGP/$1/cpu.stat"; }
+uptime_us() { awk '{ printf "%d\n", $1 * 1000000 }' /proc/uptime; }
+# alive PID: exists and is not a zombie (nothing reaps orphans in the VM's init).
+alive() { [ -e "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+
+cleanup() {
+    local id
+    for id in $(ls "$ST" 2>/dev/null); do b delete --force "$id" >/dev/null 2>&1; done
+    echo "1..$N"
+}
+trap cleanup EXIT
+
+# The base bundle: brig-mkbundle's layout, but only the applets used here (linking all
+# of busybox's ~400 costs a minute under TCG).
+mkbase() {
+    local r=$W/base/rootfs d a
+    for d in bin usr/bin etc proc sys dev tmp; do mkdir -p "$r/$d"; done
+    cp /bin/busybox "$r/bin/busybox"
+    for a in sh dd sleep cat echo; do ln -s busybox "$r/bin/$a"; done
+    cp "$PROBE" "$r/usr/bin/brig-probe"
+    echo 'root:x:0:0:root:/root:/bin/sh' >"$r/etc/passwd"
+    echo 'root:x:0:' >"$r/etc/group"
+    "$BRIG" spec --bundle "$W/base" || return 1
+    # The "cgroup" mount of brig spec's default is left out: on a pure v2 host it must
+    # become a cgroup2 mount (as runc does), which the mounts code does not do yet.
+    jq '.process.terminal = false | .mounts |= map(select(.type != "cgroup"))' \
+        "$W/base/config.json" >"$W/base/c" &&
+        mv "$W/base/c" "$W/base/config.json"
+}
+rm -rf "$W"; mkdir -p "$W"
+mkbase >"$W/mkbase.log" 2>&1 || { echo "Bail out! base bundle: $(cat "$W/mkbase.log")"; exit 1; }
+diag "kernel $(uname -r), controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
+
+# ---- memory.max: OOM kill, reported ---------------------------------------------------
+# The init itself is killed: brig run returns 137, state counts the kill.
+mk oom1 /bin/dd if=/dev/zero of=/dev/null bs=64M count=1
+cfg oom1 '.linux.resources = {memory: {limit: 33554432, swap: 33554432}}'
+b run --keep --bundle "$W/oom1" oom1 >"$W/oom1.out" 2>"$W/oom1.err"
+rc=$?
+check_eq "memory: 64 MiB under memory.max=32M: brig run exits 137 (SIGKILL)" "$rc" 137
+[ "$rc" = 137 ] || diag "brig run: $(cat "$W/oom1.err")"
+check_eq "memory: memory.max is 32 MiB" "$(cat $CGP/oom1/memory.max 2>/dev/null)" 33554432
+k=$(awk '$1 == "oom_kill" { print $2 }' "$CGP/oom1/memory.events" 2>/dev/null)
+check "memory: the kernel counted the OOM kill (memory.events oom_kill=${k:-none})" test "${k:-0}" -ge 1
+check_eq "memory: brig state reports the kill (oomKills)" "$(state_field oom1 oomKills)" "${k:-x}"
+b delete oom1 >/dev/null 2>&1
+
+# A child is killed while the container lives: `events` streams {"type":"oom"}.
+mk oom2 /bin/sh -c 'sleep 1; dd if=/dev/zero of=/dev/null bs=64M count=1; echo "dd=$?"; sleep 1'
+cfg oom2 '.linux.resources = {memory: {limit: 33554432, swap: 33554432}}'
+b create --bundle "$W/oom2" oom2 >"$W/oom2.out" 2>"$W/oom2.err" </dev/null
+b events --interval 500ms oom2 >"$W/oom2.ev" 2>"$W/oom2.everr" &
+ev=$!
+sleep 0.3
+b start oom2 >/dev/null 2>&1
+for _ in $(seq 300); do kill -0 $ev 2>/dev/null || break; sleep 0.1; done
+if kill -0 $ev 2>/dev/null; then
+    not_ok "memory: events ends when the container stops"; kill $ev
+else
+    ok "memory: events ends when the container stops"
+fi
+wait $ev 2>/dev/null
+check "memory: the OOM-killed dd exited 137 inside" grep -qx 'dd=137' "$W/oom2.out"
+check_eq "memory: events printed one oom event" \
+    "$(jq -c 'select(.type == "oom")' "$W/oom2.ev" 2>/dev/null)" '{"type":"oom","id":"oom2"}'
+check "memory: events printed stats with the memory limit" \
+    jq -e >/dev/null 'select(.type == "stats") | .data.memory.usage.limit == 33554432' "$W/oom2.ev"
+b delete oom2 >/dev/null 2>&1
+
+# ---- pids.max: fork fails with EAGAIN ----------------------------------------------
+mk pids /usr/bin/brig-probe fork-bomb 40
+cfg pids '.linux.resources = {pids: {limit: 10}}'
+b run --keep --bundle "$W/pids" pids >"$W/pids.out" 2>&1
+j=$(grep '^{' "$W/pids.out" | tail -n 1)
+check_eq "pids: with pids.max=10 the probe (pid 1) forks exactly 9" "$(jq -r .forked <<<"$j" 2>/dev/null)" 9
+check_eq "pids: the 10th fork fails with EAGAIN" "$(jq -r .result <<<"$j" 2>/dev/null)" EAGAIN
+m=$(awk '$1 == "max" { print $2 }' "$CGP/pids/pids.events" 2>/dev/null)
+check "pids: the kernel counted refused forks (pids.events max=${m:-none})" test "${m:-0}" -ge 1
+b delete pids >/dev/null 2>&1
+
+# ---- cpu.max 20%: a busy loop gets about 20% of a CPU -------------------------------
+# cpu_share NAME: fraction of one CPU the container used over 2 s of wall time.
+cpu_share() {
+    local u0 t0 u1 t1
+    u0=$(usage_usec "$1"); t0=$(uptime_us)
+    sleep 2
+    u1=$(usage_usec "$1"); t1=$(uptime_us)
+    awk -v du=$((u1 - u0)) -v dt=$((t1 - t0)) 'BEGIN { printf "%.3f\n", du / dt }'
+}
+mk cpulim /bin/sh -c 'while :; do :; done'
+cfg cpulim '.linux.resources = {cpu: {quota: 20000, period: 100000}}'
+mk cpufree /bin/sh -c 'while :; do :; done'
+b run -d --bundle "$W/cpulim" cpulim >/dev/null 2>&1
+check_eq "cpu: cpu.max is 20000 100000" "$(cat $CGP/cpulim/cpu.max 2>/dev/null)" "20000 100000"
+sleep 0.5
+lim=$(cpu_share cpulim)
+t=$(awk '$1 == "nr_throttled" { print $2 }' "$CGP/cpulim/cpu.stat" 2>/dev/null)
+check "cpu: the kernel throttled the limited loop (nr_throttled=${t:-none})" test "${t:-0}" -ge 1
+b delete --force cpulim >/dev/null 2>&1
+b run -d --bundle "$W/cpufree" cpufree >/dev/null 2>&1
+sleep 0.5
+free=$(cpu_share cpufree)
+b delete --force cpufree >/dev/null 2>&1
+diag "busy loop: $lim of a CPU with cpu.max 20%, $free unlimited"
+check "cpu: the limited loop used 5-30% of a CPU (got $lim)" \
+    awk -v x="$lim" 'BEGIN { exit !(x >= 0.05 && x <= 0.30) }'
+check "cpu: the unlimited loop used clearly more (got $free vs $lim)" \
+    awk -v x="$free" -v l="$lim" 'BEGIN { exit !(x >= 0.35 && x >= 1.5 * l) }'
+
+# ---- devices: the eBPF program allows /dev/null, refuses a node without a rule -------
+mk dev /bin/sh -c '/usr/bin/brig-probe write /dev/null; /usr/bin/brig-probe read /dev/denied'
+cfg dev '.linux.devices = [{path: "/dev/denied", type: "c", major: 1, minor: 11, fileMode: 438}]'
+b run --bundle "$W/dev" dev >"$W/dev.out" 2>&1
+check_eq "devices: /dev/null can be written" \
+    "$(grep '"op":"write"' "$W/dev.out" | jq -r .result 2>/dev/null)" ok
+check_eq "devices: opening a node with no allow rule fails with EPERM" \
+    "$(grep '"op":"read"' "$W/dev.out" | jq -r .result 2>/dev/null)" EPERM
+
+# ---- pause / resume: every process stops, then runs again --------------------------
+mk pause /bin/sh -c 'while :; do :; done & while :; do :; done & while :; do :; done'
+b run -d --bundle "$W/pause" pause >/dev/null 2>&1
+sleep 0.5
+pids=$(cat "$CGP/pause/cgroup.procs" 2>/dev/null | tr '\n' ' ')
+set -- $pids
+check "pause: the container runs 3 processes ($pids)" test $# -ge 3
+check "pause: brig pause succeeds" b pause pause
+check_eq "pause: state says paused" "$(state_field pause status)" paused
+check "pause: the kernel reports the cgroup frozen" grep -qx 'frozen 1' "$CGP/pause/cgroup.events"
+before=""; for p in $pids; do before="$before $(cputime "$p")"; done
+u0=$(usage_usec pause)
+sleep 1
+after=""; for p in $pids; do after="$after $(cputime "$p")"; done
+u1=$(usage_usec pause)
+check "pause: CPU times were read" test -n "${before// /}" -a -n "$u0" -a -n "$u1"
+check_eq "pause: no process accrued CPU time in 1 s" "$after" "$before"
+check "pause: the cgroup's usage_usec did not grow ($u0 -> $u1)" test $((${u1:-0} - ${u0:-0})) -lt 20000
+check "resume: brig resume succeeds" b resume pause
+check_eq "resume: state says running" "$(state_field pause status)" running
+check "resume: the kernel reports the cgroup thawed" grep -qx 'frozen 0' "$CGP/pause/cgroup.events"
+sleep 1
+moved=0; for p in $pids; do
+    a=$(cputime "$p"); set -- $before; bb=$1; shift; before="$*"
+    [ "${a:-0}" -gt "${bb:-0}" ] && moved=$((moved + 1))
+done
+check_eq "resume: every process accrued CPU time again" "$moved" "$(echo $pids | wc -w)"
+
+# ---- update: new limits on the running container ----------------------------------
+check "update: brig update with runc's flags" b update --memory 48M --pids-limit 20 \
+    --cpu-quota 50000 --cpu-period 100000 pause
+check_eq "update: memory.max" "$(cat $CGP/pause/memory.max)" 50331648
+check_eq "update: pids.max" "$(cat $CGP/pause/pids.max)" 20
+check_eq "update: cpu.max" "$(cat $CGP/pause/cpu.max)" "50000 100000"
+echo '{"memory": {"limit": -1}, "pids": {"limit": 5}}' >"$W/res.json"
+check "update: brig update --resources FILE" b update --resources "$W/res.json" pause
+check_eq "update: memory.max lifted" "$(cat $CGP/pause/memory.max)" max
+check_eq "update: pids.max from the file" "$(cat $CGP/pause/pids.max)" 5
+check "update: a bad value is refused" test "$(b update --pids-limit x pause 2>&1 >/dev/null | grep -c pids-limit)" -ge 1
+check_eq "update: ... and nothing changed" "$(cat $CGP/pause/pids.max)" 5
+s=$(b events --stats pause)
+check "events --stats: runc's format (cpu, memory, pids) from the v2 files" \
+    jq -e >/dev/null '.type == "stats" and .id == "pause" and .data.cpu.usage.total > 0 and
+           .data.memory.usage.usage > 0 and .data.pids.current >= 3 and .data.pids.limit == 5' <<<"$s"
+
+# ---- kill --all through cgroup.kill -------------------------------------------------
+b --debug kill --all pause KILL >/dev/null 2>"$W/killall.err"
+check "kill --all: brig wrote cgroup.kill" grep -q 'cgroup.kill' "$W/killall.err"
+sleep 0.5
+left=0; for p in $pids; do alive "$p" && left=$((left + 1)); done
+check_eq "kill --all: every process is gone" "$left" 0
+check "kill --all: the container is stopped" wait_status pause stopped 10
+check "delete: succeeds" b delete pause
+check "delete: the cgroup is removed" test ! -e "$CGP/pause"
+
+# ---- delete --force through cgroup.kill -------------------------------------------
+# No pid namespace: the init's death alone would leave its children running.
+mk del /bin/sh -c '/bin/sleep 300 & /bin/sleep 300 & exec /usr/bin/brig-probe sleep 300'
+cfg del '.linux.namespaces |= map(select(.type != "pid"))'
+b run -d --bundle "$W/del" del >/dev/null 2>&1
+sleep 0.5
+pids=$(cat "$CGP/del/cgroup.procs" 2>/dev/null | tr '\n' ' ')
+check "delete --force: the container runs 3 processes ($pids)" test "$(echo $pids | wc -w)" -ge 3
+b --debug delete --force del >/dev/null 2>"$W/del.err"
+check "delete --force: brig wrote cgroup.kill" grep -q 'cgroup.kill' "$W/del.err"
+left=0; for p in $pids; do alive "$p" && left=$((left + 1)); done
+check_eq "delete --force: every process is gone" "$left" 0
+check "delete --force: the cgroup is removed" test ! -e "$CGP/del"
+check "delete --force: the state is removed" test ! -e "$ST/del"
+
+rmdir "$CGP" 2>/dev/null
+[ "$FAILED" = 0 ]
