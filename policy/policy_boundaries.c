@@ -4,6 +4,7 @@
  * writable root under rootReadonly false) are not listed. */
 #include "policy_internal.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,6 +185,33 @@ static void eval_privs(const struct brig_policy *p, brig_json j, struct bnd_list
     }
 }
 
+/* A cgroup value: "max" is unlimited (UINT64_MAX), "" unknown (0). */
+static uint64_t cg_value(const char *s)
+{
+    if (strcmp(s, "max") == 0) return UINT64_MAX;
+    return strtoull(s, NULL, 10);
+}
+
+static void eval_limits(const struct brig_policy *p, brig_json j, struct bnd_list *l)
+{
+    brig_json c = json_get(j, "cgroup_limits");
+    const char *mem = str_at(c, "memory"), *pids = str_at(c, "pids");
+    uint64_t m = cg_value(mem), n = cg_value(pids);
+    bnd_add(l, "limits.memory", m > 0 && m <= p->limits.memory, "memory limit %s (at most %llu)",
+            mem[0] ? mem : "unknown", (unsigned long long)p->limits.memory);
+    bnd_add(l, "limits.pids.cgroup", n > 0 && n <= p->limits.pids, "pids.max %s (at most %llu)",
+            pids[0] ? pids : "unknown", (unsigned long long)p->limits.pids);
+    /* cgroup v2 "QUOTA PERIOD", or v1 quota with its period file. */
+    const char *cpu = str_at(c, "cpu");
+    uint64_t quota = 0, per = 0;
+    if (strncmp(cpu, "max", 3) == 0) quota = UINT64_MAX;
+    else if (sscanf(cpu, "%" SCNu64 " %" SCNu64, &quota, &per) < 2) per = cg_value(str_at(c, "cpu_period"));
+    if (cpu[0] == '-') quota = UINT64_MAX;      /* v1: -1 is unlimited */
+    bool ok = quota != UINT64_MAX && quota > 0 && per > 0 && quota * 1000 / per <= p->limits.cpu_milli;
+    bnd_add(l, "limits.cpu", ok, "cpu quota %s%s%s", cpu[0] ? cpu : "unknown", per ? " per " : "",
+            per ? str_at(c, "cpu_period") : "");
+}
+
 static void eval_env_pids(const struct brig_policy *p, brig_json j, struct bnd_list *l)
 {
     brig_json env = json_get(j, "env_names");
@@ -217,6 +245,7 @@ int policy_boundaries_eval(const struct brig_policy *p, const char *probe_json,
     eval_net(p, j, host, &l);
     eval_fs(p, j, &l);
     eval_privs(p, j, &l);
+    eval_limits(p, j, &l);
     eval_env_pids(p, j, &l);
     *out = l.b;
     *n = l.n;

@@ -274,6 +274,41 @@ static void b_mounts(void)
     printf(sys_rw ? "true" : "false");
 }
 
+/* The first of the files that exists, trimmed; "" when none does. */
+static const char *first_file(const char *const *paths, char *buf, size_t len)
+{
+    for (; *paths; paths++) {
+        int fd = open(*paths, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        ssize_t n = read(fd, buf, len - 1);
+        close(fd);
+        if (n < 0) continue;
+        buf[n] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        return buf;
+    }
+    return "";
+}
+
+/* The limits as the container's own cgroup shows them (cgroup v2 names,
+ * then v1): read from inside, not taken from the config. */
+static void b_limits(void)
+{
+    static const char *const mem[] = { "/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes", NULL };
+    static const char *const pids[] = { "/sys/fs/cgroup/pids.max", "/sys/fs/cgroup/pids/pids.max", NULL };
+    static const char *const cpu[] = { "/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us",
+                                       "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", NULL };
+    static const char *const period[] = { "/sys/fs/cgroup/cpu/cpu.cfs_period_us",
+                                          "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", NULL };
+    char b[128];
+    nest_open("cgroup_limits");
+    out_kstr("memory", first_file(mem, b, sizeof(b)));
+    out_kstr("pids", first_file(pids, b, sizeof(b)));
+    out_kstr("cpu", first_file(cpu, b, sizeof(b)));
+    out_kstr("cpu_period", first_file(period, b, sizeof(b)));
+    nest_close();
+}
+
 static void b_env(void)
 {
     out_key("env_names");
@@ -389,6 +424,7 @@ int probe_boundaries(int argc, char **argv)
         out_kstr(socks[i], lstat(socks[i], &st) < 0 ? ename(errno) : "present");
     }
     nest_close();
+    b_limits();
     b_env();
     if (forks > 0) b_fork(forks);
     printf("}\n");

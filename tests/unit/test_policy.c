@@ -208,6 +208,7 @@ static const char *probe_ok =
     "\"kcore\":\"ENOENT\",\"proc_sys_write\":\"EACCES\",\"host_dirs\":[],\"cgroup_writable\":false,"
     "\"cgroup_writable_at\":\"\",\"sysfs_writable\":false,"
     "\"sockets\":{\"/var/run/docker.sock\":\"ENOENT\"},\"env_names\":[\"PATH\",\"HOME\"],"
+    "\"cgroup_limits\":{\"memory\":\"2147483648\",\"pids\":\"256\",\"cpu\":\"200000\",\"cpu_period\":\"100000\"},"
     "\"pids\":{\"requested\":272,\"forked\":255,\"result\":\"EAGAIN\"}}";
 
 static size_t open_count(const struct brig_policy *p, const char *json, const char *which)
@@ -257,6 +258,9 @@ Test(policy_boundaries, a_closed_report_passes_and_each_hole_shows)
         { "\"HOME\"", "\"AWS_SECRET_ACCESS_KEY\"", "env.secrets" },
         { "\"forked\":255", "\"forked\":272", "limits.pids" },
         { "\"uid\":1000", "\"uid\":0", "user" },
+        { "\"memory\":\"2147483648\"", "\"memory\":\"max\"", "limits.memory" },
+        { "\"pids\":\"256\"", "\"pids\":\"4096\"", "limits.pids.cgroup" },
+        { "\"cpu\":\"200000\"", "\"cpu\":\"-1\"", "limits.cpu" },
     };
     for (size_t i = 0; i < sizeof(holes) / sizeof(holes[0]); i++) {
         autofree char *j = replace(probe_ok, holes[i][0], holes[i][1]);
