@@ -79,6 +79,12 @@ check_probe "runs as root with containerd's default capabilities, nothing more" 
 ctr_run exit --rm -- sh -c 'exit 42'
 check_eq "exit status 42 returned to ctr" "$RC" 42
 
+# brig's error reaches the user: the shim shows the last JSON log line's msg.
+ctr_run noexec --rm -- /nonexistent
+check "a brig create error fails ctr run" test "$RC" -ne 0
+check_match "brig's error message reaches ctr's user" "$(cat "$T/noexec.err")" 'exec: /nonexistent: No such file or directory'
+c container delete "$(cid noexec)" > /dev/null 2>&1
+
 # stdin: ctr run hangs if its stdin reaches EOF before the task exists, so the
 # data goes in through a fifo only once the task is running.
 mkfifo "$T/stdin.fifo"

@@ -27,6 +27,19 @@ check_probe "run: the probe ran as PID 1 in new pid/mnt namespaces" run \
 check "podman called brig without --root (default state dir)" \
     bash -c "grep -E '(^| )create ' '$T/brig-calls.log' | grep -qv -- '--root'"
 
+# The runtime given by path instead of by name.
+timeout -k 5 90 podman --root "$PM/root" --runroot "$PM/runroot" --tmpdir "$PM/tmp" \
+    --storage-driver vfs --cgroup-manager cgroupfs --events-backend file --runtime "$BRIGW" \
+    run --rm --cgroup-parent "$CG_PARENT" "$PM_IMAGE" echo by-path > "$T/bypath.out" 2> "$T/bypath.err"
+RC=$?
+check_eq "--runtime /path/to/brig: run, exit 0" "$RC:$(out bypath)" "0:by-path"
+
+# brig's error reaches the user through conmon and podman.
+pm_run noexec --rm -- /nonexistent
+check "a brig create error fails podman run" test "$RC" -ne 0
+check_match "brig's error message reaches podman's user" "$(cat "$T/noexec.err")" 'exec: /nonexistent: No such file or directory'
+p rm -f "$(cid noexec)" > /dev/null 2>&1
+
 pm_run exit --rm -- sh -c 'exit 42'
 check_eq "exit status 42 returned to podman" "$RC" 42
 
