@@ -41,7 +41,7 @@ EOF
 }
 
 # p ARGS...: our podman.
-p() { timeout -k 5 "${PM_TIMEOUT:-90}" "${P[@]}" "$@"; }
+p() { timeout -k 5 "${PM_TIMEOUT:-60}" "${P[@]}" "$@"; }
 # p_pty ARGS...: the same with a pty as stdin/stdout (for -t).
 p_pty() { in_pty timeout -k 5 "${PM_PTY_TIMEOUT:-30}" "${P[@]}" "$@"; }
 
