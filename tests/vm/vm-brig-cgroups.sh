@@ -24,7 +24,10 @@ not_ok() {
     N=$((N + 1)); FAILED=$((FAILED + 1)); echo "not ok $N - $1"; shift
     local l; for l in "$@"; do printf '%s\n' "$l" | sed 's/^/#   /'; done
 }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d" "failed: $*"; fi; }
+check() {
+    local d=$1 out; shift
+    if out=$("$@" 2>&1); then ok "$d"; else not_ok "$d" "failed: $*" "$out"; fi
+}
 check_eq() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got:  $2" "want: $3"; fi; }
 diag() { printf '%s\n' "$*" | sed 's/^/# /'; }
 
@@ -121,7 +124,7 @@ check "memory: the OOM-killed dd exited 137 inside" grep -qx 'dd=137' "$W/oom2.o
 check_eq "memory: events printed one oom event" \
     "$(jq -c 'select(.type == "oom")' "$W/oom2.ev" 2>/dev/null)" '{"type":"oom","id":"oom2"}'
 check "memory: events printed stats with the memory limit" \
-    jq -e >/dev/null 'select(.type == "stats") | .data.memory.usage.limit == 33554432' "$W/oom2.ev"
+    jq -e 'select(.type == "stats") | .data.memory.usage.limit == 33554432' "$W/oom2.ev"
 b delete oom2 >/dev/null 2>&1
 
 # ---- pids.max: fork fails with EAGAIN ----------------------------------------------
@@ -215,7 +218,7 @@ check "update: a bad value is refused" test "$(b update --pids-limit x pause 2>&
 check_eq "update: ... and nothing changed" "$(cat $CGP/pause/pids.max)" 5
 s=$(b events --stats pause)
 check "events --stats: runc's format (cpu, memory, pids) from the v2 files" \
-    jq -e >/dev/null '.type == "stats" and .id == "pause" and .data.cpu.usage.total > 0 and
+    jq -e '.type == "stats" and .id == "pause" and .data.cpu.usage.total > 0 and
            .data.memory.usage.usage > 0 and .data.pids.current >= 3 and .data.pids.limit == 5' <<<"$s"
 
 # ---- kill --all through cgroup.kill -------------------------------------------------

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The limits enforced on this host's cgroup layout, looked at from the kernel's side: on a
+# hybrid host (v1 controllers, cgroup2 with hugetlb only) memory, pids, cpu, devices and
+# the freezer go through the v1 fallback. Memory past the limit is OOM-killed and counted
+# (state oomKills, events {"type":"oom"}); pids.max stops forks with EAGAIN, also after
+# update lowered it; cpu quota/period reach cfs_*; a device node without an allow rule
+# cannot be opened while /dev/null can; pause stops every process and resume restarts them.
+# The same checks on a pure cgroup v2 kernel run in the VM (tests/vm/vm-brig-cgroups.sh).
+. "$(dirname "$0")/lib.sh"
+it_init
+
+[ -d /sys/fs/cgroup/memory ] && [ -d /sys/fs/cgroup/pids ] && [ -d /sys/fs/cgroup/cpu ] ||
+    skip_all "no cgroup v1 memory/pids/cpu hierarchies: this file tests the v1 fallback (pure v2 is tested in the VM suite)"
+
+v1() { echo "/sys/fs/cgroup/$1/brig-test/$2/$3"; }
+cputime() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null; }
+alive() { [ -e "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+
+# ---- memory: OOM kill through memory.limit_in_bytes -----------------------------------
+mkb oom -- /bin/dd if=/dev/zero of=/dev/null bs=64M count=1 || bail "cannot build a bundle"
+cfg oom '.linux.resources = {memory: {limit: 16777216, swap: 16777216}}'
+ID=$(cid oom)
+run_ct oom --keep
+check_eq "memory: dd of 64 MiB under a 16 MiB limit is SIGKILLed (run exits 137)" "$RC" 137
+[ "$RC" = 137 ] || diag "$(cat "$T/oom.err")"
+k=$(awk '$1 == "oom_kill" { print $2 }' "$(v1 memory "$ID" memory.oom_control)" 2>/dev/null)
+check "memory: the kernel counted it (memory.oom_control oom_kill=${k:-none})" test "${k:-0}" -ge 1
+check_eq "memory: brig state reports it (oomKills)" "$(state_field "$ID" oomKills)" "${k:-x}"
+b delete "$ID" >/dev/null 2>&1
+assert_clean oom
+
+# A child killed while the container lives: events streams one {"type":"oom"}.
+mkb oomev -- /bin/sh -c 'sleep 1; dd if=/dev/zero of=/dev/null bs=64M count=1; echo "dd=$?"; sleep 1' || true
+cfg oomev '.linux.resources = {memory: {limit: 16777216, swap: 16777216}}'
+ID=$(cid oomev)
+create_ct oomev
+b events --interval 300ms "$ID" >"$T/oomev.ev" 2>"$T/oomev.everr" &
+EV=$!
+sleep 0.2
+b start "$ID" >/dev/null 2>&1
+for _ in $(seq 200); do kill -0 "$EV" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$EV" 2>/dev/null; then
+    not_ok "memory: events ends when the container stops"; kill "$EV"
+else
+    ok "memory: events ends when the container stops"
+fi
+wait "$EV" 2>/dev/null
+check "memory: the OOM-killed dd exited 137 inside" grep -qx 'dd=137' "$T/oomev.out"
+check_eq "memory: events printed one oom event" \
+    "$(jq -c 'select(.type == "oom")' "$T/oomev.ev" 2>/dev/null)" "{\"type\":\"oom\",\"id\":\"$ID\"}"
+check "memory: events printed stats with the v1 memory limit" \
+    jq -e 'select(.type == "stats") | .data.memory.usage.limit == 16777216' "$T/oomev.ev"
+b delete "$ID" >/dev/null 2>&1
+assert_clean oomev
+
+# ---- cpu quota and period reach the v1 cfs files; the kernel throttles -------------------
+mkb cpu -- /bin/sh -c 'while :; do :; done' || true
+cfg cpu '.linux.resources = {cpu: {quota: 10000, period: 50000}}'
+ID=$(cid cpu)
+run_ct cpu -d
+check_eq "cpu: cfs_quota_us" "$(cat "$(v1 cpu "$ID" cpu.cfs_quota_us)" 2>/dev/null)" 10000
+check_eq "cpu: cfs_period_us" "$(cat "$(v1 cpu "$ID" cpu.cfs_period_us)" 2>/dev/null)" 50000
+sleep 1
+t=$(awk '$1 == "nr_throttled" { print $2 }' "$(v1 cpu "$ID" cpu.stat)" 2>/dev/null)
+check "cpu: the kernel throttled the busy loop (nr_throttled=${t:-none})" test "${t:-0}" -ge 1
+s=$(b events --stats "$ID" 2>/dev/null)
+check "cpu: events --stats reports usage and throttling" jq -e \
+    '.data.cpu.usage.total > 0 and .data.cpu.throttling.throttled_periods >= 1' <<<"$s"
+b delete --force "$ID" >/dev/null 2>&1
+assert_clean cpu
+
+# ---- devices: v1 allowlist ---------------------------------------------------------
+mkb dev -- /bin/sh -c '/usr/bin/brig-probe write /dev/null; /usr/bin/brig-probe read /dev/denied' || true
+cfg dev '.linux.devices = [{path: "/dev/denied", type: "c", major: 1, minor: 11, fileMode: 438}]'
+run_ct dev
+check_eq "devices: /dev/null can be written" \
+    "$(grep '"op":"write"' "$T/dev.out" | jq -r .result 2>/dev/null)" ok
+check_eq "devices: a node with no allow rule cannot be opened (EPERM)" \
+    "$(grep '"op":"read"' "$T/dev.out" | jq -r .result 2>/dev/null)" EPERM
+assert_clean dev
+
+# ---- pause / resume: no process makes progress while paused ----------------------------
+mkb pause -- /bin/sh -c 'while :; do :; done & while :; do :; done' || true
+ID=$(cid pause)
+run_ct pause -d
+sleep 0.5
+PIDS=$(cat "$(v1 pids "$ID" cgroup.procs)" 2>/dev/null | tr '\n' ' ')
+check "pause: the container runs 2 processes ($PIDS)" test "$(echo $PIDS | wc -w)" -ge 2
+check "pause: brig pause succeeds" b pause "$ID"
+check_eq "pause: state says paused" "$(state_field "$ID" status)" paused
+before=""; for p in $PIDS; do before="$before $(cputime "$p")"; done
+sleep 1
+after=""; for p in $PIDS; do after="$after $(cputime "$p")"; done
+check "pause: CPU times were read" test -n "${before// /}"
+check_eq "pause: no process accrued CPU time in 1 s" "$after" "$before"
+check "resume: brig resume succeeds" b resume "$ID"
+check_eq "resume: state says running" "$(state_field "$ID" status)" running
+sleep 1
+moved=0
+set -- $before
+for p in $PIDS; do
+    [ "$(cputime "$p")" -gt "${1:-0}" ] && moved=$((moved + 1)); shift
+done
+check_eq "resume: every process runs again" "$moved" "$(echo $PIDS | wc -w)"
+b delete --force "$ID" >/dev/null 2>&1
+left=0; for p in $PIDS; do alive "$p" && left=$((left + 1)); done
+check_eq "delete --force: every process is gone" "$left" 0
+assert_clean pause
+
+# ---- update lowers pids.max of a running container: forks then fail -------------------
+mkb upd --rw -- /bin/sh -c 'while [ ! -e /tmp/go ]; do sleep 0.1; done; /usr/bin/brig-probe fork-bomb 40' || true
+cfg upd '.linux.resources = {pids: {limit: 100}}'
+ID=$(cid upd)
+create_ct upd
+b start "$ID" >/dev/null 2>&1
+check "update: --pids-limit 5 on the running container" b update --pids-limit 5 "$ID"
+check_eq "update: pids.max is 5" "$(cat "$(v1 pids "$ID" pids.max)" 2>/dev/null)" 5
+touch "$T/upd/rootfs/tmp/go"
+wait_status "$ID" stopped 20
+# The probe and perhaps sh (busybox may exec the last command) are among the 5: the
+# probe forks 3 or 4, never the 40 the old limit allowed.
+check_probe "update: the fork bomb stops at the new limit" upd \
+    '.forked >= 3 and .forked <= 4 and .result == "EAGAIN"'
+b delete "$ID" >/dev/null 2>&1
+assert_clean upd
