@@ -79,9 +79,15 @@ ctrd_shim_pids() {
     done
 }
 
-# Shim sockets under /run/containerd/s that appeared since ctrd_start.
+# Stale shim sockets under /run/containerd/s: appeared since ctrd_start and
+# nobody listens on them (a running system containerd's shims do, and are
+# left alone).
 ctrd_new_shim_sockets() {
-    comm -13 <(printf '%s\n' "$SHIM_SOCKS_BEFORE") <(ls /run/containerd/s 2>/dev/null | sort)
+    local listening n
+    listening=$(ss -Hxl 2>/dev/null | awk '{ print $5 }')
+    for n in $(comm -13 <(printf '%s\n' "$SHIM_SOCKS_BEFORE") <(ls /run/containerd/s 2>/dev/null | sort)); do
+        grep -qxF "/run/containerd/s/$n" <<<"$listening" || echo "$n"
+    done
 }
 
 # Remove every task and container left in our namespace.
@@ -103,7 +109,7 @@ ctrd_stop() {
     wait "$CTRD_PID" 2>/dev/null
     local p; for p in $shims; do kill -KILL "$p" 2>/dev/null; done
     CTRD_PID=""
-    # Sockets a killed shim could not remove (ours: made while we ran).
+    # Sockets a killed shim could not remove.
     for p in $(ctrd_new_shim_sockets); do rm -f "/run/containerd/s/$p"; done
 }
 
