@@ -23,6 +23,7 @@
 #include "../linux/proc_exec.h"
 #include "../linux/process_attrs.h"
 #include "../linux/seccomp.h"
+#include "../linux/seccomp_cache.h"
 #include "../linux/sync.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -127,7 +128,7 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
     /* The trusted side's sandbox policy, on the config with this process. */
     TRY(policy_enforce(g->policy, X->spec, "exec", o->id, err));
     if (X->spec->linux_cfg.seccomp.present)
-        TRY(seccomp_compile(&X->spec->linux_cfg.seccomp, &X->bpf, err));
+        TRY(seccomp_compile_cached(&X->spec->linux_cfg.seccomp, g->root, &X->bpf, err));
     TRY(exec_check_terminal(&X->spec->process, o, err));
     if (o->console_socket != NULL) TRY(console_socket_connect(o->console_socket, &X->console_sock, err));
 
