@@ -97,9 +97,10 @@ wait "$feeder"
 check_eq "stdin reaches the container (and its EOF ends it)" "$(out stdin | tr -s ' ' | tr '\n' ' ')" "2 done "
 
 c_pty run -t --rm --runc-binary "$BRIGW" --runc-root "$BROOT" --cgroup "$CG_PARENT/$(cid tty)" \
-    "$CTR_IMAGE" "$(cid tty)" sh -c 'test -t 0 && test -t 1 && echo "tty=$(tty)"' > "$T/tty.out" 2>&1
+    "$CTR_IMAGE" "$(cid tty)" sh -c 'test -t 0 && test -t 1 && echo "tty=$(tty)"; echo "console=$(stat -c %t:%T /dev/console) pty=$(stat -L -c %t:%T "$(tty)")"' > "$T/tty.out" 2>&1
 RC=$?
 check_match "-t: stdin and stdout are a pty from the container's devpts" "$(out tty)" 'tty=/dev/pts/[0-9]+'
+check_match "-t: /dev/console is that pty" "$(out tty)" 'console=([0-9a-f]+:[0-9a-f]+) pty=\1$'
 check_eq "-t: exit status 0" "$RC" 0
 
 ctr_run netns --rm -- /usr/bin/brig-probe report

@@ -57,9 +57,10 @@ pm_run ulim --rm --ulimit nofile=512:1024 --ulimit nproc=1000:2000 -- /usr/bin/b
 check_probe "--ulimit nofile=512:1024, nproc=1000:2000" ulim \
     '.rlimits.nofile.soft == 512 and .rlimits.nofile.hard == 1024 and .rlimits.nproc.soft == 1000 and .rlimits.nproc.hard == 2000'
 
-p_pty run -t --rm --cgroup-parent "$CG_PARENT" "$PM_IMAGE" sh -c 'test -t 0 && test -t 1 && echo "tty=$(tty)"' > "$T/tty.out" 2>&1
+p_pty run -t --rm --cgroup-parent "$CG_PARENT" "$PM_IMAGE" sh -c 'test -t 0 && test -t 1 && echo "tty=$(tty)"; echo "console=$(stat -c %t:%T /dev/console) pty=$(stat -L -c %t:%T "$(tty)")"' > "$T/tty.out" 2>&1
 RC=$?
 check_match "-t: a pty from the container's devpts" "$(out tty)" 'tty=/dev/pts/[0-9]+'
+check_match "-t: /dev/console is that pty" "$(out tty)" 'console=([0-9a-f]+:[0-9a-f]+) pty=\1$'
 check_eq "-t: exit 0" "$RC" 0
 
 mkdir -p "$T/bind"; echo from-host > "$T/bind/in"
@@ -109,6 +110,9 @@ check_eq "exec: exit 0" "$RC" 0
 check_match "exec: output, in the container's pid namespace" "$(out ex1; cat "$T/ex1.err")" $'^exec-out\nsh -c trap'
 p exec "$(cid det)" sh -c 'exit 5' > /dev/null 2>&1
 check_eq "exec: exit status 5 returned" "$?" 5
+p exec --user 1000:1000 --env BRIG_X=42 --workdir /tmp "$(cid det)" sh -c 'echo "$(id -u):$(id -g) $BRIG_X $(pwd)"' \
+    > "$T/ex2u.out" 2>&1
+check_eq "exec --user --env --workdir" "$(out ex2u)" "1000:1000 42 /tmp"
 p_pty exec -t "$(cid det)" sh -c 'test -t 0 && tty' > "$T/ex3.out" 2>&1
 RC=$?
 check_match "exec -t: a pty" "$(out ex3)" '/dev/pts/[0-9]+'
@@ -141,6 +145,13 @@ wait_for 10 bash -c "[ \"\$($(printf '%q ' "${P[@]}") inspect --format '{{.State
 check_eq "kill: exited" "$(pm_status kill)" exited
 check_eq "kill: exit code 137 (SIGKILL)" "$(p inspect --format '{{.State.ExitCode}}' "$(cid kill)" 2>&1)" 137
 check "kill: rm" p rm "$(cid kill)"
+
+# A signal podman passes on (kill ID 10), trapped by PID 1: its exit code.
+pm_run_d usr1 -- sh -c 'trap "exit 10" USR1; while :; do sleep 0.2; done'
+p kill -s USR1 "$(cid usr1)" > /dev/null 2>&1
+wait_for 10 bash -c "[ \"\$($(printf '%q ' "${P[@]}") inspect --format '{{.State.Status}}' $(cid usr1))\" = exited ]"
+check_eq "kill -s USR1 trapped by PID 1: exit code 10" "$(p inspect --format '{{.State.ExitCode}}' "$(cid usr1)" 2>&1)" 10
+p rm -f "$(cid usr1)" > /dev/null 2>&1
 
 # ---- nothing left ------------------------------------------------------------
 p rm -af -t 0 > /dev/null 2>&1
