@@ -194,6 +194,29 @@ check_ran() {
     return 1
 }
 
+# start_ct NAME: brig start, then wait (5 s at most) until process.args runs:
+# for `brig-probe sleep`, until it printed its line, which it does after
+# installing its signal handlers. A signal sent before that reaches a pid 1
+# without handlers, and the kernel drops it.
+start_ct() {
+    local name=$1 n=50 id
+    id=$(cid "$name")
+    b start "$id" || return 1
+    local probe_sleep=0
+    jq -e '.process.args[0:2] == ["/usr/bin/brig-probe", "sleep"]' "$T/$name/config.json" \
+        >/dev/null 2>&1 && probe_sleep=1
+    while [ $n -gt 0 ]; do
+        if [ $probe_sleep = 1 ]; then
+            grep -q '"op":"sleep"' "$T/$name.out" 2>/dev/null && return 0
+        else
+            [ -n "$(tagged_pids "$id")" ] && return 0
+        fi
+        sleep 0.1; n=$((n - 1))
+    done
+    echo "start_ct $name: the process did not come up within 5 s" >&2
+    return 1
+}
+
 # state_field ID FIELD: a field of `brig state ID` (empty if it fails).
 state_field() { b state "$1" 2>/dev/null | jq -r ".$2 // empty" 2>/dev/null; }
 

@@ -25,7 +25,7 @@ ID=$(cid lim)
 create_ct lim
 check_eq "create with resources succeeds" "$RC" 0
 [ "$RC" = 0 ] || diag "$(cat "$T/lim.err")"
-b start "$ID" >/dev/null 2>&1
+start_ct lim >/dev/null 2>&1
 check_eq "memory limit is 64 MiB" "$(cat "$(cg_file memory "$ID" memory.limit_in_bytes memory.max)" 2>/dev/null)" 67108864
 check_eq "pids limit is 50" "$(cat "$(cg_file pids "$ID" pids.max pids.max)" 2>/dev/null)" 50
 f=$(cg_file cpu "$ID" cpu.shares cpu.weight)
@@ -80,8 +80,8 @@ mkb orphan -- /bin/sh -c '/bin/sleep 300 & exec /usr/bin/brig-probe sleep 300' |
 cfg orphan '.linux.namespaces |= map(select(.type != "pid"))'
 ID=$(cid orphan)
 create_ct orphan
-b start "$ID" >/dev/null 2>&1
-sleep 0.5
+start_ct orphan >/dev/null 2>&1
+n=50; while [ "$(tagged_pids "$ID" | wc -l)" -lt 2 ] && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
 check "the container runs a child beside its init" test "$(tagged_pids "$ID" | wc -l)" -ge 2
 b kill "$ID" KILL >/dev/null 2>&1
 wait_status "$ID" stopped 10

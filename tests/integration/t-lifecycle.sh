@@ -32,7 +32,7 @@ check "the init is not the probe yet (it waits for start)" \
     bash -c "! grep -qa brig-probe /proc/$PID/cmdline"
 check "list shows the container" bash -c "timeout 30 '$BRIG' --root '$STATE' list -q | grep -qx '$ID'"
 
-check "start succeeds" b start "$ID"
+check "start succeeds" start_ct lc
 state_is "$ID" running
 check "running: the init is now the probe" grep -qa brig-probe "/proc/$PID/cmdline"
 check_not "start twice fails" b start "$ID"
@@ -53,7 +53,7 @@ for sig in 15 SIGTERM 9 KILL SIGKILL; do
     i=$((i + 1))
     mkb "k$i" -- /usr/bin/brig-probe sleep 60 || continue
     create_ct "k$i"
-    b start "$(cid "k$i")" >/dev/null 2>&1
+    start_ct "k$i" >/dev/null 2>&1
     check "kill $sig is accepted" b kill "$(cid "k$i")" "$sig"
     check "kill $sig stops the container" wait_status "$(cid "k$i")" stopped 10
     b delete "$(cid "k$i")" >/dev/null 2>&1
@@ -62,7 +62,7 @@ done
 
 mkb kdef -- /usr/bin/brig-probe sleep 60 || true
 create_ct kdef
-b start "$(cid kdef)" >/dev/null 2>&1
+start_ct kdef >/dev/null 2>&1
 check "kill without a signal sends SIGTERM" b kill "$(cid kdef)"
 check "... which stops the container" wait_status "$(cid kdef)" stopped 10
 check_not "kill of a stopped container fails" b kill "$(cid kdef)" KILL
@@ -71,7 +71,7 @@ assert_clean kdef
 
 mkb kbad -- /usr/bin/brig-probe sleep 60 || true
 create_ct kbad
-b start "$(cid kbad)" >/dev/null 2>&1
+start_ct kbad >/dev/null 2>&1
 check_not "kill with an unknown signal name fails" b kill "$(cid kbad)" SIGNOPE
 check_not "kill with signal 999 fails" b kill "$(cid kbad)" 999
 state_is "$(cid kbad)" running
@@ -133,7 +133,7 @@ for bad in ../escape a/b .. . "" "-x" "a b"; do
 done
 check "nothing was created outside the state dir" test ! -e "$T/escape"
 check "the state dir holds no entry for refused ids" \
-    bash -c "[ ! -d '$STATE' ] || [ -z \"\$(ls -A '$STATE' | grep -vx '\.seccomp-cache')\" ]"
+    bash -c "[ ! -d '$STATE' ] || [ -z \"\$(ls -A '$STATE' | grep -v -e '^$TAG-' -e '^\.seccomp-cache\$')\" ]"
 
 # ---- two creates of the same id ---------------------------------------------
 mkb dup -- /usr/bin/brig-probe sleep 60 || true

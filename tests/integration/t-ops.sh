@@ -32,7 +32,7 @@ cfg op '.linux.resources = {memory: {limit: 67108864}, pids: {limit: 50}}'
 ID=$(cid op)
 create_ct op
 check_eq "create succeeds" "$RC" 0
-check "start succeeds" b start "$ID"
+check "start succeeds" start_ct op
 PID=$(state_field "$ID" pid)
 check "pause succeeds" b pause "$ID"
 check_eq "state says paused" "$(state_field "$ID" status)" paused
@@ -48,7 +48,7 @@ check_not "resume of a running container fails" b resume "$ID"
 # until resume.
 mkb fr -- /usr/bin/brig-probe sleep 120 || true
 create_ct fr
-b start "$(cid fr)" >/dev/null 2>&1
+start_ct fr >/dev/null 2>&1
 b pause "$(cid fr)" >/dev/null 2>&1
 b kill "$(cid fr)" TERM >/dev/null 2>&1
 sleep 1
