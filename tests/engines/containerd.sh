@@ -132,7 +132,7 @@ ctr_run() {
     local opts=()
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
     shift
-    c run --runc-binary "$BRIGW" --runc-root "$BROOT" --cgroup "$CG_PARENT/$(cid "$name")" \
+    c run --runtime io.containerd.runc.v2 --runc-binary "$BRIGW" --runc-root "$BROOT" --cgroup "$CG_PARENT/$(cid "$name")" \
         "${opts[@]}" "$CTR_IMAGE" "$(cid "$name")" "$@" \
         < "${STDIN_FILE:-/dev/null}" > "$T/$name.out" 2> "$T/$name.err"
     RC=$?
