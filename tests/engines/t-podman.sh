@@ -17,6 +17,8 @@ ENGINE_CGROUPS_OK='^conmon$'
 
 check_eq "contrib snippet: podman resolves runtime 'brig' to our brig" \
     "$(p info --format '{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Path}}' 2>&1)" "brig $BRIGW"
+check_match "podman reads brig --version" "$(p info --format '{{.Host.OCIRuntime.Version}}' 2>&1)" \
+    '^brig version [0-9]+\.[0-9]+'
 
 # ---- foreground runs ---------------------------------------------------------
 pm_run run --rm -- /usr/bin/brig-probe report
