@@ -17,6 +17,7 @@
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "hooks.h"
+#include "../../policy/policy.h"
 #include "state.h"
 
 /* How long the init may take to die after SIGKILL (it can be in an
@@ -85,8 +86,7 @@ static int delete_state_unreadable(const struct brig_globals *g, const char *id,
     return brig_wrap(err, "container %s", id);
 }
 
-int container_delete(const struct brig_globals *g, const char *id, bool force,
-                     struct brig_error **err)
+static int delete_unaudited(const struct brig_globals *g, const char *id, bool force, struct brig_error **err)
 {
     autoclose int dirfd = -1;
     if (state_dir_open(g->root, id, &dirfd, err) < 0) {
@@ -122,5 +122,13 @@ int container_delete(const struct brig_globals *g, const char *id, bool force,
     rc = state_dir_remove(g->root, id, err);
     if (rc == 0) delete_poststop(spec, st);
     if (spec != NULL) spec_free(spec);
+    return rc;
+}
+
+/* One audit line per operation under the policy in force (policy/). */
+int container_delete(const struct brig_globals *g, const char *id, bool force, struct brig_error **err)
+{
+    int rc = delete_unaudited(g, id, force, err);
+    policy_audit_op(g->policy, "delete", id, true, rc < 0 ? 1 : 0, false, 0);
     return rc;
 }

@@ -15,6 +15,7 @@
 #include "../linux/cgroup.h"
 #include "../util/cleanup.h"
 #include "../util/log.h"
+#include "../../policy/policy.h"
 #include "state.h"
 
 int init_pidfd_open(const struct brig_state *st, int *pidfd, struct brig_error **err)
@@ -72,8 +73,7 @@ static int kill_cgroup(const struct brig_state *st, int sig, struct brig_error *
     return r;
 }
 
-int container_kill(const struct brig_globals *g, const char *id, int sig, bool all,
-                   struct brig_error **err)
+static int kill_unaudited(const struct brig_globals *g, const char *id, int sig, bool all, struct brig_error **err)
 {
     if (sig <= 0 || sig >= NSIG) return brig_failx(err, "invalid signal %d", sig);
     autoclose int dirfd = -1;
@@ -104,4 +104,12 @@ int container_kill(const struct brig_globals *g, const char *id, int sig, bool a
         return brig_wrap(err, "kill %s", id);
     }
     return 0;
+}
+
+/* One audit line per operation under the policy in force (policy/). */
+int container_kill(const struct brig_globals *g, const char *id, int sig, bool all, struct brig_error **err)
+{
+    int rc = kill_unaudited(g, id, sig, all, err);
+    policy_audit_op(g->policy, "kill", id, true, rc < 0 ? 1 : 0, false, 0);
+    return rc;
 }

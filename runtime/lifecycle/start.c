@@ -11,6 +11,7 @@
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "hooks.h"
+#include "../../policy/policy.h"
 #include "state.h"
 
 #define CONFIG_MAX (16u << 20)
@@ -35,7 +36,7 @@ static void start_poststart(int dirfd, const struct brig_state *st)
     }
 }
 
-int container_start(const struct brig_globals *g, const char *id, struct brig_error **err)
+static int start_unaudited(const struct brig_globals *g, const char *id, struct brig_error **err)
 {
     autoclose int dirfd = -1;
     autostate struct brig_state *st = NULL;
@@ -57,4 +58,12 @@ int container_start(const struct brig_globals *g, const char *id, struct brig_er
         return brig_fail(err, errno, "start %s: remove exec.fifo", id);
     start_poststart(dirfd, st);
     return 0;
+}
+
+/* One audit line per operation under the policy in force (policy/). */
+int container_start(const struct brig_globals *g, const char *id, struct brig_error **err)
+{
+    int rc = start_unaudited(g, id, err);
+    policy_audit_op(g->policy, "start", id, true, rc < 0 ? 1 : 0, false, 0);
+    return rc;
 }

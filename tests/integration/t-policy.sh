@@ -85,6 +85,20 @@ b --policy "$AUD" run --bundle "$T/w-audit" "$(cid w-audit)" </dev/null >/dev/nu
 check_eq "audit mode runs a violating config" "$?" 0
 check "audit mode logs the violation" jq -se \
     '[.[] | select(.op == "create" and .decision == "audit" and (.rules | index("root.readonly")))] | length == 1' "$AUDIT"
+check "run's delete of the container is audited" jq -se --arg id "$(cid w-audit)" \
+    '[.[] | select(.op == "delete" and .id == $id and .exit_status == 0)] | length == 1' "$AUDIT"
+# start, kill and delete each leave one line (create/start/kill/delete by hand).
+W2=$(cid w-ops)
+CLEAN_IDS+=("$W2")
+jq '.process.args = ["/usr/bin/brig-probe", "sleep", "60"]' "$T/w-root/config.json" > "$T/w-audit/config.json"
+b --policy "$AUD" create --bundle "$T/w-audit" "$W2" </dev/null >/dev/null 2>&1 &&
+    b --policy "$AUD" start "$W2" && b --policy "$AUD" kill "$W2" KILL &&
+    wait_status "$W2" stopped 10 && b --policy "$AUD" delete "$W2"
+check_eq "create, start, kill, delete under an audit policy" "$?" 0
+for op in start kill delete; do
+    check "$op is audited" jq -se --arg id "$W2" --arg op "$op" \
+        '[.[] | select(.op == $op and .id == $id and .exit_status == 0)] | length == 1' "$AUDIT"
+done
 
 # ---- exec: the exec'd process is judged too -------------------------------
 mkdir -p "$T/svc" && ln -sfn "$T/hard/rootfs" "$T/svc/rootfs"
