@@ -77,21 +77,28 @@ static int waiter_write_all(int fd, const char *buf, size_t n)
     return 0;
 }
 
-/* One read from `from` copied to `to`: 1 copied, 0 end (EOF, EIO: the pty's
- * other side is closed), -1 nothing now. */
-static int waiter_copy(int from, int to)
+/* One read from `from` copied to *to: 1 copied, 0 end (EOF, EIO: the pty's
+ * other side is closed), -1 nothing now. When *to fails (a reader that went
+ * away) it becomes -1 and what follows is read and dropped, so the process
+ * never blocks on a full pty. */
+static int waiter_copy(int from, int *to)
 {
     char buf[16384];
     ssize_t r = read(from, buf, sizeof(buf));
     if (r < 0 && (errno == EINTR || errno == EAGAIN)) return -1;
     if (r <= 0) return 0;
-    if (waiter_write_all(to, buf, (size_t)r) < 0) return 0;
+    if (*to >= 0 && waiter_write_all(*to, buf, (size_t)r) < 0) {
+        brig_debug("terminal relay: fd %d: %s; dropping output from now on", *to, strerror(errno));
+        *to = -1;
+    }
     return 1;
 }
 
 struct waiter_pty {
     pid_t pid;
     int master;
+    int out;                /* stdout, -1 once it cannot be written */
+    int in_to;              /* master, -1 once it cannot be written */
     int sfd;
     bool stdin_open;
     bool master_open;
@@ -131,13 +138,13 @@ static int waiter_relay(struct waiter_pty *w)
             return -1;
         }
         if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
-            if (waiter_copy(w->master, STDOUT_FILENO) == 0) w->master_open = false;
+            if (waiter_copy(w->master, &w->out) == 0) w->master_open = false;
         if (p[2].revents & (POLLIN | POLLHUP | POLLERR))
-            if (waiter_copy(STDIN_FILENO, w->master) == 0) w->stdin_open = false;
+            if (waiter_copy(STDIN_FILENO, &w->in_to) == 0 || w->in_to < 0) w->stdin_open = false;
         if (p[0].revents & POLLIN) waiter_on_signal(w);
     }
     /* What the process wrote just before it exited is still in the pty. */
-    while (w->master_open && waiter_copy(w->master, STDOUT_FILENO) == 1) {}
+    while (w->master_open && waiter_copy(w->master, &w->out) == 1) {}
     return 0;
 }
 
@@ -153,7 +160,8 @@ int waiter_pty_prepare(int master, struct brig_error **err)
 int waiter_attach_pty(pid_t pid, int master, const sigset_t *set, int *exit_status,
                       struct brig_error **err)
 {
-    struct waiter_pty w = { .pid = pid, .master = master, .stdin_open = true, .master_open = true };
+    struct waiter_pty w = { .pid = pid, .master = master, .out = STDOUT_FILENO, .in_to = master,
+                            .stdin_open = true, .master_open = true };
     autoclose int sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd < 0) return brig_fail(err, errno, "signalfd");
     w.sfd = sfd;
@@ -163,7 +171,12 @@ int waiter_attach_pty(pid_t pid, int master, const sigset_t *set, int *exit_stat
     struct termios saved;
     bool saved_ok = false;
     TRY(console_raw(STDIN_FILENO, &saved, &saved_ok, err));
+    /* A reader of our stdout that goes away (`| head`) must end the copy,
+     * not kill brig and leave the process unwaited for. */
+    struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
+    sigaction(SIGPIPE, &ign, &old_pipe);
     int rc = waiter_relay(&w);
+    sigaction(SIGPIPE, &old_pipe, NULL);
     console_restore(STDIN_FILENO, &saved, saved_ok);
     if (rc < 0) {
         brig_fail(err, errno, "relay the terminal");

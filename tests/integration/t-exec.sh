@@ -27,6 +27,22 @@ check_eq "exec returns the process's exit status" "$rc" 3
 b exec "$ID" /usr/bin/brig-probe kill-self TERM >/dev/null 2>&1; rc=$?
 check_eq "a process killed by SIGTERM gives 128+15" "$rc" 143
 
+# A signal to `brig exec` reaches the process (which then dies of it).
+"$BRIG" --root "$STATE" exec "$ID" /usr/bin/brig-probe sleep 30 >/dev/null 2>&1 &
+bpid=$!
+sleep 1
+kill -TERM "$bpid"
+wait "$bpid"; rc=$?
+sleep 0.2
+check_eq "SIGTERM to brig exec is forwarded to the process (128+15)" "$rc" 143
+
+# --preserve-fds: fd 3 of the caller is the process's fd 3.
+echo "through-fd-3" >"$T/fd3.txt"
+out=$(b exec --preserve-fds 1 "$ID" /bin/sh -c 'cat <&3' 3<"$T/fd3.txt" 2>&1)
+check_eq "--preserve-fds 1 passes fd 3" "$out" "through-fd-3"
+out=$(b exec "$ID" /bin/sh -c '{ cat <&3; } 2>/dev/null || echo closed' 3<"$T/fd3.txt" 2>&1)
+check_eq "without --preserve-fds fd 3 is not passed" "$out" "closed"
+
 # ---- what the exec'd process sees -------------------------------------------------
 b exec "$ID" /usr/bin/brig-probe report >"$T/rep.out" 2>"$T/rep.err"; RC=$?
 if check_ran "exec runs the probe" rep; then
@@ -96,6 +112,8 @@ ps_tab=$(b ps "$ID" 2>&1)
 check "ps (table) keeps ps's header" bash -c "head -n1 <<<'$ps_tab' | grep -qw PID"
 check "ps (table) shows the init's line" bash -c "awk '{print \$2}' <<<'$ps_tab' | grep -qx '$init'"
 check_eq "ps (table) shows only the container's processes" "$(($(wc -l <<<"$ps_tab") - 1))" 2
+ps_o=$(b ps "$ID" -o pid,comm 2>&1)
+check "ps passes its own arguments to ps(1)" bash -c "grep -qw '^ *$init *brig-probe' <<<'$ps_o' && [ \$(wc -l <<<'$ps_o') -eq 3 ]"
 
 # ---- not running ------------------------------------------------------------------
 b delete -f "$ID" >/dev/null 2>&1
