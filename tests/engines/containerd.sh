@@ -5,7 +5,7 @@
 # paths (BinaryName, Root) pointed at this test's brig and temp dir. Note:
 # containerd 1.6's runc shim v2 keeps its sockets under /run/containerd/s
 # whatever `state` says; ctrd_stop checks that ours are gone.
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # RC, PID, ... are read by the test files
 
 CTRD_PID=""
 CTR_IMAGE=docker.io/brig/engines-test:latest

@@ -15,7 +15,7 @@
 #   BRIG_CONTRIB      the contrib/ directory (its snippets are loaded)
 #   BRIG_ENG_KEEP=1   keep the temp dir for debugging
 #   BRIG_ENG_INSTALL=0  do not apt-get install missing engines (skip instead)
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # RC, PID, ... are read by the test files
 
 set -u
 
@@ -182,7 +182,9 @@ assert_nothing_left() {
     if [ $# -gt 0 ]; then
         for id in "$@"; do [ ! -e "$root/$id" ] || problems+=("brig state dir left: $root/$id"); done
     elif [ -d "$root" ]; then
-        for id in $(ls -A "$root"); do problems+=("brig state dir left: $root/$id"); done
+        for id in "$root"/* "$root"/.[!.]*; do
+            [ -e "$id" ] && problems+=("brig state dir left: $id")
+        done
     fi
     for c in $(cgroups_under "$CG_PARENT"); do
         if [ -n "${ENGINE_CGROUPS_OK:-}" ] && [[ $(basename "$c") =~ ${ENGINE_CGROUPS_OK} ]]; then

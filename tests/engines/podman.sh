@@ -8,7 +8,7 @@
 # tested explicitly), and ends with the [engine.runtimes] table of
 # contrib/podman/containers.conf, its path pointed at this test's brig.
 # podman runs brig without --root: brig's state is in its default /run/brig.
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # RC, PID, ... are read by the test files
 
 PM_IMAGE=localhost/brig-engines-test:latest
 BRIG_DEFAULT_ROOT=/run/brig

@@ -144,6 +144,7 @@ check "brig state dir of the running container" test -f "$BR/$(cid det)/state.js
 ps_out=$(c task ps "$(cid det)" 2>&1)
 check_match "task ps lists the init pid" "$ps_out" "(^|[[:space:]])${PID:-none}[[:space:]]"
 check "task ps lists more than the init (sleep 1000)" test "$(grep -cE '^[0-9]+' <<<"$ps_out")" -ge 2
+# shellcheck disable=SC2046  # one pid per word
 seen_pid $(grep -oE '^[0-9]+' <<<"$ps_out")
 
 c task exec --exec-id ex1 "$(cid det)" sh -c 'echo exec-out; cat /proc/1/cmdline | tr "\0" " "' \
