@@ -115,7 +115,15 @@ check_eq "ps (table) shows only the container's processes" "$(($(wc -l <<<"$ps_t
 ps_o=$(b ps "$ID" -o pid,comm 2>&1)
 check "ps passes its own arguments to ps(1)" bash -c "grep -qw '^ *$init *brig-probe' <<<'$ps_o' && [ \$(wc -l <<<'$ps_o') -eq 3 ]"
 
-# ---- not running ------------------------------------------------------------------
+# ---- paused, not running ------------------------------------------------------------
+if b pause "$ID" >/dev/null 2>&1; then
+    b exec "$ID" /bin/true >/dev/null 2>"$T/paused.err"
+    check "exec into a paused container fails clearly" grep -q "cannot exec in a paused container" "$T/paused.err"
+    b resume "$ID" >/dev/null 2>&1
+    check "... and works again after resume" b exec "$ID" /bin/true
+else
+    skip "exec into a paused container" "brig pause does not work here (no freezer)"
+fi
 b delete -f "$ID" >/dev/null 2>&1
 check "the exec'd process died with the container" bash -c "! kill -0 ${epid:-0} 2>/dev/null"
 assert_clean ex
