@@ -303,7 +303,14 @@ int cgroup_kill(const struct brig_cgroup *cg, int sig, struct brig_error **err)
 int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err)
 {
     const struct cg_dir *p = primary(cg);
-    if (p != NULL && access(p->path, F_OK) == 0) {
+    autofree pid_t *left = NULL;
+    size_t n_left = 0;
+    /* An empty cgroup stays empty (no member is left to fork), so the usual
+     * case, a container whose processes are all gone, skips the freeze,
+     * kill and thaw. A process left in another hierarchy makes rmdir fail
+     * below with EBUSY: reported, never ignored. */
+    if (p != NULL && access(p->path, F_OK) == 0 &&
+        (cg_read_pids(p->path, &left, &n_left, NULL) < 0 || n_left > 0)) {
         autoerr struct brig_error *ke = NULL;
         if (cgroup_kill(cg, SIGKILL, &ke) < 0) brig_debug("cgroup: destroy: %s", ke->msg);
     }
