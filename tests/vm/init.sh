@@ -3,7 +3,7 @@
 #
 # Stage 1 (PID 1 in the initramfs): load the 9p/virtio/overlay modules, mount the host's /
 # read-only over 9p under a tmpfs overlay, mount the results share, switch_root into it.
-# Stage 2 (PID 1 in the overlay): mount /proc /sys /dev/* /tmp and cgroup2 with every
+# Stage 2 (PID 1 in the overlay): mount /proc /sys /dev/* and cgroup2 with every
 # controller enabled, run the job script the host wrote into the results share, record its
 # exit status there, power off.
 #
@@ -82,7 +82,8 @@ stage2() {
     $BB ln -sf /proc/self/fd/0 /dev/stdin
     $BB ln -sf /proc/self/fd/1 /dev/stdout
     $BB ln -sf /proc/self/fd/2 /dev/stderr
-    $BB mount -t tmpfs -o nosuid,nodev,mode=1777 tmpfs /tmp || fail "mount /tmp"
+    # /tmp stays the overlay's: the host's /tmp read-only below, writes in the tmpfs upper
+    # layer. A fresh tmpfs would hide a source tree or build directory cloned under /tmp.
     # The host's /lib/modules is for the host kernel: show this kernel's, so modprobe works.
     tree=$(cat /run/brig-vm/tree)
     if [ -d "$tree" ]; then

@@ -51,10 +51,10 @@ done
 [[ $EUID == 0 ]] || die "must run as root (9p passthrough of the host /)"
 
 # The VM mounts fresh tmpfs/proc/sys/dev over these, so a command started there would not
-# find its directory.
+# find its directory. (/tmp is the host's, through the overlay.)
 case $PWD/ in
-    /tmp/*|/run/*|/proc/*|/sys/*|/dev/*)
-        die "the working directory $PWD is hidden in the VM (fresh /tmp /run /proc /sys /dev); run from elsewhere" ;;
+    /run/*|/proc/*|/sys/*|/dev/*)
+        die "the working directory $PWD is hidden in the VM (fresh /run /proc /sys /dev); run from elsewhere" ;;
 esac
 
 settings=$(bash "$here/setup-vm.sh") || die "setup-vm.sh failed"
