@@ -48,7 +48,7 @@ struct brig_clone_args {
         set_tid, set_tid_size, cgroup;
 };
 
-static pid_t launch_clone(unsigned long ns_flags, int cgroup_fd, bool *cloned_into)
+pid_t launch_clone(unsigned long ns_flags, int cgroup_fd, bool *cloned_into)
 {
     struct brig_clone_args a = { .flags = ns_flags, .exit_signal = SIGCHLD };
     if (cgroup_fd >= 0) {

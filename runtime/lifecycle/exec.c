@@ -49,6 +49,7 @@ struct exec_run {
     int console_fd;
     int ns_flags;           /* CLONE_NEW* the child joins (pid is joined by the fork) */
     bool join_pid;
+    bool cloned_into;       /* the child was born in the v2 cgroup */
     pid_t pid;
 };
 
@@ -144,6 +145,10 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
 {
     const struct brig_process *p = &X->spec->process;
     TRY(sync_expect(sync_fd, SYNC_GO, "brig exec went away", NULL, err));
+    /* The container's cgroups, joined by ourselves while we still see the
+     * host's cgroupfs with host rights: no RCU grace period to wait for
+     * (cgroup_attach_self), before anything of the process runs. */
+    TRY(cgroup_attach_self(X->cg, X->cloned_into, err));
     /* Still privileged on the host: limits that may need it go first. */
     TRY(rlimits_apply(p, err));
     TRY(oom_score_adj_apply(p, err));
@@ -205,8 +210,14 @@ static pid_t exec_fork(struct exec_run *X, const struct brig_exec_opts *o, int c
         if (setns(X->pidfd, CLONE_NEWPID) < 0)
             return brig_fail(err, errno, "join the container's pid namespace");
     }
-    pid_t pid = fork();
-    if (pid == 0) exec_child(X, o, child_end);
+    /* Born in the v2 cgroup where there is one; the child joins the v1
+     * hierarchies itself. A fork, otherwise (no namespace flags). */
+    bool cloned_into = false;
+    pid_t pid = launch_clone(0, cgroup_clone_fd_open(X->cg), &cloned_into);
+    if (pid == 0) {
+        X->cloned_into = cloned_into;
+        exec_child(X, o, child_end);
+    }
     int fork_errno = errno;
     if (saved >= 0 && setns(saved, CLONE_NEWPID) < 0) {
         brig_fail(err, errno, "restore our pid namespace");
@@ -230,8 +241,7 @@ static int exec_spawn(struct exec_run *X, const struct brig_exec_opts *o, struct
     brig_closep(&child_end);
     brig_debug("exec: process is pid %d", (int)pid);
 
-    TRY(cgroup_attach(X->cg, pid, false, err));
-    TRY(sync_send(X->sync_fd, SYNC_GO, NULL, err));
+    TRY(sync_send(X->sync_fd, SYNC_GO, NULL, err));    /* the child joins its cgroups */
     static const char eof[] = "exec: the process exited during setup";
     if (X->spec->process.terminal) {
         TRY(sync_expect_fd(X->sync_fd, SYNC_CONSOLE, eof, &X->console_fd, err));

@@ -37,6 +37,9 @@ struct launch {
 int launch_container(struct launch *L, const struct brig_globals *g, const struct brig_create_opts *o,
                      bool run_mode, struct brig_error **err);
 void launch_release(struct launch *L);
+/* clone3 with ns_flags, into the v2 cgroup cgroup_fd (if >= 0) when the
+ * kernel allows; *cloned_into says whether it did. 0 in the child. */
+pid_t launch_clone(unsigned long ns_flags, int cgroup_fd, bool *cloned_into);
 /* --pid-file: the pid as text, written atomically (also used by exec). */
 int launch_write_pid_file(const char *path, pid_t pid, struct brig_error **err);
 

@@ -147,6 +147,15 @@ int cgroup_clone_fd(const struct brig_cgroup *cg)
     return cg->v2_fd;
 }
 
+int cgroup_clone_fd_open(struct brig_cgroup *cg)
+{
+    if (cg == NULL) return -1;
+    const struct cg_dir *v2 = cg_dir_v2(cg);
+    /* O_PATH fds are refused by CLONE_INTO_CGROUP: open for reading. */
+    if (cg->v2_fd < 0 && v2 != NULL) cg->v2_fd = open(v2->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return cg->v2_fd;
+}
+
 int cgroup_attach(const struct brig_cgroup *cg, pid_t pid, bool cloned_into,
                   struct brig_error **err)
 {
@@ -175,7 +184,7 @@ int cgroup_attach_self(const struct brig_cgroup *cg, bool cloned_into, struct br
         if (cg_write(d->path, d->v2 ? "cgroup.procs" : "tasks", NULL, "0", err) < 0)
             return brig_wrap(err, "cgroup: join %s", d->path);
     }
-    brig_debug("cgroup: init joined its cgroups itself (%s)", cloned_into ? "cloned into v2" : "all");
+    brig_debug("cgroup: pid %d joined its cgroups itself (%s)", (int)getpid(), cloned_into ? "cloned into v2" : "all");
     return 0;
 }
 

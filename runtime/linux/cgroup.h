@@ -20,6 +20,9 @@ int cgroup_create(const struct brig_spec *s, const char *id, bool systemd,
                   struct brig_cgroup **out, struct brig_error **err);
 /* A v2 leaf directory fd usable with CLONE_INTO_CGROUP, or -1. */
 int cgroup_clone_fd(const struct brig_cgroup *cg);
+/* The same for a cgroup loaded from the state file (exec): opens the v2
+ * directory on first use; cg keeps the fd until cgroup_free. -1 if none. */
+int cgroup_clone_fd_open(struct brig_cgroup *cg);
 /* Put pid into every hierarchy not already joined via cgroup_clone_fd. */
 int cgroup_attach(const struct brig_cgroup *cg, pid_t pid, bool cloned_into, struct brig_error **err);
 /* The same, done by the container's init for itself (it must still be
