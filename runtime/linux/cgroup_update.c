@@ -37,6 +37,19 @@ static int update_enable_v2(const struct brig_cgroup *cg, const struct cg_layout
     return cgv2_enable_controllers(h->mnt, d->path, NULL, p, err);
 }
 
+/* pids.limit <= 0 means "no limit" (runc): create never needs to write it, a
+ * fresh cgroup has none, so the plan does not ask for the controller. An
+ * update must lift a limit that is there, wherever pids.max lives. */
+static int update_lift_pids(const struct brig_cgroup *cg, const struct brig_resources *r,
+                            struct brig_error **err)
+{
+    if (!r->pids.limit.set || r->pids.limit.v > 0) return 0;
+    const struct cg_dir *d = cg_dir_v2(cg);
+    if (d == NULL || !cg_file_exists(d->path, "pids.max")) d = cg_dir_v1(cg, "pids");
+    if (d == NULL || !cg_file_exists(d->path, "pids.max")) return 0;   /* no limit to lift */
+    return cg_write(d->path, "pids.max", "linux.resources.pids.limit", "max", err);
+}
+
 int cgroup_update(const struct brig_cgroup *cg, const struct brig_resources *r,
                   struct brig_error **err)
 {
@@ -56,6 +69,7 @@ int cgroup_update(const struct brig_cgroup *cg, const struct brig_resources *r,
     cg_layout_clear(&l);
     if (rc == 0) rc = cgv1_apply(cg, &plan, r, err);
     if (rc == 0) rc = cgv2_apply(cg, &plan, r, err);
+    if (rc == 0) rc = update_lift_pids(cg, r, err);
     if (rc < 0) return brig_wrap(err, "cgroup update");
     brig_debug("cgroup: limits updated");
     return 0;

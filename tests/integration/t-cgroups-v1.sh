@@ -102,6 +102,10 @@ for p in $PIDS; do
     [ "$(cputime "$p")" -gt "${1:-0}" ] && moved=$((moved + 1)); shift
 done
 check_eq "resume: every process runs again" "$moved" "$(echo $PIDS | wc -w)"
+b update --pids-limit 7 "$ID" >/dev/null 2>&1
+check_eq "update: --pids-limit 7" "$(cat "$(v1 pids "$ID" pids.max)" 2>/dev/null)" 7
+check "update: --pids-limit -1 lifts it" b update --pids-limit -1 "$ID"
+check_eq "update: pids.max is max again" "$(cat "$(v1 pids "$ID" pids.max)" 2>/dev/null)" max
 b delete --force "$ID" >/dev/null 2>&1
 left=0; for p in $PIDS; do alive "$p" && left=$((left + 1)); done
 check_eq "delete --force: every process is gone" "$left" 0

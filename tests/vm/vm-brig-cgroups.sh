@@ -216,6 +216,9 @@ check_eq "update: memory.max lifted" "$(cat $CGP/pause/memory.max)" max
 check_eq "update: pids.max from the file" "$(cat $CGP/pause/pids.max)" 5
 check "update: a bad value is refused" test "$(b update --pids-limit x pause 2>&1 >/dev/null | grep -c pids-limit)" -ge 1
 check_eq "update: ... and nothing changed" "$(cat $CGP/pause/pids.max)" 5
+check "update: --pids-limit -1" b update --pids-limit -1 pause
+check_eq "update: pids.max lifted" "$(cat $CGP/pause/pids.max)" max
+b update --pids-limit 5 pause >/dev/null 2>&1
 s=$(b events --stats pause)
 check "events --stats: runc's format (cpu, memory, pids) from the v2 files" \
     jq -e '.type == "stats" and .id == "pause" and .data.cpu.usage.total > 0 and
