@@ -54,8 +54,16 @@ if command -v script >/dev/null; then
     timeout 60 script -qec "$inner2" /dev/null < <(exec sleep 15 2>/dev/null) >/dev/null 2>&1
     check "run with a terminal as stdin: it is in raw mode while attached" grep -q -- "-icanon" "$T/tty-pty2.during"
     check "... and its mode is restored afterwards" grep -qx restored "$T/tty-pty2.mode"
+    # SIGWINCH: the caller's terminal is resized while attached.
+    tty_bundle tty-winch /bin/sh -c 'sleep 2; stty size'
+    CLEAN_IDS+=("$(cid tty-winch)")
+    inner3="stty rows 20 cols 70; timeout --foreground 30 $BRIG --root $STATE run --bundle $T/tty-winch $(cid tty-winch) </dev/tty >$T/tty-winch.out 2>&1 & sleep 1; stty rows 40 cols 120; wait"
+    timeout 60 script -qec "$inner3" /dev/null < <(exec sleep 15 2>/dev/null) >/dev/null 2>&1
+    check_eq "a resize of the caller's terminal reaches the container's pty (SIGWINCH)" \
+        "$(tr -d '\r' <"$T/tty-winch.out")" "40 120"
     assert_clean tty-pty
     assert_clean tty-pty2
+    assert_clean tty-winch
 else
     skip "run under a terminal" "script(1) from util-linux is not installed"
 fi
