@@ -29,6 +29,10 @@ and config, interleaved in rounds (the order rotates every round), then
                       fails only if a runtime cannot run the bundles
   --runtimes "LIST"   subset/order of: floor brig crun runc (default all)
   --configs "LIST"    subset of: minimal hardened (default both)
+  --gap MS            idle time before each timed command (default 50): a
+                      cgroup migration leaves the kernel's rcu_sync fast for
+                      about one RCU grace period, which would let one
+                      runtime's cgroup.procs write speed up the next one's
   --no-exec           skip the exec measurement
   --no-strace         skip the syscall counts
   --host-cgroups      do not hide the hybrid host's cgroup2 mount (crun 1.8.1
@@ -56,6 +60,7 @@ host_cg=0
 keep=0
 brig_cmp=""
 ci=0
+gap_ms=50
 while [ $# -gt 0 ]; do
     case $1 in
         --build) build=${2:?--build needs a directory}; shift 2 ;;
@@ -64,6 +69,7 @@ while [ $# -gt 0 ]; do
         --ci) rounds=3; exec_rounds=3; ci=1; shift ;;
         --runtimes) runtimes=${2:?}; shift 2 ;;
         --configs) configs=${2:?}; shift 2 ;;
+        --gap) gap_ms=${2:?--gap needs milliseconds}; shift 2 ;;
         --no-exec) do_exec=0; shift ;;
         --no-strace) do_strace=0; shift ;;
         --host-cgroups) host_cg=1; shift ;;
@@ -75,6 +81,8 @@ while [ $# -gt 0 ]; do
 done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die "--rounds needs a positive number"
 exec_rounds=${exec_rounds:-$rounds}
+[[ $gap_ms =~ ^[0-9]+$ ]] || die "--gap needs a number of milliseconds"
+gap_s=$(awk -v m="$gap_ms" 'BEGIN { printf "%.3f", m / 1000 }')
 if [ "$(id -u)" != 0 ]; then
     [ "$ci" = 1 ] && { echo "SKIP: needs root (containers with new namespaces and cgroups)"; exit 77; }
     die "run as root (containers with new namespaces and cgroups)"
@@ -246,6 +254,7 @@ done
 # ---- timing ------------------------------------------------------------------------
 timed() {   # label file: runs CMD under bench-timer, appends "ns rss" to file
     local out ns rss code
+    [ "$gap_ms" = 0 ] || sleep "$gap_s"
     out=$("$timer" -e "$W/stderr" "${CMD[@]}") || die "$1: bench-timer failed"
     read -r ns rss code <<<"$out"
     if [ "$code" != 0 ]; then
@@ -263,7 +272,7 @@ rotate() {   # round list...: the list rotated by round positions
 }
 
 echo "brig bench: $(date -u +%FT%TZ), $(uname -r), $(nproc) CPUs, cgroups: $cg_env" >&2
-echo "runtimes: ${runtimes_list[*]}; configs: ${configs_list[*]}; $rounds rounds" >&2
+echo "runtimes: ${runtimes_list[*]}; configs: ${configs_list[*]}; $rounds rounds, ${gap_ms} ms idle before each" >&2
 for ((r = 0; r <= rounds; r++)); do
     for cfg in "${configs_list[@]}"; do
         for rt in $(rotate "$r" "${runtimes_list[@]}"); do
@@ -368,7 +377,7 @@ want crun && echo "$(crun --version | head -1)"
 want runc && echo "$(runc --version | head -1)"
 for cfg in "${configs_list[@]}"; do
     echo
-    echo "== run /bin/true, $cfg config, $rounds rounds (x crun: median of per-round ratios)"
+    echo "== run /bin/true, $cfg config, $rounds rounds, ${gap_ms} ms apart (x crun: median of per-round ratios)"
     table run "$cfg" "${runtimes_list[@]}"
 done
 if [ "$do_exec" = 1 ]; then
