@@ -68,6 +68,14 @@ else
     skip "run under a terminal" "script(1) from util-linux is not installed"
 fi
 
+# ---- no devpts in the container: refused, naming the field ----------------------------
+tty_bundle tty-nopts /bin/true
+cfg tty-nopts '.mounts |= map(select(.destination != "/dev/pts"))'
+run_ct tty-nopts
+check "a terminal without a devpts in the container fails" test "$RC" -ne 0
+check "... naming process.terminal and /dev/ptmx" grep -q "process.terminal: the container's /dev/ptmx" "$T/tty-nopts.err"
+assert_clean tty-nopts
+
 # ---- create without a console socket --------------------------------------------
 tty_bundle tty-nosock /bin/true
 create_ct tty-nosock
