@@ -130,6 +130,15 @@ out=$(b exec "$(cid tty-d)" /bin/sh -c 'test -t 0 || echo no-tty' </dev/null 2>&
 check_eq "exec without -t: no terminal (as runc, whatever the config says)" "$out" "no-tty"
 b exec -t -d "$(cid tty-d)" /bin/true >/dev/null 2>"$T/tty-d.exec.err"
 check "exec -t -d without --console-socket fails (as runc)" grep -q "cannot allocate tty" "$T/tty-d.exec.err"
+sock2=$T/tty-d-exec.sock
+"$BRIG_RECVTTY" "$sock2" >"$T/recv-e.out" 2>"$T/recv-e.err" &
+recv2=$!
+wait_socket "$sock2"
+b exec -t -d --console-socket "$sock2" "$(cid tty-d)" /bin/sh -c 'echo via-socket; tty' >/dev/null 2>"$T/tty-d.exec2.err"
+check_eq "exec -t -d --console-socket succeeds" "$?" 0
+wait "$recv2"
+check "... the exec'd process's pty master went to the socket" grep -q "via-socket" "$T/recv-e.out"
+check "... and it is a pty of the container's devpts" grep -q "^/dev/pts/[0-9]" "$T/recv-e.out"
 b delete -f "$(cid tty-d)" >/dev/null 2>&1
 wait "$recv_pid"
 check "the init's pty closed when the container went away (recvtty finished)" true
