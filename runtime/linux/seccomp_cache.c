@@ -1,8 +1,8 @@
 /* The seccomp BPF cache (docs/performance.md). Entries live in
  * <state root>/.seccomp-cache/<sha256 of the key>; the key is a canonical
  * serialisation of the parsed seccomp section plus everything else the
- * compiled program depends on (this brig binary, libseccomp's version and
- * API level, the native arch, the kernel). A file holds:
+ * compiled program depends on (this brig binary, libseccomp's version, the
+ * native arch, the kernel). A file holds:
  *     header | key | BPF instructions | SHA-256 of all that
  * and is used only if it is ours (owner, mode), has the exact expected
  * size, magic and key, and its checksum matches. */
@@ -104,7 +104,8 @@ static void key_environment(struct buf *b)
     buf_u64(b, v ? v->major : 0);
     buf_u64(b, v ? v->minor : 0);
     buf_u64(b, v ? v->micro : 0);
-    buf_u64(b, seccomp_api_get());
+    /* Not seccomp_api_get(): it probes the kernel with ~9 syscalls on every
+     * create, and the kernel it depends on is in the key below. */
     buf_u64(b, seccomp_arch_native());
     struct utsname u;
     if (uname(&u) == 0) {
