@@ -283,7 +283,11 @@ static int mounts_one(int rootfd, const struct brig_spec *s, size_t i, bool in_u
         return brig_failx(err, "type: required for a mount that is not a bind mount");
     if (o.tmpcopyup && strcmp(m->type, "tmpfs") != 0)
         return brig_failx(err, "tmpcopyup: only valid for tmpfs");
-    if (strcmp(m->type, "cgroup") == 0) return mounts_cgroup_v1(rootfd, s, dest, &o, err);
+    if (strcmp(m->type, "cgroup") == 0) {
+        /* On a unified host a "cgroup" mount means cgroup2, as runc does. */
+        if (mounts_host_has_cgroup_v1()) return mounts_cgroup_v1(rootfd, s, dest, &o, err);
+        return mounts_fs(rootfd, m->source, dest, "cgroup2", &o, in_userns, err);
+    }
     if (o.tmpcopyup) return mounts_tmpfs_copyup(rootfd, m->source, dest, &o, err);
     return mounts_fs(rootfd, m->source, dest, m->type, &o, in_userns, err);
 }

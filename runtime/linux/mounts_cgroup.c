@@ -114,6 +114,20 @@ static int cgmnt_links(int rootfd, const char *dest, const char *dir, struct bri
     return 0;
 }
 
+bool mounts_host_has_cgroup_v1(void)
+{
+    autofclose FILE *f = fopen("/proc/self/cgroup", "re");
+    if (f == NULL) return false;
+    autofree char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, f) > 0) {
+        /* "N:controllers:/path"; v2 is "0::/path" and has no controllers */
+        char *c1 = strchr(line, ':');
+        if (c1 != NULL && c1[1] != ':') return true;
+    }
+    return false;
+}
+
 int mounts_cgroup_v1(int rootfd, const struct brig_spec *s, const char *dest,
                      const struct brig_mount_opts *o, struct brig_error **err)
 {

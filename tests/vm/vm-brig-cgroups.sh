@@ -81,9 +81,7 @@ mkbase() {
     echo 'root:x:0:0:root:/root:/bin/sh' >"$r/etc/passwd"
     echo 'root:x:0:' >"$r/etc/group"
     "$BRIG" spec --bundle "$W/base" || return 1
-    # The "cgroup" mount of brig spec's default is left out: on a pure v2 host it must
-    # become a cgroup2 mount (as runc does), which the mounts code does not do yet.
-    jq '.process.terminal = false | .mounts |= map(select(.type != "cgroup"))' \
+    jq '.process.terminal = false' \
         "$W/base/config.json" >"$W/base/c" &&
         mv "$W/base/c" "$W/base/config.json"
 }
@@ -253,6 +251,13 @@ left=0; for p in $pids; do alive "$p" && left=$((left + 1)); done
 check_eq "delete --force: every process is gone" "$left" 0
 check "delete --force: the cgroup is removed" test ! -e "$CGP/del"
 check "delete --force: the state is removed" test ! -e "$ST/del"
+
+# ---- brig spec's "cgroup" mount is cgroup2 on a unified host (as runc) ------------------
+mk cgmnt /bin/sh -c 'cat /proc/self/mountinfo; echo x >/sys/fs/cgroup/x 2>/dev/null && echo WRITABLE; exit 0'
+b run --bundle "$W/cgmnt" cgmnt >"$W/cgmnt.out" 2>&1
+check "mounts: the default \"cgroup\" mount is a cgroup2 mount" \
+    grep -q ' /sys/fs/cgroup ro,.* - cgroup2 ' "$W/cgmnt.out"
+check "mounts: it is read-only inside" sh -c "! grep -q WRITABLE '$W/cgmnt.out'"
 
 rmdir "$CGP" 2>/dev/null
 [ "$FAILED" = 0 ]
