@@ -16,7 +16,7 @@ BUILD=${BRIG_BUILD_DIR:-build}
 
 # Build dependencies, then what the tests and the demo use.
 BUILD_PKGS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev
-            libyajl-dev libmnl-dev libcriterion-dev git)
+            libyajl-dev libmnl-dev nettle-dev libcriterion-dev git)
 TEST_PKGS=(busybox-static jq clang iproute2 util-linux procps coreutils findutils)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
