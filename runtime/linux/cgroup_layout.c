@@ -117,6 +117,35 @@ static void add_hier(struct cg_layout *l, bool v2, const char *mnt, const char *
     };
 }
 
+static void cg_hier_free(struct cg_hier *h)
+{
+    free(h->mnt);
+    free(h->mnt_root);
+    free(h->controllers);
+    free(h->own);
+}
+
+/* A later mount at or above a hierarchy's mount point hides it (e.g. a
+ * tmpfs over /sys/fs/cgroup/unified): it is no longer reachable there. */
+static void drop_covered(struct cg_layout *l, const char *mnt)
+{
+    size_t n = strlen(mnt), w = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const char *m = l->h[i].mnt;
+        /* ("/" itself is not taken as covering: the root's place in the
+         * list says nothing after a switch_root.) */
+        bool covered = strcmp(mnt, "/") != 0 && strncmp(m, mnt, n) == 0 &&
+                       (m[n] == '\0' || m[n] == '/');
+        if (covered) {
+            brig_debug("cgroup: %s is covered by a later mount on %s", m, mnt);
+            cg_hier_free(&l->h[i]);
+        } else {
+            l->h[w++] = l->h[i];
+        }
+    }
+    l->n = w;
+}
+
 static int parse_mountinfo(const char *text, struct cg_layout *l, struct brig_error **err)
 {
     autofree char *copy = brig_strdup(text);
@@ -136,11 +165,12 @@ static int parse_mountinfo(const char *text, struct cg_layout *l, struct brig_er
         char *source = strtok_r(NULL, " ", &ts);
         char *superopts = strtok_r(NULL, " ", &ts);
         if (fstype == NULL) continue;
+        unescape(fields[3]);
+        unescape(fields[4]);
+        drop_covered(l, fields[4]);
         bool v2 = strcmp(fstype, "cgroup2") == 0;
         if (!v2 && strcmp(fstype, "cgroup") != 0) continue;
         (void)source;
-        unescape(fields[3]);
-        unescape(fields[4]);
         char *ctrls = v2 ? brig_strdup("") : v1_controllers(superopts ? superopts : "");
         if (!v2 && ctrls[0] == '\0') {
             free(ctrls);
@@ -236,10 +266,7 @@ int cg_layout_detect(struct cg_layout *out, struct brig_error **err)
 void cg_layout_clear(struct cg_layout *l)
 {
     for (size_t i = 0; i < l->n; i++) {
-        free(l->h[i].mnt);
-        free(l->h[i].mnt_root);
-        free(l->h[i].controllers);
-        free(l->h[i].own);
+        cg_hier_free(&l->h[i]);
     }
     free(l->h);
     *l = (struct cg_layout){0};

@@ -227,6 +227,23 @@ Test(cgroup_layout, unified_and_legacy)
     cr_assert(strstr(e->msg, "no cgroup filesystem") != NULL);
 }
 
+Test(cgroup_layout, covered_mount_is_ignored)
+{
+    /* A tmpfs later mounted over the v2 mount point hides it: the host is
+     * then legacy as far as anyone can reach (crun's hybrid workaround). */
+    static const char mi[] =
+        "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+        "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+        "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n"
+        "90 41 0:90 / /sys/fs/cgroup/unified rw,relatime - tmpfs none rw\n";
+    struct cg_layout l;
+    cr_assert_eq(cg_layout_parse(mi, "4:memory:/\n0::/\n", &l, NULL), 0);
+    cr_assert_eq(l.kind, CG_LEGACY);
+    cr_assert_null(cg_layout_v2(&l));
+    cr_assert_not_null(cg_layout_v1(&l, "memory"));
+    cg_layout_clear(&l);
+}
+
 /* ---- plan: fail closed before anything exists ---- */
 
 static void hybrid_layout(struct cg_layout *l, const char *v2_controllers)
