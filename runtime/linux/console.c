@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/fdpass.h"
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "mount_util.h"
@@ -127,25 +128,9 @@ int console_socket_connect(const char *path, int *sock, struct brig_error **err)
 
 int console_socket_send(int sock, int master, struct brig_error **err)
 {
-    char payload[] = CONSOLE_PAYLOAD;
-    struct iovec iov = { .iov_base = payload, .iov_len = sizeof(payload) - 1 };
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } u;
-    memset(&u, 0, sizeof(u));
-    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                          .msg_controllen = sizeof(u.buf) };
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &master, sizeof(int));
-    ssize_t w;
-    do {
-        w = sendmsg(sock, &msg, MSG_NOSIGNAL);
-    } while (w < 0 && errno == EINTR);
-    if (w < 0) return brig_fail(err, errno, "--console-socket: send the pty master");
+    static const char payload[] = CONSOLE_PAYLOAD;
+    if (brig_send_with_fd(sock, payload, sizeof(payload) - 1, master, err) < 0)
+        return brig_wrap(err, "--console-socket: send the pty master");
     brig_debug("terminal: pty master sent to the console socket");
     return 0;
 }
@@ -153,26 +138,12 @@ int console_socket_send(int sock, int master, struct brig_error **err)
 int console_recv_fd(int sock, char *name, size_t len, int *fd, struct brig_error **err)
 {
     char dummy[4096];
-    struct iovec iov = { .iov_base = name != NULL && len > 1 ? name : dummy,
-                         .iov_len = name != NULL && len > 1 ? len - 1 : sizeof(dummy) };
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } u;
-    memset(&u, 0, sizeof(u));
-    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                          .msg_controllen = sizeof(u.buf) };
-    ssize_t r;
-    do {
-        r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-    } while (r < 0 && errno == EINTR);
-    if (r < 0) return brig_fail(err, errno, "receive fd");
-    if (name != NULL && len > 0) name[r > 0 && name == iov.iov_base ? (size_t)r : 0] = '\0';
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    if (c == NULL || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-        c->cmsg_len != CMSG_LEN(sizeof(int)))
-        return brig_failx(err, "receive fd: no file descriptor in the message");
-    memcpy(fd, CMSG_DATA(c), sizeof(int));
+    bool named = name != NULL && len > 1;
+    ssize_t r = brig_recv_with_fd(sock, named ? name : dummy, named ? len - 1 : sizeof(dummy),
+                                  fd, "receive fd", err);
+    if (r < 0) return -1;
+    if (name != NULL && len > 0) name[named ? (size_t)r : 0] = '\0';
+    if (*fd < 0) return brig_failx(err, "receive fd: no file descriptor in the message");
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include "../util/cleanup.h"
+#include "../util/fdpass.h"
 #include "../util/strutil.h"
 
 int sync_socketpair(int fds[2], struct brig_error **err)
@@ -28,11 +29,7 @@ static int sync_send_raw(int fd, enum sync_type type, int errnum, const char *pa
         m->len = (uint32_t)n + 1;
     }
     size_t size = offsetof(struct sync_msg, payload) + m->len;
-    ssize_t w;
-    do {
-        w = send(fd, m, size, MSG_NOSIGNAL);
-    } while (w < 0 && errno == EINTR);
-    if (w < 0) return brig_fail(err, errno, "sync send");
+    if (brig_send_with_fd(fd, m, size, -1, err) < 0) return brig_wrap(err, "sync");
     return 0;
 }
 
@@ -46,15 +43,16 @@ int sync_send_error(int fd, const struct brig_error *e)
     return sync_send_raw(fd, SYNC_ERROR, e ? e->errnum : 0, e ? e->msg : "unknown error", NULL);
 }
 
-int sync_expect(int fd, enum sync_type expect, const char *eof_what, char **payload,
-                struct brig_error **err)
+/* One message, checked: SYNC_ERROR becomes the peer's error, EOF becomes
+ * eof_what (or 1 when eof_what is NULL), another type is a protocol error.
+ * *recv_fd (optional) gets a descriptor sent along, or -1. */
+static int sync_recv(int fd, enum sync_type expect, const char *eof_what, struct sync_msg *m,
+                     int *recv_fd, struct brig_error **err)
 {
-    autofree struct sync_msg *m = brig_calloc(1, sizeof(*m));
-    ssize_t r;
-    do {
-        r = recv(fd, m, sizeof(*m), 0);
-    } while (r < 0 && errno == EINTR);
-    if (r < 0) return brig_fail(err, errno, "sync receive");
+    int got = -1;
+    ssize_t r = brig_recv_with_fd(fd, m, sizeof(*m), &got, "sync receive", err);
+    autoclose int passed = got;
+    if (r < 0) return -1;
     if (r == 0) return eof_what == NULL ? 1 : brig_failx(err, "%s", eof_what);
     if ((size_t)r < offsetof(struct sync_msg, payload))
         return brig_failx(err, "sync receive: short message");
@@ -66,31 +64,24 @@ int sync_expect(int fd, enum sync_type expect, const char *eof_what, char **payl
     }
     if (m->type != (uint32_t)expect)
         return brig_failx(err, "sync: expected message %d, got %u", expect, m->type);
-    if (payload != NULL) *payload = brig_strdup(m->len ? m->payload : "");
+    if (recv_fd != NULL) *recv_fd = steal_fd(&passed);
     return 0;
+}
+
+int sync_expect(int fd, enum sync_type expect, const char *eof_what, char **payload,
+                struct brig_error **err)
+{
+    autofree struct sync_msg *m = brig_calloc(1, sizeof(*m));
+    int rc = sync_recv(fd, expect, eof_what, m, NULL, err);
+    if (rc == 0 && payload != NULL) *payload = brig_strdup(m->len ? m->payload : "");
+    return rc;
 }
 
 int sync_send_fd(int fd, enum sync_type type, int send_fd, struct brig_error **err)
 {
     struct sync_msg m = { .type = type };
-    struct iovec iov = { .iov_base = &m, .iov_len = offsetof(struct sync_msg, payload) };
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } u;
-    memset(&u, 0, sizeof(u));
-    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                          .msg_controllen = sizeof(u.buf) };
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &send_fd, sizeof(int));
-    ssize_t w;
-    do {
-        w = sendmsg(fd, &msg, MSG_NOSIGNAL);
-    } while (w < 0 && errno == EINTR);
-    if (w < 0) return brig_fail(err, errno, "sync send fd");
+    if (brig_send_with_fd(fd, &m, offsetof(struct sync_msg, payload), send_fd, err) < 0)
+        return brig_wrap(err, "sync: pass a descriptor");
     return 0;
 }
 
@@ -98,38 +89,12 @@ int sync_expect_fd(int fd, enum sync_type expect, const char *eof_what, int *out
                    struct brig_error **err)
 {
     autofree struct sync_msg *m = brig_calloc(1, sizeof(*m));
-    struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } u;
-    memset(&u, 0, sizeof(u));
-    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                          .msg_controllen = sizeof(u.buf) };
-    ssize_t r;
-    do {
-        r = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-    } while (r < 0 && errno == EINTR);
-    if (r < 0) return brig_fail(err, errno, "sync receive");
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
     int got = -1;
-    if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-        c->cmsg_len == CMSG_LEN(sizeof(int)))
-        memcpy(&got, CMSG_DATA(c), sizeof(int));
-    autoclose int recv_fd = got;
-    if (r == 0) return brig_failx(err, "%s", eof_what ? eof_what : "sync: peer went away");
-    if ((size_t)r < offsetof(struct sync_msg, payload))
-        return brig_failx(err, "sync receive: short message");
-    m->payload[SYNC_MAX_PAYLOAD - 1] = '\0';
-    if (m->type == SYNC_ERROR) {
-        int rc = brig_failx(err, "%s", m->len ? m->payload : "unknown error");
-        if (err != NULL && *err != NULL) (*err)->errnum = m->errnum;
-        return rc;
-    }
-    if (m->type != (uint32_t)expect)
-        return brig_failx(err, "sync: expected message %d, got %u", expect, m->type);
-    if (recv_fd < 0) return brig_failx(err, "sync: message %d carries no fd", expect);
-    *out = steal_fd(&recv_fd);
+    int rc = sync_recv(fd, expect, eof_what ? eof_what : "sync: peer went away", m, &got, err);
+    autoclose int passed = got;
+    if (rc < 0) return -1;
+    if (passed < 0) return brig_failx(err, "sync: message %d carries no fd", expect);
+    *out = steal_fd(&passed);
     return 0;
 }
 
