@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../runtime/config/json.h"
@@ -23,13 +22,8 @@
 
 char *policy_audit_line(const struct brig_policy *p, const struct policy_audit_event *ev)
 {
-    struct timespec ts;
-    struct tm tm;
-    char when[64];
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    size_t n = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(when + n, sizeof(when) - n, ".%03ldZ", ts.tv_nsec / 1000000);
+    char when[BRIG_TIME_LEN];
+    brig_time_now_rfc3339(when, sizeof(when));
 
     autojw struct brig_jw *w = jw_new(false);
     jw_obj_open(w);

@@ -69,18 +69,6 @@ pid_t launch_clone(unsigned long ns_flags, int cgroup_fd, bool *cloned_into)
     return pid;
 }
 
-static char *now_rfc3339(void)
-{
-    struct timespec ts;
-    struct tm tm;
-    char buf[64];
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf + n, sizeof(buf) - n, ".%09ldZ", ts.tv_nsec);
-    return brig_strdup(buf);
-}
-
 int launch_write_pid_file(const char *path, pid_t pid, struct brig_error **err)
 {
     autofree char *dir_copy = brig_strdup(path);
@@ -144,7 +132,8 @@ static struct brig_state *launch_state_new(const struct brig_spec *s, const char
     st->bundle = brig_strdup(s->bundle);
     st->oci_version = brig_strdup(s->oci_version);
     st->rootfs = brig_strdup(s->root.path);
-    st->created = now_rfc3339();
+    char now[BRIG_TIME_LEN];
+    st->created = brig_strdup(brig_time_now_rfc3339(now, sizeof(now)));
     st->n_annotations = s->n_annotations;
     st->annotations = brig_calloc(s->n_annotations + 1, sizeof(*st->annotations));
     for (size_t i = 0; i < s->n_annotations; i++) {

@@ -5,7 +5,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "strutil.h"
@@ -50,16 +49,6 @@ void brig_log_set_tag(const char *tag)
     log_tag = tag;
 }
 
-static void format_time(char *buf, size_t len)
-{
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf + n, len - n, ".%09ldZ", ts.tv_nsec);
-}
-
 void brig_log(enum brig_log_level level, const char *fmt, ...)
 {
     if (log_fd < 0) return;
@@ -70,8 +59,8 @@ void brig_log(enum brig_log_level level, const char *fmt, ...)
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
 
-    char tbuf[64];
-    format_time(tbuf, sizeof(tbuf));
+    char tbuf[BRIG_TIME_LEN];
+    brig_time_now_rfc3339(tbuf, sizeof(tbuf));
 
     /* One write() per line: O_APPEND keeps lines whole across processes. */
     char line[4096];

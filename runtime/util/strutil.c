@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cleanup.h"
 
@@ -112,4 +113,15 @@ int brig_parse_i64(const char *s, int64_t *out)
     if (errno != 0 || end == s || *end != '\0') return -1;
     *out = v;
     return 0;
+}
+
+const char *brig_time_now_rfc3339(char *buf, size_t len)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, len - n, ".%09ldZ", ts.tv_nsec);
+    return buf;
 }

@@ -20,6 +20,11 @@ bool brig_str_has_prefix(const char *s, const char *prefix);
 size_t brig_strv_len(char *const *v);
 char **brig_strv_dup(char *const *v);
 
+/* The current UTC time as RFC 3339 with nanoseconds
+ * ("2026-11-29T23:45:32.826951399Z") into buf (>= 40 bytes). */
+#define BRIG_TIME_LEN 40
+const char *brig_time_now_rfc3339(char *buf, size_t len);
+
 /* Parse a decimal unsigned/signed integer, whole string, no sign for u64. */
 int brig_parse_u64(const char *s, uint64_t *out);
 int brig_parse_i64(const char *s, int64_t *out);
