@@ -178,22 +178,36 @@ static void pp_defaults(struct brig_policy *p)
     p->audit.max_size = 16ull << 20;
 }
 
-static int pp_network(struct brig_policy *p, brig_json v, struct brig_error **err)
+/* {"<key>": "<plain>"} or {"<key>": "<with_path>", "path": "/abs"}: the
+ * shape of network and seccomp. *uses_path tells which one was given. */
+static int pp_choice_with_path(brig_json v, const char *section, const char *key,
+                               const char *plain, const char *with_path, bool *uses_path,
+                               char **path, struct brig_error **err)
 {
-    static const char *const keys[] = { "mode", "path", NULL };
-    TRY(pp_keys(v, "network", keys, err));
-    autofree char *mode = NULL;
-    TRY(json_get_string(v, "network", "mode", true, &mode, err));
-    if (strcmp(mode, "none") == 0) {
+    const char *const keys[] = { key, "path", NULL };
+    TRY(pp_keys(v, section, keys, err));
+    autofree char *val = NULL;
+    TRY(json_get_string(v, section, key, true, &val, err));
+    if (strcmp(val, plain) == 0) {
         if (json_get(v, "path") != NULL)
-            return brig_failx(err, "network.path: only with network.mode \"netns\"");
-        p->network.mode = POLICY_NET_NONE;
+            return brig_failx(err, "%s.path: only with %s.%s \"%s\"", section, section, key,
+                              with_path);
+        *uses_path = false;
         return 0;
     }
-    if (strcmp(mode, "netns") != 0)
-        return brig_failx(err, "network.mode: \"%s\": expected \"none\" or \"netns\"", mode);
-    p->network.mode = POLICY_NET_NETNS;
-    return pp_abs_path(v, "network", "path", true, &p->network.path, err) < 0 ? -1 : 0;
+    if (strcmp(val, with_path) != 0)
+        return brig_failx(err, "%s.%s: \"%s\": expected \"%s\" or \"%s\"", section, key, val,
+                          plain, with_path);
+    *uses_path = true;
+    return pp_abs_path(v, section, "path", true, path, err) < 0 ? -1 : 0;
+}
+
+static int pp_network(struct brig_policy *p, brig_json v, struct brig_error **err)
+{
+    bool netns = false;
+    TRY(pp_choice_with_path(v, "network", "mode", "none", "netns", &netns, &p->network.path, err));
+    p->network.mode = netns ? POLICY_NET_NETNS : POLICY_NET_NONE;
+    return 0;
 }
 
 static int pp_tmpfs(struct brig_policy *p, brig_json v, struct brig_error **err)
@@ -267,20 +281,11 @@ static int pp_caps(struct brig_policy *p, brig_json v, struct brig_error **err)
 
 static int pp_seccomp(struct brig_policy *p, brig_json v, struct brig_error **err)
 {
-    static const char *const keys[] = { "profile", "path", NULL };
-    TRY(pp_keys(v, "seccomp", keys, err));
-    autofree char *prof = NULL;
-    TRY(json_get_string(v, "seccomp", "profile", true, &prof, err));
-    if (strcmp(prof, "default") == 0) {
-        if (json_get(v, "path") != NULL)
-            return brig_failx(err, "seccomp.path: only with seccomp.profile \"file\"");
-        p->seccomp.profile = POLICY_SECCOMP_DEFAULT;
-        return 0;
-    }
-    if (strcmp(prof, "file") != 0)
-        return brig_failx(err, "seccomp.profile: \"%s\": expected \"default\" or \"file\"", prof);
-    p->seccomp.profile = POLICY_SECCOMP_FILE;
-    return pp_abs_path(v, "seccomp", "path", true, &p->seccomp.path, err) < 0 ? -1 : 0;
+    bool file = false;
+    TRY(pp_choice_with_path(v, "seccomp", "profile", "default", "file", &file, &p->seccomp.path,
+                            err));
+    p->seccomp.profile = file ? POLICY_SECCOMP_FILE : POLICY_SECCOMP_DEFAULT;
+    return 0;
 }
 
 static int pp_limits(struct brig_policy *p, brig_json v, struct brig_error **err)
