@@ -43,6 +43,20 @@ static int enable_planned(const char *dir, const struct cg_plan *p, struct brig_
     return 0;
 }
 
+/* One ancestor: the controllers the plan needs (fail closed), then, best
+ * effort, every other available one (for later update/stats). */
+static int enable_level(const char *dir, const struct cg_plan *p, const char *available,
+                        struct brig_error **err)
+{
+    TRY(enable_planned(dir, p, err));
+    if (available == NULL) return 0;
+    autofree char *copy = brig_strdup(available);
+    char *save = NULL;
+    for (char *t = strtok_r(copy, " \n", &save); t; t = strtok_r(NULL, " \n", &save))
+        TRY(enable_in(dir, t, false, NULL, err));
+    return 0;
+}
+
 int cgv2_enable_controllers(const char *mnt, const char *leaf, const char *available,
                             const struct cg_plan *p, struct brig_error **err)
 {
@@ -54,27 +68,14 @@ int cgv2_enable_controllers(const char *mnt, const char *leaf, const char *avail
         while (*rest == '/') rest++;
         const char *next = strchr(rest, '/');
         if (next == NULL) break;   /* rest is the leaf's own name */
-        TRY(enable_planned(dir, p, err));
-        if (available != NULL) {
-            autofree char *copy = brig_strdup(available);
-            char *save = NULL;
-            for (char *t = strtok_r(copy, " \n", &save); t; t = strtok_r(NULL, " \n", &save))
-                TRY(enable_in(dir, t, false, NULL, err));
-        }
+        TRY(enable_level(dir, p, available, err));
         char *nd = brig_asprintf("%s/%.*s", dir, (int)(next - rest), rest);
         free(dir);
         dir = nd;
         rest = next;
     }
     /* The leaf's parent was the last one: enable there too. */
-    TRY(enable_planned(dir, p, err));
-    if (available != NULL) {
-        autofree char *copy = brig_strdup(available);
-        char *save = NULL;
-        for (char *t = strtok_r(copy, " \n", &save); t; t = strtok_r(NULL, " \n", &save))
-            TRY(enable_in(dir, t, false, NULL, err));
-    }
-    return 0;
+    return enable_level(dir, p, available, err);
 }
 
 static void fmt_max(int64_t v, char *buf, size_t len)
