@@ -7,9 +7,12 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../config/spec.h"
+#include "../../policy/policy.h"
+#include "../linux/cgroup.h"
 #include "../linux/sync.h"
 #include "../util/cleanup.h"
 #include "../util/log.h"
@@ -17,6 +20,34 @@
 #include "launch.h"
 #include "state.h"
 #include "waiter.h"
+
+static uint64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The audit line of a finished run: exit status, duration and the memory
+ * peak from the container's cgroup (read only when a policy is in force). */
+static void run_audit(const struct brig_globals *g, const char *id, const struct brig_cgroup *cg,
+                      int status, uint64_t duration_ms)
+{
+    autopolicy struct brig_policy *p = NULL;
+    autoerr struct brig_error *e = NULL;
+    if (policy_resolve(g->policy, &p, &e) < 0 || p == NULL) return;
+    struct policy_audit_event ev = {
+        .op = "run", .id = id, .has_exit_status = true, .exit_status = status,
+        .has_duration = true, .duration_ms = duration_ms,
+    };
+    struct cgroup_stats cs = {0};
+    if (cg != NULL && cgroup_stats_read(cg, &cs, NULL) == 0 && cs.has_memory && cs.mem_max > 0) {
+        ev.has_memory_peak = true;
+        ev.memory_peak = cs.mem_max;
+    }
+    cgroup_stats_clear(&cs);
+    if (policy_audit(p, &ev, &e) < 0) brig_warn("run %s: audit: %s", id, e->msg);
+}
 
 int container_run(const struct brig_globals *g, const struct brig_create_opts *o, int *exit_status,
                   struct brig_error **err)
@@ -33,6 +64,7 @@ int container_run(const struct brig_globals *g, const struct brig_create_opts *o
     }
     brig_closep(&L.dirfd);      /* unlock: state/kill may look at it while it runs */
 
+    uint64_t started = monotonic_ms();
     int rc = 0;
     if (L.console_fd >= 0) rc = waiter_pty_prepare(L.console_fd, err);
     if (rc == 0) rc = sync_send(L.sync_fd, SYNC_START, NULL, err);
@@ -60,6 +92,7 @@ int container_run(const struct brig_globals *g, const struct brig_create_opts *o
         status = waiter_forward(L.pid, &set);
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
+    run_audit(g, o->id, L.cg, status, monotonic_ms() - started);
     launch_release(&L);
     if (rc < 0) brig_wrap(err, "run %s", o->id);
     *exit_status = status;

@@ -85,6 +85,8 @@ b --policy "$AUD" run --bundle "$T/w-audit" "$(cid w-audit)" </dev/null >/dev/nu
 check_eq "audit mode runs a violating config" "$?" 0
 check "audit mode logs the violation" jq -se \
     '[.[] | select(.op == "create" and .decision == "audit" and (.rules | index("root.readonly")))] | length == 1' "$AUDIT"
+check "run's exit is audited with status, duration and memory peak" jq -se --arg id "$(cid w-audit)" \
+    '[.[] | select(.op == "run" and .id == $id and .exit_status == 0 and .duration_ms >= 0 and .memory_peak > 0)] | length == 1' "$AUDIT"
 check "run's delete of the container is audited" jq -se --arg id "$(cid w-audit)" \
     '[.[] | select(.op == "delete" and .id == $id and .exit_status == 0)] | length == 1' "$AUDIT"
 # start, kill and delete each leave one line (create/start/kill/delete by hand).
