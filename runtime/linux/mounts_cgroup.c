@@ -12,6 +12,7 @@
 #include <string.h>
 #include <linux/magic.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -22,8 +23,9 @@
 #include "mount_util.h"
 #include "mounts_internal.h"
 
-/* A detached mount of the v1 hierarchy with these controllers/name=. */
-static int cgmnt_open_hierarchy(const char *ctrls, struct brig_error **err)
+/* A detached mount of the v1 hierarchy with these controllers/name=,
+ * with the MOUNT_ATTR_* flags attr already set (fsmount applies them). */
+static int cgmnt_open_hierarchy(const char *ctrls, uint64_t attr, struct brig_error **err)
 {
     autoclose int fs = fsopen("cgroup", FSOPEN_CLOEXEC);
     if (fs < 0) return brig_fail(err, errno, "fsopen cgroup");
@@ -47,12 +49,12 @@ static int cgmnt_open_hierarchy(const char *ctrls, struct brig_error **err)
         return brig_fail(err, errno, "cgroup hierarchy %s: option none", ctrls);
     if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
         return brig_fail(err, errno, "cgroup hierarchy %s", ctrls);
-    int m = fsmount(fs, FSMOUNT_CLOEXEC, 0);
+    int m = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned int)attr);
     if (m < 0) return brig_fail(err, errno, "fsmount cgroup hierarchy %s", ctrls);
     return m;
 }
 
-static int cgmnt_links(int rootfd, const char *dest, const char *dir, struct brig_error **err);
+static int cgmnt_links(int topfd, const char *dest, const char *dir, struct brig_error **err);
 
 static bool cgmnt_is_cgroupfs(const char *path)
 {
@@ -60,16 +62,38 @@ static bool cgmnt_is_cgroupfs(const char *path)
     return statfs(path, &sfs) == 0 && sfs.f_type == CGROUP_SUPER_MAGIC;
 }
 
-static int cgmnt_one(int rootfd, const char *dest, const char *ctrls, const char *path,
-                     bool host_paths, const struct brig_mount_opts *o, struct brig_error **err)
+/* The mount point of one hierarchy: a directory in the tmpfs we have just
+ * mounted at dest (topfd), where nothing else can have put a symlink; one
+ * plain component, so mkdirat + openat(O_NOFOLLOW) on topfd resolves exactly
+ * what an in-root resolution of dest/dir would, without walking dest again. */
+static int cgmnt_open_subdir(int rootfd, int topfd, const char *sub, const char *dir,
+                             struct brig_error **err)
+{
+    if (dir[0] == '\0' || strchr(dir, '/') != NULL || strcmp(dir, ".") == 0 ||
+        strcmp(dir, "..") == 0)
+        return mounts_open_dest(rootfd, sub, true, err);
+    if (mkdirat(topfd, dir, 0755) < 0 && errno != EEXIST)
+        return brig_fail(err, errno, "mkdir %s", sub);
+    int fd = openat(topfd, dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return brig_fail(err, errno, "open %s", sub);
+    return fd;
+}
+
+static int cgmnt_one(int rootfd, int topfd, const char *dest, const char *ctrls,
+                     const char *path, bool host_paths, const struct brig_mount_opts *o,
+                     struct brig_error **err)
 {
     /* "name=systemd" is mounted as "systemd", like the host and runc do */
     const char *dir = brig_str_has_prefix(ctrls, "name=") ? ctrls + 5 : ctrls;
     autofree char *sub = brig_asprintf("%s/%s", dest, dir);
-    autoclose int destfd = mounts_open_dest(rootfd, sub, true, err);
+    autoclose int destfd = cgmnt_open_subdir(rootfd, topfd, sub, dir, err);
     if (destfd < 0) return -1;
+    const char *rel = path[0] == '/' ? path + 1 : path;
+    uint64_t set = mnt_flags_to_attr(o->flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC));
     autoerr struct brig_error *herr = NULL;
-    autoclose int hier = cgmnt_open_hierarchy(ctrls, &herr);
+    /* At the hierarchy's root (in a cgroup namespace, our own cgroup is
+     * that root), fsmount sets the flags and its mount is attached as is. */
+    autoclose int hier = cgmnt_open_hierarchy(ctrls, rel[0] == '\0' ? set : 0, &herr);
     if (hier < 0) {
         /* a user namespace without its own cgroup namespace may not mount
          * v1 hierarchies: bind our directory from the host's mount, as runc.
@@ -84,31 +108,29 @@ static int cgmnt_one(int rootfd, const char *dest, const char *ctrls, const char
         brig_debug("cgroup v1: %s refused (%s), binding %s", ctrls, herr->msg, host);
         if (mounts_bind_source(rootfd, host, sub, &bo, "bind", err) < 0)
             return brig_wrap(err, "%s; bind of %s", herr->msg, host);
-        return cgmnt_links(rootfd, dest, dir, err);
+        return cgmnt_links(topfd, dest, dir, err);
     }
-    /* our own cgroup only: clone its directory out of the hierarchy */
-    const char *rel = path[0] == '/' ? path + 1 : path;
-    autoclose int tree = open_tree(hier, rel[0] != '\0' ? rel : "",
-                                   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-                                       (rel[0] != '\0' ? 0 : AT_EMPTY_PATH));
-    if (tree < 0) return brig_fail(err, errno, "cgroup %s: open %s", ctrls, path);
-    uint64_t set = mnt_flags_to_attr(o->flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC));
-    if (set != 0) TRY(mnt_setattr(tree, false, set, 0, 0, err));
-    if (mnt_attach(tree, destfd, err) < 0) return brig_wrap(err, "cgroup %s", ctrls);
+    if (rel[0] == '\0') {
+        if (mnt_attach(hier, destfd, err) < 0) return brig_wrap(err, "cgroup %s", ctrls);
+    } else {
+        /* our own cgroup only: clone its directory out of the hierarchy */
+        autoclose int tree = open_tree(hier, rel, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        if (tree < 0) return brig_fail(err, errno, "cgroup %s: open %s", ctrls, path);
+        if (set != 0) TRY(mnt_setattr(tree, false, set, 0, 0, err));
+        if (mnt_attach(tree, destfd, err) < 0) return brig_wrap(err, "cgroup %s", ctrls);
+    }
     brig_debug("cgroup v1: %s%s mounted on %s", ctrls, path, sub);
-    return cgmnt_links(rootfd, dest, dir, err);
+    return cgmnt_links(topfd, dest, dir, err);
 }
 
 /* co-mounted controllers: "cpu" -> "cpu,cpuacct" as on the host */
-static int cgmnt_links(int rootfd, const char *dest, const char *dir, struct brig_error **err)
+static int cgmnt_links(int topfd, const char *dest, const char *dir, struct brig_error **err)
 {
     if (strchr(dir, ',') != NULL) {
-        autoclose int parent = brig_open_in_root(rootfd, dest, O_PATH | O_DIRECTORY, 0, err);
-        if (parent < 0) return -1;
         autofree char *list = brig_strdup(dir);
         char *save = NULL;
         for (char *c = strtok_r(list, ",", &save); c != NULL; c = strtok_r(NULL, ",", &save))
-            if (symlinkat(dir, parent, c) < 0 && errno != EEXIST)
+            if (symlinkat(dir, topfd, c) < 0 && errno != EEXIST)
                 return brig_fail(err, errno, "symlink %s/%s", dest, c);
     }
     return 0;
@@ -139,6 +161,8 @@ int mounts_cgroup_v1(int rootfd, const struct brig_spec *s, const char *dest,
     TRY(mounts_fs(rootfd, "tmpfs", dest, "tmpfs", &tmp, false, err));
     /* /proc/self/cgroup shows host paths unless we have a cgroup namespace */
     bool host_paths = !s->linux_cfg.namespaces[BRIG_NS_CGROUP].present;
+    autoclose int top = brig_open_in_root(rootfd, dest, O_PATH | O_DIRECTORY, 0, err);
+    if (top < 0) return -1;
 
     autofclose FILE *f = fopen("/proc/self/cgroup", "re");
     if (f == NULL) return brig_fail(err, errno, "open /proc/self/cgroup");
@@ -152,13 +176,11 @@ int mounts_cgroup_v1(int rootfd, const struct brig_spec *s, const char *dest,
         char *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
         if (c2 == NULL || c2 == c1 + 1) continue;
         *c2 = '\0';
-        if (cgmnt_one(rootfd, dest, c1 + 1, c2 + 1, host_paths, o, err) < 0)
+        if (cgmnt_one(rootfd, top, dest, c1 + 1, c2 + 1, host_paths, o, err) < 0)
             return brig_wrap(err, "mount cgroup");
         n++;
     }
     if (n == 0) return brig_failx(err, "mount cgroup: the host has no cgroup v1 hierarchy");
-    autoclose int top = brig_open_in_root(rootfd, dest, O_PATH | O_DIRECTORY, 0, err);
-    if (top < 0) return -1;
     if (o->flags & MS_RDONLY) TRY(mnt_setattr(top, false, MOUNT_ATTR_RDONLY, 0, 0, err));
     TRY(mnt_set_propagation(top, o->propagation, err));
     return 0;
