@@ -15,9 +15,16 @@ SRC=$(pwd)
 BUILD=${BRIG_BUILD_DIR:-build}
 
 # Build dependencies, then what the tests and the demo use.
+# python3 runs policy/embed.py at build time; python3-jsonschema checks the
+# policy schema (policy-schema test); crun, runc and strace are what
+# tests/bench compares brig with (bench.sh --ci leaves out what is missing, so
+# a machine without them would silently test less). The VM and engines suites
+# install their own extras on first use (tests/vm/setup-vm.sh,
+# tests/engines/setup-engines.sh). docs/testing.md has the whole list.
 BUILD_PKGS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev
-            libyajl-dev libmnl-dev nettle-dev libcriterion-dev git)
-TEST_PKGS=(busybox-static jq clang iproute2 util-linux procps coreutils findutils)
+            libyajl-dev libmnl-dev nettle-dev libcriterion-dev git python3)
+TEST_PKGS=(busybox-static jq clang iproute2 util-linux procps coreutils findutils
+           python3-jsonschema crun runc strace)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }

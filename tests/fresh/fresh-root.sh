@@ -120,29 +120,40 @@ echo "### total: $((t2 - t0)) s (setup.sh + test.sh)"
 [ $rc1 = 0 ] && [ $rc2 = 0 ] && [ $rc3 = 0 ]
 INNER
 
-# Inside a private mount namespace: mount, chroot, unmount in reverse order.
+# Inside a private mount namespace: the root becomes a mount point of its own
+# and then "/" through pivot_root (brig makes "/" private and reads
+# mountinfo, which a plain chroot into a directory breaks: a chroot artifact,
+# not what a fresh machine has). The host's tree is detached inside. At the
+# end the mounts go in reverse order; leaving the namespace drops the rest.
 log "running setup.sh and test.sh in $root (log: $logs/run.log)"
 set +e
 # shellcheck disable=SC2016  # expanded by the inner bash
 unshare --mount --propagation private --fork -- env ROOT="$root" SHELL_AFTER=$shell bash -c '
     set -eu
+    mount --bind "$ROOT" "$ROOT"
     mount --rbind /proc "$ROOT/proc"
     mount --rbind /sys "$ROOT/sys"
     mount --rbind /dev "$ROOT/dev"
     mountpoint -q "$ROOT/dev/pts" || mount --bind /dev/pts "$ROOT/dev/pts"
     mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs "$ROOT/run"
+    cd "$ROOT"
+    mkdir -p .host-root
+    pivot_root . .host-root
+    cd /
+    umount -l /.host-root
+    rmdir /.host-root
     # A fresh machine: a login shell'\''s environment, nothing of ours.
     envs=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
           TERM=${TERM:-dumb} USER=root LOGNAME=root)
     rc=0
-    chroot "$ROOT" /usr/bin/env -i "${envs[@]}" /bin/bash /root/fresh-run.sh || rc=$?
+    /usr/bin/env -i "${envs[@]}" /bin/bash /root/fresh-run.sh || rc=$?
     if [ "$SHELL_AFTER" = 1 ]; then
-        chroot "$ROOT" /usr/bin/env -i "${envs[@]}" /bin/bash -l </dev/tty >/dev/tty 2>&1 || true
+        /usr/bin/env -i "${envs[@]}" /bin/bash -l </dev/tty >/dev/tty 2>&1 || true
     fi
-    umount "$ROOT/run"
-    umount -R "$ROOT/dev" || umount -Rl "$ROOT/dev"
-    umount -R "$ROOT/sys" || umount -Rl "$ROOT/sys"
-    umount -R "$ROOT/proc" || umount -Rl "$ROOT/proc"
+    umount /run
+    umount -R /dev || umount -Rl /dev
+    umount -R /sys || umount -Rl /sys
+    umount -R /proc || umount -Rl /proc
     exit $rc
 ' 2>&1 | tee "$logs/run.log"
 rc=${PIPESTATUS[0]}

@@ -188,6 +188,8 @@ main() {
         ensure_packages qemu-system-x86 busybox-static
     fi
     command -v depmod >/dev/null || ensure_packages kmod
+    # xz unpacks the ELF vmlinux (a much faster boot); a fresh minbase lacks it.
+    command -v xz >/dev/null || ensure_packages xz-utils
 
     if [[ -z ${BRIG_VM_REFRESH:-} && -z ${BRIG_VM_KERNEL_PKG:-} && -L $cache/current &&
           -e $cache/current/complete ]]; then
