@@ -4,10 +4,12 @@
  * plan put on v1 are written here. A missing file is a missing feature of
  * this kernel: fail naming the field instead of skipping it. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cgroup_internal.h"
 #include "../util/cleanup.h"
@@ -226,43 +228,81 @@ static bool full_access(const char *a)
     return a[0] == '\0' || (strchr(a, 'r') && strchr(a, 'w') && strchr(a, 'm'));
 }
 
+/* devices.deny and devices.allow, each opened once for all the rules: the
+ * kernel parses every write() on the fd as one rule, as it does one write
+ * per open. last_deny_all: the previous write was "deny a", so another one
+ * (the config's usual first rule, after our default deny) changes nothing. */
+struct v1_devfiles {
+    const char *dir;
+    int fd[2];                  /* [0] devices.deny, [1] devices.allow */
+    bool last_deny_all;
+};
+
+static int v1_dev_write(struct v1_devfiles *f, bool allow, const char *field, const char *value,
+                        struct brig_error **err)
+{
+    bool deny_all = !allow && strcmp(value, "a") == 0;
+    if (deny_all && f->last_deny_all) return 0;
+    const char *file = allow ? "devices.allow" : "devices.deny";
+    int *fd = &f->fd[allow];
+    if (*fd < 0) {
+        autofree char *path = brig_asprintf("%s/%s", f->dir, file);
+        *fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+        if (*fd < 0) return brig_fail(err, errno, "%s: write %s \"%s\"", field, path, value);
+    }
+    /* cgroupfs parses each write() as one value: never split it. */
+    ssize_t w = write(*fd, value, strlen(value));
+    if (w < 0 || (size_t)w != strlen(value))
+        return brig_fail(err, w < 0 ? errno : EIO, "%s: write %s/%s \"%s\"", field, f->dir,
+                         file, value);
+    brig_debug("cgroup: %s/%s <- %s", f->dir, file, value);
+    f->last_deny_all = deny_all;
+    return 0;
+}
+
 /* The kernel reads any "a ..." line as "every device, rwm": only a rule that
  * really means that may use it; others are written as a c and a b line, so
  * "allow a 1:3 r" never grants more than it says. */
-static int v1_device_rule(const char *d, const struct brig_device_rule *r, const char *field,
-                          struct brig_error **err)
+static int v1_device_rule(struct v1_devfiles *f, const struct brig_device_rule *r,
+                          const char *field, struct brig_error **err)
 {
-    const char *file = r->allow ? "devices.allow" : "devices.deny";
     char type = r->type ? r->type : 'a';
     if (type != 'a' && type != 'c' && type != 'b')
         return brig_failx(err, "%s.type: \"%c\" is not one of a, c, b", field, type);
     char rule[96];
     if (type != 'a') {
         dev_rule_text(r, type, rule, sizeof(rule));
-        return cg_write(d, file, field, rule, err);
+        return v1_dev_write(f, r->allow, field, rule, err);
     }
     if (r->major < 0 && r->minor < 0 && full_access(r->access))
-        return cg_write(d, file, field, "a", err);
+        return v1_dev_write(f, r->allow, field, "a", err);
     dev_rule_text(r, 'c', rule, sizeof(rule));
-    TRY(cg_write(d, file, field, rule, err));
+    TRY(v1_dev_write(f, r->allow, field, rule, err));
     dev_rule_text(r, 'b', rule, sizeof(rule));
-    return cg_write(d, file, field, rule, err);
+    return v1_dev_write(f, r->allow, field, rule, err);
 }
 
 static int v1_devices(const char *d, const struct brig_resources *r, struct brig_error **err)
 {
+    struct v1_devfiles f = {.dir = d, .fd = {-1, -1}};
+    int ret = -1;
     /* Default deny, then the config's rules in order, then the defaults
      * (appended last, as runc does). */
-    TRY(cg_write(d, "devices.deny", "linux.resources.devices", "a", err));
+    if (v1_dev_write(&f, false, "linux.resources.devices", "a", err) < 0) goto out;
     for (size_t i = 0; r != NULL && r->present && i < r->n_devices; i++) {
         char field[64];
         snprintf(field, sizeof(field), "linux.resources.devices[%zu]", i);
-        TRY(v1_device_rule(d, &r->devices[i], field, err));
+        if (v1_device_rule(&f, &r->devices[i], field, err) < 0) goto out;
     }
     for (size_t i = 0; i < BRIG_ARRAY_SIZE(default_devices); i++)
-        TRY(cg_write(d, "devices.allow", "linux.resources.devices (default)", default_devices[i],
-                     err));
-    return 0;
+        if (v1_dev_write(&f, true, "linux.resources.devices (default)", default_devices[i],
+                         err) < 0)
+            goto out;
+    ret = 0;
+out:
+    for (int i = 0; i < 2; i++)
+        if (f.fd[i] >= 0) close(f.fd[i]);
+    return ret;
 }
 
 static int v1_other(const struct brig_cgroup *cg, const struct cg_plan *p,
