@@ -68,7 +68,10 @@ ctrd_start() {
 c() { timeout -k 5 "${CTR_TIMEOUT:-60}" ctr -a "$CTRD_SOCK" -n "$TAG" "$@"; }
 # c_pty ARGS...: the same with a pty as stdin/stdout (`ctr -t` insists on a
 # console); output on stdout.
-c_pty() { in_pty timeout -k 5 "${CTR_PTY_TIMEOUT:-20}" ctr -a "$CTRD_SOCK" -n "$TAG" "$@"; }
+# --foreground keeps it in the pty's foreground process group: in a group of
+# its own (timeout's default) setting raw mode stops it with SIGTTOU, unless
+# script's $SHELL happens to be bash (found on a fresh root without SHELL).
+c_pty() { in_pty timeout --foreground -k 5 "${CTR_PTY_TIMEOUT:-20}" ctr -a "$CTRD_SOCK" -n "$TAG" "$@"; }
 
 # Shim processes of our containerd (their argv names our socket).
 ctrd_shim_pids() {

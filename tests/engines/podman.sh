@@ -43,7 +43,10 @@ EOF
 # p ARGS...: our podman.
 p() { timeout -k 5 "${PM_TIMEOUT:-60}" "${P[@]}" "$@"; }
 # p_pty ARGS...: the same with a pty as stdin/stdout (for -t).
-p_pty() { in_pty timeout -k 5 "${PM_PTY_TIMEOUT:-30}" "${P[@]}" "$@"; }
+# --foreground keeps it in the pty's foreground process group: in a group of
+# its own (timeout's default) setting raw mode stops it with SIGTTOU, unless
+# script's $SHELL happens to be bash (found on a fresh root without SHELL).
+p_pty() { in_pty timeout --foreground -k 5 "${PM_PTY_TIMEOUT:-30}" "${P[@]}" "$@"; }
 
 pm_import() {
     image_rootfs
