@@ -108,14 +108,17 @@ bash scripts/setup.sh; rc1=$?
 t1=$(date +%s)
 echo "### setup.sh: status $rc1, $((t1 - t0)) s"
 echo "### bash scripts/test.sh"
-bash scripts/test.sh; rc2=$?
+bash scripts/test.sh 2>&1 | tee /tmp/test.log; rc2=${PIPESTATUS[0]}
+# The README promises this exact last line.
+tail -n 1 /tmp/test.log | grep -Eq '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' ||
+    { echo "### test.sh's last line is not \"N passed, N failed, N skipped\""; rc2=1; }
 t2=$(date +%s)
 echo "### test.sh: status $rc2, $((t2 - t1)) s"
 echo "### bash scripts/setup.sh (second run: must install and rebuild nothing)"
-bash scripts/setup.sh --no-demo 2>&1 | tee /tmp/setup2.log; rc3=${PIPESTATUS[0]}
+bash scripts/setup.sh 2>&1 | tee /tmp/setup2.log; rc3=${PIPESTATUS[0]}
 echo "### setup.sh again: status $rc3, $(( $(date +%s) - t2 )) s"
-grep -q 'installing' /tmp/setup2.log && { echo "### second setup.sh installed something"; rc3=1; }
-grep -q 'Linking\|Compiling' /tmp/setup2.log && { echo "### second setup.sh rebuilt something"; rc3=1; }
+grep -q '==> installing' /tmp/setup2.log && { echo "### second setup.sh installed something"; rc3=1; }
+grep -q 'Linking \|Compiling ' /tmp/setup2.log && { echo "### second setup.sh rebuilt something"; rc3=1; }
 echo "### total: $((t2 - t0)) s (setup.sh + test.sh)"
 [ $rc1 = 0 ] && [ $rc2 = 0 ] && [ $rc3 = 0 ]
 INNER
