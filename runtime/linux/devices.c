@@ -63,32 +63,56 @@ static int dev_parent(int rootfd, const char *path, char **base, struct brig_err
     return fd;
 }
 
-static int dev_mknod(int rootfd, const struct dev_node *d, struct brig_error **err)
+/* What a node fresh from mknodat gets without asking, made with no umask in
+ * a directory without the setgid bit: its mode exactly, our euid/egid. Known
+ * once for the default nodes, so that a fresh node is chown'ed only when that
+ * differs from what was asked, and never chmod'ed. */
+struct dev_fresh {
+    uid_t uid;
+    gid_t gid;
+    bool known;
+};
+
+static int dev_mknod_at(int dir, const char *base, const struct dev_node *d,
+                        const struct dev_fresh *fresh, struct brig_error **err)
 {
-    autofree char *base = NULL;
-    autoclose int dir = dev_parent(rootfd, d->path, &base, err);
-    if (dir < 0) return -1;
     mode_t type = dev_type_bits(d->type);
     dev_t rdev = d->type == 'p' ? 0 : makedev(d->major, d->minor);
-    struct stat st;
-    if (fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    bool made = mknodat(dir, base, type | d->perm, rdev) == 0;
+    if (!made) {
+        if (errno != EEXIST) return brig_fail(err, errno, "mknod %s", d->path);
+        struct stat st;
+        if (fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            return brig_fail(err, errno, "stat %s", d->path);
         if (S_ISDIR(st.st_mode)) return brig_fail(err, EISDIR, "mknod %s", d->path);
         /* an image's own node only stays if it is exactly the device asked
          * for: a regular file or symlink at /dev/null is replaced */
         if ((st.st_mode & S_IFMT) != type || st.st_rdev != rdev) {
             brig_debug("devices: replacing %s from the image", d->path);
             if (unlinkat(dir, base, 0) < 0) return brig_fail(err, errno, "remove %s", d->path);
+            if (mknodat(dir, base, type | d->perm, rdev) < 0)
+                return brig_fail(err, errno, "mknod %s", d->path);
+            made = true;
         }
     }
-    if (mknodat(dir, base, type | d->perm, rdev) < 0 && errno != EEXIST)
-        return brig_fail(err, errno, "mknod %s", d->path);
     /* the node is ours now (mknodat never follows a symlink, and anything
      * else there was removed above): set exactly the mode and owner asked */
-    if (fchmodat(dir, base, d->perm, 0) < 0) return brig_fail(err, errno, "chmod %s", d->path);
-    if (fchownat(dir, base, d->uid, d->gid, AT_SYMLINK_NOFOLLOW) < 0)
+    bool fresh_ok = made && fresh != NULL && fresh->known;
+    if (!fresh_ok && fchmodat(dir, base, d->perm, 0) < 0)
+        return brig_fail(err, errno, "chmod %s", d->path);
+    if (!(fresh_ok && d->uid == fresh->uid && d->gid == fresh->gid) &&
+        fchownat(dir, base, d->uid, d->gid, AT_SYMLINK_NOFOLLOW) < 0)
         return brig_fail(err, errno, "chown %s", d->path);
     brig_debug("devices: mknod %s %c %u:%u %o", d->path, d->type, d->major, d->minor, d->perm);
     return 0;
+}
+
+static int dev_mknod(int rootfd, const struct dev_node *d, struct brig_error **err)
+{
+    autofree char *base = NULL;
+    autoclose int dir = dev_parent(rootfd, d->path, &base, err);
+    if (dir < 0) return -1;
+    return dev_mknod_at(dir, base, d, NULL, err);
 }
 
 /* In a user namespace: bind the host's node (the same path on the host, as
@@ -168,12 +192,27 @@ static int dev_symlink(int devfd, const char *target, const char *name, bool rep
 static int dev_defaults_setup(int rootfd, const struct brig_spec *s, bool in_userns,
                               struct brig_error **err)
 {
-    for (size_t i = 0; i < BRIG_ARRAY_SIZE(dev_defaults); i++) {
-        if (dev_listed(s, dev_defaults[i].path)) continue;
-        TRY(dev_create(rootfd, &dev_defaults[i], in_userns, err));
-    }
     autoclose int devfd = brig_mkdir_in_root(rootfd, "/dev", 0755, err);
     if (devfd < 0) return -1;
+    /* the defaults are all directly in /dev: one resolution of it for all */
+    struct dev_fresh fresh = {0};
+    struct stat dst;
+    if (!in_userns && fstat(devfd, &dst) == 0 && !(dst.st_mode & S_ISGID)) {
+        fresh.uid = geteuid();
+        fresh.gid = getegid();
+        fresh.known = true;
+    }
+    /* no umask while the nodes are made: mknodat gives them their mode */
+    mode_t old_umask = umask(0);
+    int r = 0;
+    for (size_t i = 0; r == 0 && i < BRIG_ARRAY_SIZE(dev_defaults); i++) {
+        const struct dev_node *d = &dev_defaults[i];
+        if (dev_listed(s, d->path)) continue;
+        if (in_userns && d->type != 'p') r = dev_bind(rootfd, d, err);
+        else r = dev_mknod_at(devfd, d->path + strlen("/dev/"), d, &fresh, err);
+    }
+    umask(old_umask);
+    if (r < 0) return -1;
     TRY(dev_symlink(devfd, "/proc/self/fd", "fd", false, err));
     TRY(dev_symlink(devfd, "/proc/self/fd/0", "stdin", false, err));
     TRY(dev_symlink(devfd, "/proc/self/fd/1", "stdout", false, err));
