@@ -120,9 +120,30 @@ RULE(rule_user)
             policy_fail(rep, rule, "process.user.additionalGids", "0 (the root group)");
 }
 
+/* A notifier may answer "continue" and a tracer may let the call go on:
+ * for a blocked syscall both are as good as an allow. */
 static bool seccomp_lets_run(enum brig_scmp_action a)
 {
-    return a == BRIG_SCMP_ALLOW || a == BRIG_SCMP_LOG;
+    return a == BRIG_SCMP_ALLOW || a == BRIG_SCMP_LOG || a == BRIG_SCMP_NOTIFY || a == BRIG_SCMP_TRACE;
+}
+
+/* clone with namespace flags is unshare by another name: an allow rule for
+ * clone must carry the condition "arg 0 masked by every CLONE_NEW* flag is
+ * 0" (rule conditions are ANDed). clone3 passes its flags in memory, which
+ * seccomp cannot read, so allowing it at all allows new namespaces. */
+#define POLICY_CLONE_NS_FLAGS 0x7E020000ull   /* NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET */
+static bool seccomp_clone_creates_ns(const struct brig_seccomp_rule *r, const char *name)
+{
+    if (strcmp(name, "clone3") == 0) return true;
+    if (strcmp(name, "clone") != 0) return false;
+    for (size_t k = 0; k < r->n_args; k++) {
+        const struct brig_seccomp_arg *a = &r->args[k];
+        if (a->index == 0 && a->op == BRIG_SCMP_CMP_MASKED_EQ &&
+            (a->value & POLICY_CLONE_NS_FLAGS) == POLICY_CLONE_NS_FLAGS &&
+            (a->value_two & POLICY_CLONE_NS_FLAGS) == 0)
+            return false;
+    }
+    return true;
 }
 
 RULE(rule_seccomp)
@@ -140,6 +161,12 @@ RULE(rule_seccomp)
         const struct brig_seccomp_rule *r = &sc->syscalls[i];
         if (!seccomp_lets_run(r->action)) continue;
         for (size_t j = 0; j < r->n_names; j++) {
+            if (seccomp_clone_creates_ns(r, r->names[j])) {
+                char path[96];
+                snprintf(path, sizeof(path), "linux.seccomp.syscalls[%zu].names[%zu]", i, j);
+                policy_fail(rep, rule, path, "\"%s\" is allowed without a condition excluding "
+                            "the CLONE_NEW* flags (new namespaces, as unshare)", r->names[j]);
+            }
             for (const char *const *b = policy_blocked_syscalls; *b; b++) {
                 if (strcmp(*b, r->names[j]) != 0) continue;
                 char path[96];
@@ -151,11 +178,31 @@ RULE(rule_seccomp)
     }
 }
 
+/* Filesystems made from nothing on the host. Any other type (overlay with
+ * lowerdir=/root, ext4 of a host block device, devtmpfs: the host's device
+ * nodes) shows host storage whose paths the forbidden list cannot judge. */
+static bool mount_type_pseudo(const char *type)
+{
+    static const char *const pseudo[] = { "proc", "sysfs", "tmpfs", "devpts", "mqueue", "cgroup",
+                                          "cgroup2", NULL };
+    for (const char *const *t = pseudo; type != NULL && *t != NULL; t++)
+        if (strcmp(type, *t) == 0) return true;
+    return false;
+}
+
 RULE(rule_mounts_forbidden)
 {
     for (size_t i = 0; i < s->n_mounts; i++) {
         const struct brig_mount *m = &s->mounts[i];
         const char *which = NULL;
+        if (!policy_mount_is_bind(m) && !mount_type_pseudo(m->type)) {
+            char path[64];
+            snprintf(path, sizeof(path), "mounts[%zu].type", i);
+            policy_fail(rep, rule, path, "\"%s\" at %s (only binds, judged by source, and "
+                        "proc/sysfs/tmpfs/devpts/mqueue/cgroup may be mounted)",
+                        m->type ? m->type : "", m->destination);
+            continue;
+        }
         if (!policy_mount_is_bind(m) || !policy_path_forbidden(p, m->source, &which)) continue;
         char path[64];
         snprintf(path, sizeof(path), "mounts[%zu].source", i);
@@ -180,6 +227,14 @@ RULE(rule_mounts_sys)
         bool sysfs = strcmp(type, "sysfs") == 0 || (bind && m->source && brig_str_has_prefix(m->source, "/sys"));
         bool cgroup = strcmp(type, "cgroup") == 0 || strcmp(type, "cgroup2") == 0;
         if (strcmp(type, "proc") == 0) proc = true;
+        /* The masks and read-only paths are applied at /proc only: a proc
+         * instance elsewhere would show /proc/kcore and a writable sys. */
+        if (strcmp(type, "proc") == 0 && strcmp(m->destination, "/proc") != 0) {
+            char path[64];
+            snprintf(path, sizeof(path), "mounts[%zu].destination", i);
+            policy_fail(rep, rule, path, "proc at %s: only /proc gets the masked and read-only paths",
+                        m->destination);
+        }
         if (sysfs) sys = true;
         if ((sysfs || cgroup) && !policy_mount_readonly(m)) {
             char path[64];
