@@ -100,6 +100,22 @@ else
     skip "audit mode logs the overlay as mounts.forbidden" "no overlay filesystem in this kernel"
 fi
 
+# ---- an allowed device path naming another device ---------------------------
+# The policy allows /dev/null; the config's entry for /dev/null must be the
+# host's /dev/null (c 1:3), not a disk made at that path.
+jq '.devices = ["/dev/null"]' "$ENF" > "$T/agent-dev.json"
+weaken d-null '.linux.devices = [{"path": "/dev/null", "type": "c", "major": 1, "minor": 3}]'
+weaken d-disk '.linux.devices = [{"path": "/dev/null", "type": "b", "major": 7, "minor": 0, "fileMode": 438}]'
+check "an allowed device that is the host's passes the check" \
+    "$BRIG" policy check --policy "$T/agent-dev.json" "$T/d-null/config.json"
+out=$("$BRIG" policy check --policy "$T/agent-dev.json" --format json "$T/d-disk/config.json" 2>&1)
+rc=$?
+if [ "$rc" = 1 ] && jq -e '[.results[] | select(.pass | not) | .rule] | unique == ["devices"]' <<<"$out" >/dev/null; then
+    ok "check catches a block device made at an allowed path"
+else
+    not_ok "check catches a block device made at an allowed path" "exit $rc" "$out"
+fi
+
 # ---- descriptors: every feature at once, nothing of the host inherited ------
 mkb fds -- /usr/bin/brig-probe sleep 60 || bail "cannot build a bundle"
 cfg fds '.process.terminal = true'
