@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "../runtime/config/spec.h"
 #include "../runtime/util/cleanup.h"
@@ -377,14 +379,36 @@ RULE(rule_rlimits)
     }
 }
 
+/* The policy allows a device by its path; the config names the node's
+ * type and numbers itself. An allowed path is only the device the host has
+ * at that path: /dev/null as "b 7:0" would be a disk. */
+static bool device_is_hosts(const struct brig_device *d)
+{
+    struct stat st;
+    if (stat(d->path, &st) < 0) return false;
+    switch (d->type) {
+    case 'p': return S_ISFIFO(st.st_mode);
+    case 'b': if (!S_ISBLK(st.st_mode)) return false; break;
+    case 'c': case 'u': if (!S_ISCHR(st.st_mode)) return false; break;
+    default: return false;
+    }
+    return d->major == (int64_t)major(st.st_rdev) && d->minor == (int64_t)minor(st.st_rdev);
+}
+
 RULE(rule_devices)
 {
     for (size_t i = 0; i < s->linux_cfg.n_devices; i++) {
-        const char *d = s->linux_cfg.devices[i].path;
-        if (strv_has(p->devices, d)) continue;
+        const struct brig_device *dev = &s->linux_cfg.devices[i];
+        const char *d = dev->path;
         char path[64];
         snprintf(path, sizeof(path), "linux.devices[%zu].path", i);
-        policy_fail(rep, rule, path, "\"%s\" is not an allowed device", d);
+        if (!strv_has(p->devices, d)) {
+            policy_fail(rep, rule, path, "\"%s\" is not an allowed device", d);
+        } else if (!device_is_hosts(dev)) {
+            snprintf(path, sizeof(path), "linux.devices[%zu]", i);
+            policy_fail(rep, rule, path, "\"%s\" as %c %lld:%lld is not the host's %s", d, dev->type,
+                        (long long)dev->major, (long long)dev->minor, d);
+        }
     }
     const struct brig_resources *r = &s->linux_cfg.resources;
     for (size_t i = 0; i < r->n_devices; i++) {
