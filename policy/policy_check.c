@@ -128,6 +128,12 @@ bool policy_path_forbidden(const struct brig_policy *p, const char *source, cons
         return true;
     }
     autofree char *clean = brig_strdup(source);
+    /* "//var/run/docker.sock" is the socket too; realpath cannot say so
+     * while it does not exist yet, so repeated slashes go here. */
+    size_t o = 0;
+    for (size_t i = 0; clean[i] != '\0'; i++)
+        if (clean[i] != '/' || o == 0 || clean[o - 1] != '/') clean[o++] = clean[i];
+    clean[o] = '\0';
     for (size_t n = strlen(clean); n > 1 && clean[n - 1] == '/'; n--) clean[n - 1] = '\0';
     if (path_forbidden_1(p, clean, which)) return true;
     /* A symlink on the host (/tmp/x -> /var/run/docker.sock) is judged by
