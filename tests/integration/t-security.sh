@@ -115,6 +115,42 @@ for src in //var/run/docker.sock /var//run/docker.sock /run//containerd; do
     fi
 done
 
+# ---- a bind source swapped between the check and the mount ------------------
+# A running container owns its workspace: it can flip a subdirectory into a
+# symlink to a forbidden path while another container binding that
+# subdirectory is created. What is mounted must be what was judged.
+mkdir -p "$T/race/ws/dir" && echo safe > "$T/race/ws/dir/file"
+ln -s "$T/secret" "$T/race/ws/link"
+cp -a "$T/race/ws/dir" "$T/race/ws/sub"
+python3 - "$T/race/ws" <<'PY' &
+import os, sys, time
+d = sys.argv[1]
+end = time.time() + 120
+while time.time() < end and os.path.isdir(d):
+    try:
+        os.rename(d + "/sub", d + "/old"); os.rename(d + "/link", d + "/sub")
+        os.rename(d + "/sub", d + "/link"); os.rename(d + "/old", d + "/sub")
+    except OSError:
+        pass
+PY
+flipper=$!
+weaken race '.process.args = ["/bin/cat", "/mnt/file"] | .mounts += [{"destination": "/mnt", "type": "bind", "source": $s, "options": ["rbind", "ro"]}]'
+jq --arg s "$T/race/ws/sub" '(.mounts[] | select(.destination == "/mnt")).source = $s' "$T/race/config.json" > "$T/race/c.json" &&
+    mv "$T/race/c.json" "$T/race/config.json"
+leaks=0 runs=0 refused=0
+for i in $(seq 1 40); do
+    CLEAN_IDS+=("$(cid "race-$i")")
+    out=$(b --policy "$ENF" run --bundle "$T/race" "$(cid "race-$i")" 2>&1 </dev/null)
+    case $out in
+        *brig-host-secret*) leaks=$((leaks + 1)) ;;
+        *safe*) runs=$((runs + 1)) ;;
+        *"refuses create"*) refused=$((refused + 1)) ;;
+    esac
+done
+kill "$flipper" 2>/dev/null; wait "$flipper" 2>/dev/null
+diag "bind swap race: $runs safe runs, $refused refused, $leaks leaks"
+check_eq "a bind source swapped after the check never mounts the forbidden path" "$leaks" 0
+
 # ---- an allowed device path naming another device ---------------------------
 # The policy allows /dev/null; the config's entry for /dev/null must be the
 # host's /dev/null (c 1:3), not a disk made at that path.
