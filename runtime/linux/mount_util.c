@@ -107,6 +107,16 @@ static char *mnt_fd_link(int fd)
 char *mnt_path_in_root(int rootfd, int fd)
 {
     autofree char *root = mnt_fd_link(rootfd);
+    return root != NULL ? mnt_path_in_root_link(root, fd) : NULL;
+}
+
+char *mnt_root_link(int rootfd)
+{
+    return mnt_fd_link(rootfd);
+}
+
+char *mnt_path_in_root_link(const char *root, int fd)
+{
     autofree char *path = mnt_fd_link(fd);
     if (root == NULL || path == NULL || root[0] != '/' || path[0] != '/') return NULL;
     if (strcmp(root, "/") == 0) return steal_ptr(&path);

@@ -31,6 +31,10 @@ int mnt_attach(int treefd, int destfd, struct brig_error **err);
 /* Path of fd inside the root of rootfd ("/proc"), from /proc/self/fd.
  * NULL if it cannot be told (then callers fall back to the config path). */
 char *mnt_path_in_root(int rootfd, int fd);
+/* The same in two steps, for many fds under one root: the root's path
+ * (readlink of rootfd, NULL if unknown), then the fd's path inside it. */
+char *mnt_root_link(int rootfd);
+char *mnt_path_in_root_link(const char *root, int fd);
 
 /* Iterate /proc/self/mountinfo; cb returns <0 to stop with an error. */
 struct mnt_info {

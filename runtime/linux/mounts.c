@@ -93,10 +93,17 @@ static int mounts_check_proc(const char *where, const char *type, bool bind, boo
     return brig_failx(err, "refusing to mount over %s: inside /proc", where);
 }
 
+/* The host path of the root fd mounts_apply works on, read once for all its
+ * mounts: the fd stays open (and on the same mount) for the whole loop. */
+static int mounts_root_fd = -1;
+static char *mounts_root_path;
+
 static int mounts_check_dest(int rootfd, int destfd, const char *dest, const char *type,
                              bool bind, bool src_is_proc, struct brig_error **err)
 {
-    autofree char *where = mnt_path_in_root(rootfd, destfd);
+    autofree char *where = rootfd == mounts_root_fd && mounts_root_path != NULL
+                               ? mnt_path_in_root_link(mounts_root_path, destfd)
+                               : mnt_path_in_root(rootfd, destfd);
     if (where == NULL) where = brig_strdup(dest);
     if (strcmp(where, "/") == 0)
         return brig_failx(err, "%s resolves to the container's root: refusing to mount over it",
@@ -169,8 +176,10 @@ static int mounts_bind(int rootfd, const struct brig_spec *s, const struct brig_
 {
     if (m->source == NULL || m->source[0] == '\0')
         return brig_failx(err, "source: required for a bind mount");
-    /* relative sources are relative to the bundle (config.md "Mounts") */
-    autofree char *src = m->source[0] == '/' || s->bundle == NULL
+    /* relative sources are relative to the bundle (config.md "Mounts");
+     * a source the policy judged is mounted from its fd (spec.h) */
+    autofree char *src = m->has_source_fd ? brig_asprintf("/proc/self/fd/%d", m->source_fd)
+                         : m->source[0] == '/' || s->bundle == NULL
                              ? brig_strdup(m->source)
                              : brig_asprintf("%s/%s", s->bundle, m->source);
     return mounts_bind_source(rootfd, src, dest, o, m->type, err);
@@ -294,10 +303,16 @@ static int mounts_one(int rootfd, const struct brig_spec *s, size_t i, bool in_u
 
 int mounts_apply(int rootfd, const struct brig_spec *s, bool in_userns, struct brig_error **err)
 {
-    for (size_t i = 0; i < s->n_mounts; i++) {
+    int r = 0;
+    mounts_root_fd = rootfd;
+    mounts_root_path = mnt_root_link(rootfd);
+    for (size_t i = 0; r == 0 && i < s->n_mounts; i++) {
         if (mounts_one(rootfd, s, i, in_userns, err) < 0)
-            return brig_wrap(err, "mounts[%zu] (%s)", i,
-                             s->mounts[i].destination != NULL ? s->mounts[i].destination : "");
+            r = brig_wrap(err, "mounts[%zu] (%s)", i,
+                          s->mounts[i].destination != NULL ? s->mounts[i].destination : "");
     }
-    return 0;
+    free(mounts_root_path);
+    mounts_root_path = NULL;
+    mounts_root_fd = -1;
+    return r;
 }
