@@ -137,8 +137,10 @@ int policy_apply(const struct brig_policy *p, const char *config, size_t len,
  * exists, else none (*out NULL, returns 0). */
 int policy_resolve(const char *flag, struct brig_policy **out, struct brig_error **err);
 /* Called by create (and exec) after the config parsed: check the spec, log
- * the decision to the audit log, and in enforce mode refuse a violation. */
-int policy_enforce(const char *flag, const struct brig_spec *s, const char *op, const char *id,
+ * the decision to the audit log, and in enforce mode refuse a violation.
+ * At create, each absolute bind source is opened first and judged by what
+ * the fd is; the mount then uses that fd (brig_mount.source_fd). */
+int policy_enforce(const char *flag, struct brig_spec *s, const char *op, const char *id,
                    struct brig_error **err);
 
 /* For the other lifecycle operations (start, kill, delete, run's exit):

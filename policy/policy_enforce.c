@@ -5,13 +5,20 @@
  * mode it proceeds and the violations are logged. Every decision goes to
  * the audit log; a log that cannot be written refuses in enforce mode. */
 #include "policy.h"
+#include "policy_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../runtime/config/spec.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/log.h"
+#include "../runtime/util/strutil.h"
 
 int policy_resolve(const char *flag, struct brig_policy **out, struct brig_error **err)
 {
@@ -22,7 +29,39 @@ int policy_resolve(const char *flag, struct brig_policy **out, struct brig_error
     return 0;
 }
 
-int policy_enforce(const char *flag, const struct brig_spec *s, const char *op, const char *id,
+/* Check what is mounted, not a path: a bind source is opened once here
+ * (following symlinks, as the mount would), its source becomes the path of
+ * what was opened, and the mount uses the fd. A container that owns a
+ * directory on the way (its workspace) can no longer swap it for a symlink
+ * between this check and the mount. The fds are close-on-exec and live as
+ * long as this brig process. */
+static int policy_pin_bind_sources(struct brig_spec *s, struct brig_error **err)
+{
+    for (size_t i = 0; i < s->n_mounts; i++) {
+        struct brig_mount *m = &s->mounts[i];
+        if (!policy_mount_is_bind(m) || m->source == NULL || m->source[0] != '/' || m->has_source_fd)
+            continue;
+        int fd = open(m->source, O_PATH | O_CLOEXEC);
+        if (fd < 0) return brig_fail(err, errno, "mounts[%zu].source %s", i, m->source);
+        char link[64], real[PATH_MAX];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, real, sizeof(real) - 1);
+        if (n <= 0 || real[0] != '/') {
+            int e = n < 0 ? errno : ENOENT;
+            close(fd);
+            return brig_fail(err, e, "mounts[%zu].source %s: where it leads", i, m->source);
+        }
+        real[n] = '\0';
+        brig_debug("policy: mounts[%zu].source %s is %s (fd %d)", i, m->source, real, fd);
+        free(m->source);
+        m->source = brig_strdup(real);
+        m->has_source_fd = true;
+        m->source_fd = fd;
+    }
+    return 0;
+}
+
+int policy_enforce(const char *flag, struct brig_spec *s, const char *op, const char *id,
                    struct brig_error **err)
 {
     autopolicy struct brig_policy *p = NULL;
@@ -31,6 +70,7 @@ int policy_enforce(const char *flag, const struct brig_spec *s, const char *op, 
         brig_debug("policy: none (no --policy, no %s)", POLICY_SYSTEM_FILE);
         return 0;
     }
+    if (strcmp(op, "create") == 0) TRY(policy_pin_bind_sources(s, err));
     struct policy_report rep;
     policy_check(p, s, &rep);
     /* An exec'd process is not started through the init (PID 1 already

@@ -8,12 +8,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../config/mount_options.h"
@@ -170,15 +172,34 @@ int mounts_bind_source(int rootfd, const char *src, const char *dest,
     return 0;
 }
 
+/* A source the policy judged (spec.h: source_fd, opened in the host's mount
+ * namespace, which open_tree refuses here): open its symlink-free path in
+ * ours and insist on the same file. A directory swapped for a symlink or
+ * another directory since the check fails the create. */
+static int mounts_bind_pinned(const struct brig_mount *m, int *out, struct brig_error **err)
+{
+    struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
+    autoclose int fd = (int)syscall(SYS_openat2, AT_FDCWD, m->source, &how, sizeof(how));
+    if (fd < 0) return brig_fail(err, errno, "source %s (as the policy judged it)", m->source);
+    struct stat now, judged;
+    if (fstat(fd, &now) < 0 || fstat(m->source_fd, &judged) < 0)
+        return brig_fail(err, errno, "stat source %s", m->source);
+    if (now.st_dev != judged.st_dev || now.st_ino != judged.st_ino)
+        return brig_failx(err, "source %s: changed since the policy check, refusing it", m->source);
+    *out = steal_fd(&fd);
+    return 0;
+}
+
 static int mounts_bind(int rootfd, const struct brig_spec *s, const struct brig_mount *m,
                        const char *dest, const struct brig_mount_opts *o,
                        struct brig_error **err)
 {
     if (m->source == NULL || m->source[0] == '\0')
         return brig_failx(err, "source: required for a bind mount");
-    /* relative sources are relative to the bundle (config.md "Mounts");
-     * a source the policy judged is mounted from its fd (spec.h) */
-    autofree char *src = m->has_source_fd ? brig_asprintf("/proc/self/fd/%d", m->source_fd)
+    autoclose int pinned = -1;
+    if (m->has_source_fd) TRY(mounts_bind_pinned(m, &pinned, err));
+    /* relative sources are relative to the bundle (config.md "Mounts") */
+    autofree char *src = pinned >= 0 ? brig_asprintf("/proc/self/fd/%d", pinned)
                          : m->source[0] == '/' || s->bundle == NULL
                              ? brig_strdup(m->source)
                              : brig_asprintf("%s/%s", s->bundle, m->source);
