@@ -42,7 +42,14 @@ static int policy_pin_bind_sources(struct brig_spec *s, struct brig_error **err)
         if (!policy_mount_is_bind(m) || m->source == NULL || m->source[0] != '/' || m->has_source_fd)
             continue;
         int fd = open(m->source, O_PATH | O_CLOEXEC);
-        if (fd < 0) return brig_fail(err, errno, "mounts[%zu].source %s", i, m->source);
+        if (fd < 0) {
+            /* Judged by its spelling; the mount refuses it (source_fd -1)
+             * rather than take whatever appears there later. */
+            brig_debug("policy: mounts[%zu].source %s: %s", i, m->source, strerror(errno));
+            m->has_source_fd = true;
+            m->source_fd = -1;
+            continue;
+        }
         char link[64], real[PATH_MAX];
         snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
         ssize_t n = readlink(link, real, sizeof(real) - 1);

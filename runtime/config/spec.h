@@ -132,7 +132,8 @@ struct brig_mount {
     struct brig_id_mapping *gid_mappings;       size_t n_gid_mappings;
     /* A bind source opened (O_PATH) by the policy check, which judged what
      * this fd is: the mount uses it, never the path again (a path can be
-     * swapped for a symlink in between). Not owned by the spec. */
+     * swapped for a symlink in between); -1: it did not exist then, the
+     * mount is refused. Not owned by the spec. */
     bool has_source_fd;     int source_fd;
 };
 

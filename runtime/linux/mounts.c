@@ -178,6 +178,8 @@ int mounts_bind_source(int rootfd, const char *src, const char *dest,
  * another directory since the check fails the create. */
 static int mounts_bind_pinned(const struct brig_mount *m, int *out, struct brig_error **err)
 {
+    if (m->source_fd < 0)
+        return brig_failx(err, "source %s: did not exist at the policy check, refusing it", m->source);
     struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
     autoclose int fd = (int)syscall(SYS_openat2, AT_FDCWD, m->source, &how, sizeof(how));
     if (fd < 0) return brig_fail(err, errno, "source %s (as the policy judged it)", m->source);
