@@ -53,11 +53,14 @@ weaken w-clone3 '.linux.seccomp.syscalls += [{"names": ["clone3"], "action": "SC
 # A notifier answering "continue" or a tracer lets a blocked syscall run.
 weaken w-notify '.linux.seccomp.syscalls += [{"names": ["mount"], "action": "SCMP_ACT_NOTIFY"}]'
 weaken w-trace '.linux.seccomp.syscalls += [{"names": ["ptrace"], "action": "SCMP_ACT_TRACE"}]'
-declare -A RULE=([w-bind]=mounts.forbidden [w-overlay]=mounts.forbidden [w-devtmpfs]=mounts.forbidden
+# A realtime scheduler class is outside the CFS quota (where the kernel has
+# no RT group scheduling, the container takes 95% of each CPU it runs on).
+weaken w-rt '.process.scheduler = {"policy": "SCHED_FIFO", "priority": 50}'
+declare -A RULE=([w-rt]=limits.cpu [w-bind]=mounts.forbidden [w-overlay]=mounts.forbidden [w-devtmpfs]=mounts.forbidden
                  [w-blockdev]=mounts.forbidden [w-proc2]=mounts.sys [w-clone]=seccomp.present
                  [w-clone3]=seccomp.present [w-notify]=seccomp.present [w-trace]=seccomp.present)
 
-for w in w-bind w-overlay w-devtmpfs w-blockdev w-proc2 w-clone w-clone3 w-notify w-trace; do
+for w in w-rt w-bind w-overlay w-devtmpfs w-blockdev w-proc2 w-clone w-clone3 w-notify w-trace; do
     out=$("$BRIG" policy check --policy "$ENF" --format json "$T/$w/config.json" 2>&1)
     rc=$?
     if [ "$rc" = 1 ] && jq -e --arg r "${RULE[$w]}" '[.results[] | select(.pass | not) | .rule] | unique == [$r]' <<<"$out" >/dev/null; then
