@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <fnmatch.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
@@ -342,6 +343,12 @@ RULE(rule_limits_pids)
 RULE(rule_limits_cpu)
 {
     const struct brig_resources *r = &s->linux_cfg.resources;
+    /* Realtime and deadline tasks are not bound by the CFS quota: without
+     * RT group scheduling they take 95% of every CPU they run on. */
+    int sp = s->process.scheduler.policy;
+    if (s->process.has_scheduler && (sp == SCHED_FIFO || sp == SCHED_RR || sp == SCHED_DEADLINE))
+        policy_fail(rep, rule, "process.scheduler.policy", "%s: a realtime class escapes the CPU quota",
+                    sp == SCHED_FIFO ? "SCHED_FIFO" : sp == SCHED_RR ? "SCHED_RR" : "SCHED_DEADLINE");
     uint64_t period = r->cpu.period.set && r->cpu.period.v > 0 ? r->cpu.period.v : 100000;
     if (!r->cpu.quota.set || r->cpu.quota.v <= 0) {
         policy_fail(rep, rule, "linux.resources.cpu.quota", "unlimited");
