@@ -56,11 +56,15 @@ weaken w-trace '.linux.seccomp.syscalls += [{"names": ["ptrace"], "action": "SCM
 # A realtime scheduler class is outside the CFS quota (where the kernel has
 # no RT group scheduling, the container takes 95% of each CPU it runs on).
 weaken w-rt '.process.scheduler = {"policy": "SCHED_FIFO", "priority": 50}'
-declare -A RULE=([w-rt]=limits.cpu [w-bind]=mounts.forbidden [w-overlay]=mounts.forbidden [w-devtmpfs]=mounts.forbidden
+# The host's / (or a directory holding a forbidden path) as the container's
+# root shows everything a bind of it would.
+weaken w-hostroot '.root.path = "/"'
+weaken w-homeroot '.root.path = "/home"'
+declare -A RULE=([w-rt]=limits.cpu [w-hostroot]=mounts.forbidden [w-homeroot]=mounts.forbidden [w-bind]=mounts.forbidden [w-overlay]=mounts.forbidden [w-devtmpfs]=mounts.forbidden
                  [w-blockdev]=mounts.forbidden [w-proc2]=mounts.sys [w-clone]=seccomp.present
                  [w-clone3]=seccomp.present [w-notify]=seccomp.present [w-trace]=seccomp.present)
 
-for w in w-rt w-bind w-overlay w-devtmpfs w-blockdev w-proc2 w-clone w-clone3 w-notify w-trace; do
+for w in w-rt w-hostroot w-homeroot w-bind w-overlay w-devtmpfs w-blockdev w-proc2 w-clone w-clone3 w-notify w-trace; do
     out=$("$BRIG" policy check --policy "$ENF" --format json "$T/$w/config.json" 2>&1)
     rc=$?
     if [ "$rc" = 1 ] && jq -e --arg r "${RULE[$w]}" '[.results[] | select(.pass | not) | .rule] | unique == [$r]' <<<"$out" >/dev/null; then
