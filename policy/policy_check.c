@@ -143,6 +143,23 @@ bool policy_path_forbidden(const struct brig_policy *p, const char *source, cons
     return false;
 }
 
+/* root.path is refused when it is or holds a forbidden path ("/", "/home",
+ * "/run"): the container would see it all. A root inside one is allowed:
+ * engines keep their rootfs under /run/containerd and /var/lib/docker. */
+bool policy_root_forbidden(const struct brig_policy *p, const char *root, const char **which)
+{
+    if (root == NULL || root[0] != '/') return false;
+    char real[PATH_MAX];
+    const char *r = realpath(root, real) != NULL ? real : root;
+    for (char **f = p->forbidden_paths; f != NULL && *f != NULL; f++) {
+        if (path_at_or_below(*f, r)) {
+            *which = *f;
+            return true;
+        }
+    }
+    return false;
+}
+
 bool policy_mount_is_bind(const struct brig_mount *m)
 {
     return m->opts.bind || (m->type != NULL && strcmp(m->type, "bind") == 0);

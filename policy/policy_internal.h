@@ -35,6 +35,7 @@ extern const char *const policy_readonly_paths[];
 bool policy_path_forbidden(const struct brig_policy *p, const char *source, const char **which);
 bool policy_env_name_denied(const struct brig_policy *p, const char *name);
 bool policy_glob_any(char *const *patterns, const char *s);
+bool policy_root_forbidden(const struct brig_policy *p, const char *root, const char **which);
 bool policy_mount_is_bind(const struct brig_mount *m);
 bool policy_mount_readonly(const struct brig_mount *m);
 /* tmpfs "size=" option in bytes: 1 found, 0 absent, -1 unparseable/percent. */
