@@ -143,6 +143,16 @@ static struct brig_state *launch_state_new(const struct brig_spec *s, const char
     return st;
 }
 
+/* The cgroup about to be made goes to state.json before its first mkdir:
+ * a brig killed from then on leaves a state `delete --force` cleans up. */
+static int launch_record_cgroup(const char *planned, void *arg, struct brig_error **err)
+{
+    struct launch *L = arg;
+    free(L->st->cgroup);
+    L->st->cgroup = brig_strdup(planned);
+    return state_write(L->dirfd, L->st, err);
+}
+
 /* State directory, config copy, cgroup and (for create) exec.fifo. */
 static int launch_resources(struct launch *L, const struct brig_globals *g, const char *id,
                             bool run_mode, struct brig_error **err)
@@ -151,7 +161,8 @@ static int launch_resources(struct launch *L, const struct brig_globals *g, cons
     L->state_dir_made = true;
     TRY(brig_write_file_atomic(L->dirfd, "config.json", L->config_text, L->config_len, 0600, err));
     L->st = launch_state_new(L->spec, id);
-    TRY(cgroup_create(L->spec, id, g->systemd_cgroup, &L->cg, err));
+    TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, launch_record_cgroup, L, &L->cg, err));
+    free(L->st->cgroup);
     L->st->cgroup = cgroup_serialize(L->cg);
     if (!run_mode) {
         if (mkfifoat(L->dirfd, "exec.fifo", 0600) < 0) return brig_fail(err, errno, "mkfifo exec.fifo");
@@ -287,6 +298,13 @@ int container_create(const struct brig_globals *g, const struct brig_create_opts
 {
     struct launch L;
     TRY(launch_container(&L, g, o, false, err));
+    /* Only now may the init wait on exec.fifo: had we died before the state
+     * said "created", it would have waited there for a start nobody can do. */
+    if (sync_send(L.sync_fd, SYNC_CREATED_ACK, NULL, err) < 0) {
+        launch_undo(&L, g, o->id);
+        launch_release(&L);
+        return brig_wrap(err, "create %s: container init exited", o->id);
+    }
     launch_release(&L);     /* the init waits on exec.fifo for `brig start` */
     return 0;
 }

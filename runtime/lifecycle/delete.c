@@ -17,6 +17,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/log.h"
+#include "cgroup_ops.h"
 #include "hooks.h"
 #include "../../policy/policy.h"
 #include "state.h"
@@ -40,7 +41,13 @@ static int delete_kill_all(const struct brig_state *st, struct brig_cgroup *cg,
     }
     /* Without a pid namespace the init's death leaves its children alive:
      * the cgroup is what holds all of them. */
-    if (cg != NULL && cgroup_kill(cg, SIGKILL, err) < 0) return -1;
+    if (cg != NULL) {
+        /* A create killed before its first mkdir recorded a cgroup that was
+         * never made: nothing to kill there. */
+        autoerr struct brig_error *ke = NULL;
+        if (cgroup_kill(cg, SIGKILL, &ke) < 0 && ke->errnum != ENOENT)
+            return brig_failx(err, "%s", ke->msg);
+    }
     if (alive && init_pidfd_wait(pidfd, DELETE_KILL_TIMEOUT_MS, err) < 0)
         return brig_wrap(err, "init process %d did not exit after SIGKILL", (int)st->pid);
     return 0;
@@ -110,10 +117,11 @@ static int delete_unaudited(const struct brig_globals *g, const char *id, bool f
     autostate struct brig_state *st = NULL;
     if (state_read(dirfd, &st, err) < 0) return delete_state_unreadable(g, id, force, err);
 
-    enum brig_status status = state_status(dirfd, st);
+    enum brig_status status = cgroup_ops_status(st, state_status(dirfd, st));
     brig_debug("delete %s: status %s", id, state_status_name(status));
-    if (status == BRIG_STATUS_RUNNING && !force)
-        return brig_failx(err, "cannot delete container %s that is not stopped: running", id);
+    if ((status == BRIG_STATUS_RUNNING || status == BRIG_STATUS_PAUSED) && !force)
+        return brig_failx(err, "cannot delete container %s that is not stopped: %s", id,
+                          state_status_name(status));
 
     struct brig_cgroup *cg = NULL;
     if (st->cgroup != NULL && cgroup_load(st->cgroup, &cg, err) < 0)

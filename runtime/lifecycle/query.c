@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "../config/json.h"
@@ -29,6 +30,15 @@ static int query_load(const struct brig_globals *g, const char *id, struct brig_
         return brig_wrap(err, "container %s", id);
     }
     *status = cgroup_ops_status(*st, state_status(dirfd, *st));
+    if (*status == BRIG_STATUS_CREATING && flock(dirfd, LOCK_SH | LOCK_NB) == 0) {
+        /* A create holds the lock until it is done: free, its brig died
+         * (or just finished: read again). Closing dirfd drops our lock. */
+        state_free(*st);
+        *st = NULL;
+        if (state_read(dirfd, st, err) < 0) return brig_wrap(err, "container %s", id);
+        *status = cgroup_ops_status(*st, state_status(dirfd, *st));
+        if (*status == BRIG_STATUS_CREATING) *status = BRIG_STATUS_STOPPED;
+    }
     return 0;
 }
 

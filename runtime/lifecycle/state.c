@@ -309,12 +309,21 @@ void state_freep(struct brig_state **st)
  * (docs/architecture.md): a recorded pid may have exited or been reused. */
 enum brig_status state_status(int dirfd, const struct brig_state *st)
 {
-    if (st->pid <= 0 || !st->setup_done) return BRIG_STATUS_CREATING;
+    if (st->pid <= 0) return BRIG_STATUS_CREATING;
+    /* An init gone before setup was done is stopped too: its create failed
+     * or was killed, and nothing will bring it back. */
     uint64_t start = state_pid_start_time(st->pid);
     if (start == 0) return BRIG_STATUS_STOPPED;
     if (st->pid_start_time != 0 && start != st->pid_start_time) return BRIG_STATUS_STOPPED;
-    if (faccessat(dirfd, "exec.fifo", F_OK, AT_SYMLINK_NOFOLLOW) == 0) return BRIG_STATUS_CREATED;
-    return BRIG_STATUS_RUNNING;
+    if (!st->setup_done) return BRIG_STATUS_CREATING;
+    /* The init reads exec.fifo until `start` releases it; a start killed
+     * before it removed the fifo leaves it with no reader (ENXIO). */
+    int fd = openat(dirfd, "exec.fifo", O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        close(fd);
+        return BRIG_STATUS_CREATED;
+    }
+    return errno == ENOENT || errno == ENXIO ? BRIG_STATUS_RUNNING : BRIG_STATUS_CREATED;
 }
 
 const char *state_status_name(enum brig_status s)

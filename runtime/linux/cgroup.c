@@ -76,18 +76,44 @@ static char *unified_controllers(const struct brig_resources *r)
     return out;
 }
 
+/* Trailing components of path (below mnt) that do not exist yet: what
+ * cg_mkdir_p is about to create. */
+static unsigned missing_levels(const char *mnt, const char *path)
+{
+    autofree char *buf = brig_strdup(path);
+    size_t ml = strlen(mnt);
+    unsigned n = 0;
+    while (strlen(buf) > ml && access(buf, F_OK) < 0 && errno == ENOENT) {
+        n++;
+        char *slash = strrchr(buf, '/');
+        if (slash == NULL) break;
+        *slash = '\0';
+    }
+    return n;
+}
+
 static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const char *inner,
                      const struct cg_plan *plan, const struct brig_resources *r,
-                     struct brig_error **err)
+                     cgroup_record_fn record, void *arg, struct brig_error **err)
 {
     cg->dirs = brig_calloc(l->n, sizeof(*cg->dirs));
     for (size_t i = 0; i < l->n; i++) {
-        const struct cg_hier *h = &l->h[i];
-        struct cg_dir *d = &cg->dirs[cg->n_dirs];
-        d->path = cg_path_in_hier(h, inner);
-        d->v2 = h->v2;
-        d->controllers = brig_strdup(h->v2 ? "" : h->controllers);
+        struct cg_dir *d = &cg->dirs[i];
+        d->path = cg_path_in_hier(&l->h[i], inner);
+        d->v2 = l->h[i].v2;
+        d->controllers = brig_strdup(l->h[i].v2 ? "" : l->h[i].controllers);
+        d->created = record != NULL ? missing_levels(l->h[i].mnt, d->path) : 0;
         cg->n_dirs++;
+    }
+    /* Recorded before the first mkdir: a brig killed between two of them
+     * leaves a state that names every directory it may have made. From here
+     * on "created" counts what cg_mkdir_p really made (undo relies on it). */
+    autofree char *planned = record != NULL ? cgroup_serialize(cg) : NULL;
+    for (size_t i = 0; i < cg->n_dirs; i++) cg->dirs[i].created = 0;
+    if (record != NULL) TRY(record(planned, arg, err));
+    for (size_t i = 0; i < l->n; i++) {
+        const struct cg_hier *h = &l->h[i];
+        struct cg_dir *d = &cg->dirs[i];
         TRY(cg_mkdir_p(h->mnt, d->path, &d->created, err));
         TRY(check_empty(d, err));
         if (h->v2) {
@@ -105,6 +131,13 @@ static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const ch
 int cgroup_create(const struct brig_spec *s, const char *id, bool systemd,
                   struct brig_cgroup **out, struct brig_error **err)
 {
+    return cgroup_create_recorded(s, id, systemd, NULL, NULL, out, err);
+}
+
+int cgroup_create_recorded(const struct brig_spec *s, const char *id, bool systemd,
+                           cgroup_record_fn record, void *arg, struct brig_cgroup **out,
+                           struct brig_error **err)
+{
     const struct brig_resources *r = s->has_linux ? &s->linux_cfg.resources : NULL;
     const char *cgpath = s->has_linux ? s->linux_cfg.cgroups_path : NULL;
     struct cg_layout l = {0};
@@ -119,7 +152,7 @@ int cgroup_create(const struct brig_spec *s, const char *id, bool systemd,
     struct brig_cgroup *cg = brig_calloc(1, sizeof(*cg));
     cg->layout = l.kind;
     cg->v2_fd = -1;
-    int rc = make_dirs(cg, &l, inner, &plan, r, err);
+    int rc = make_dirs(cg, &l, inner, &plan, r, record, arg, err);
     cg_layout_clear(&l);
     if (rc == 0) rc = cgv1_apply(cg, &plan, r, err);
     if (rc == 0) rc = cgv2_apply(cg, &plan, r, err);
@@ -326,10 +359,19 @@ int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err)
     int rc = 0;
     for (size_t i = 0; i < cg->n_dirs; i++) {
         struct cg_dir *d = &cg->dirs[i];
-        if (d->created == 0 || access(d->path, F_OK) < 0) continue;
+        if (d->created == 0) continue;
+        /* A create killed between two mkdirs (state recorded as planned)
+         * may have made the parent and not the leaf: remove the parent. */
+        autofree char *probe = brig_strdup(d->path);
+        if (access(probe, F_OK) < 0) {
+            char *slash = strrchr(probe, '/');
+            if (d->created < 2 || slash == NULL || slash == probe) continue;
+            *slash = '\0';
+            if (access(probe, F_OK) < 0) continue;
+        }
         /* The path comes from the state file: make sure it is a cgroup
          * before removing anything. */
-        if (!cg_is_cgroupfs(d->path)) {
+        if (!cg_is_cgroupfs(probe)) {
             if (rc == 0) rc = brig_failx(err, "cgroup: %s is not on a cgroup filesystem", d->path);
             continue;
         }

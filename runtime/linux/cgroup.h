@@ -18,6 +18,15 @@ struct brig_cgroup;
  * limit. On failure nothing is left behind. */
 int cgroup_create(const struct brig_spec *s, const char *id, bool systemd,
                   struct brig_cgroup **out, struct brig_error **err);
+/* The same, calling record(planned) before the first mkdir with the
+ * cgroup_serialize() text of what is about to be made ("created" counts the
+ * components missing now), so that the caller can write it to its state:
+ * a brig killed in the middle leaves nothing `delete` cannot find. A failed
+ * record fails the create. */
+typedef int (*cgroup_record_fn)(const char *planned, void *arg, struct brig_error **err);
+int cgroup_create_recorded(const struct brig_spec *s, const char *id, bool systemd,
+                           cgroup_record_fn record, void *arg, struct brig_cgroup **out,
+                           struct brig_error **err);
 /* A v2 leaf directory fd usable with CLONE_INTO_CGROUP, or -1. */
 int cgroup_clone_fd(const struct brig_cgroup *cg);
 /* The same for a cgroup loaded from the state file (exec): opens the v2

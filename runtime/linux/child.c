@@ -30,6 +30,9 @@
 static int child_wait_start(struct child_ctx *c, struct brig_error **err)
 {
     if (c->fifo_fd < 0) return sync_expect(c->sync_fd, SYNC_START, "brig run went away", NULL, err);
+    /* A brig create that dies before recording "created" must not leave us
+     * waiting for a start: its socket's EOF ends us. */
+    TRY(sync_expect(c->sync_fd, SYNC_CREATED_ACK, "brig create went away", NULL, err));
     char b;
     ssize_t r;
     do {
@@ -111,6 +114,9 @@ void child_main(struct child_ctx *c)
     }
     if (child_setup(c, &err) < 0) goto fail;
     if (proc_find_exec(&c->spec->process, &exe, &err) < 0) goto fail;
+    /* As runc: a cwd that cannot be entered fails create, not start (it
+     * is entered again after the identity switch). */
+    if (cwd_apply(&c->spec->process, &err) < 0) goto fail;
     if (sync_send(c->sync_fd, SYNC_CREATED, NULL, &err) < 0) goto fail;
     if (child_wait_start(c, &err) < 0) goto fail;
     child_exec(c, exe, &err);

@@ -17,6 +17,7 @@ enum sync_type {
     SYNC_START,         /* parent -> child (run only): go ahead and exec */
     SYNC_ERROR,         /* either way: payload is the error message */
     SYNC_CONSOLE,       /* child -> parent: carries the pty master (SCM_RIGHTS) */
+    SYNC_CREATED_ACK,   /* parent -> child (create only): state says created, wait on exec.fifo */
 };
 
 #define SYNC_MAX_PAYLOAD (64 * 1024)

@@ -286,12 +286,19 @@ Test(state, status_derivation)
     st->setup_done = true;
     cr_expect_eq(state_status(fd, st), BRIG_STATUS_RUNNING);
     cr_assert_eq(mkfifoat(fd, "exec.fifo", 0600), 0);
+    /* Without a reader the init is past exec.fifo: a start killed before
+     * removing it. Created while the init reads it. */
+    cr_expect_eq(state_status(fd, st), BRIG_STATUS_RUNNING, "fifo without a reader");
+    autoclose int reader = openat(fd, "exec.fifo", O_RDWR | O_CLOEXEC);
+    cr_assert_geq(reader, 0);
     cr_expect_eq(state_status(fd, st), BRIG_STATUS_CREATED);
     st->pid_start_time += 1;        /* the pid now belongs to another process */
     cr_expect_eq(state_status(fd, st), BRIG_STATUS_STOPPED);
     st->pid_start_time -= 1;
     reap(pid);
     cr_expect_eq(state_status(fd, st), BRIG_STATUS_STOPPED);
+    st->setup_done = false;
+    cr_expect_eq(state_status(fd, st), BRIG_STATUS_STOPPED, "init gone during setup");
     cr_expect_str_eq(state_status_name(BRIG_STATUS_CREATED), "created");
 }
 
