@@ -41,15 +41,17 @@ int caps_last_cap(void)
     static int last = -1;
     if (last >= 0) return last;
 
+    /* cap_max_bits() is libcap's own probe of the running kernel
+     * (PR_CAPBSET_READ at its start-up, already paid): no file to read. */
+    int bits = (int)cap_max_bits();
+    if (bits > 0 && bits <= 64) return last = bits - 1;
     autofree char *buf = NULL;
     int64_t v;
     if (brig_read_file("/proc/sys/kernel/cap_last_cap", 32, &buf, NULL, NULL) == 0) {
         buf[strcspn(buf, "\n")] = '\0';
         if (brig_parse_i64(buf, &v) == 0 && v >= 0 && v < 64) return last = (int)v;
     }
-    /* cap_max_bits() is libcap's own probe of the running kernel. */
-    last = (int)cap_max_bits() - 1;
-    return last;
+    return last = bits - 1;
 }
 
 static const char *caps_set_field(enum brig_cap_set s)
