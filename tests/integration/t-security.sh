@@ -60,11 +60,14 @@ weaken w-rt '.process.scheduler = {"policy": "SCHED_FIFO", "priority": 50}'
 # root shows everything a bind of it would.
 weaken w-hostroot '.root.path = "/"'
 weaken w-homeroot '.root.path = "/home"'
-declare -A RULE=([w-rt]=limits.cpu [w-hostroot]=mounts.forbidden [w-homeroot]=mounts.forbidden [w-bind]=mounts.forbidden [w-overlay]=mounts.forbidden [w-devtmpfs]=mounts.forbidden
+# A user namespace the policy did not ask for, mapping the policy's uid to
+# host root: "uid 1000" inside is uid 0 on every file it touches.
+weaken w-maproot '.linux.namespaces += [{"type": "user"}] | .linux.uidMappings = [{"containerID": 1000, "hostID": 0, "size": 1}] | .linux.gidMappings = [{"containerID": 1000, "hostID": 0, "size": 1}]'
+declare -A RULE=([w-maproot]=user.nonroot [w-rt]=limits.cpu [w-hostroot]=mounts.forbidden [w-homeroot]=mounts.forbidden [w-bind]=mounts.forbidden [w-overlay]=mounts.forbidden [w-devtmpfs]=mounts.forbidden
                  [w-blockdev]=mounts.forbidden [w-proc2]=mounts.sys [w-clone]=seccomp.present
                  [w-clone3]=seccomp.present [w-notify]=seccomp.present [w-trace]=seccomp.present)
 
-for w in w-rt w-hostroot w-homeroot w-bind w-overlay w-devtmpfs w-blockdev w-proc2 w-clone w-clone3 w-notify w-trace; do
+for w in w-maproot w-rt w-hostroot w-homeroot w-bind w-overlay w-devtmpfs w-blockdev w-proc2 w-clone w-clone3 w-notify w-trace; do
     out=$("$BRIG" policy check --policy "$ENF" --format json "$T/$w/config.json" 2>&1)
     rc=$?
     if [ "$rc" = 1 ] && jq -e --arg r "${RULE[$w]}" '[.results[] | select(.pass | not) | .rule] | unique == [$r]' <<<"$out" >/dev/null; then
