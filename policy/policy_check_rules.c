@@ -103,13 +103,15 @@ RULE(rule_nnp)
 RULE(rule_user)
 {
     const struct brig_user *u = &s->process.user;
+    /* Whatever the policy's mode: a mapping of host root makes the uid the
+     * rules judge (1000 inside) root on every file it touches. */
+    for (size_t i = 0; i < s->linux_cfg.n_uid_mappings; i++)
+        if (s->linux_cfg.uid_mappings[i].host_id == 0)
+            policy_fail(rep, rule, "linux.uidMappings", "host uid 0 is mapped into the container");
+    for (size_t i = 0; i < s->linux_cfg.n_gid_mappings; i++)
+        if (s->linux_cfg.gid_mappings[i].host_id == 0)
+            policy_fail(rep, rule, "linux.gidMappings", "host gid 0 is mapped into the container");
     if (p->user.userns) {
-        for (size_t i = 0; i < s->linux_cfg.n_uid_mappings; i++)
-            if (s->linux_cfg.uid_mappings[i].host_id == 0)
-                policy_fail(rep, rule, "linux.uidMappings", "host uid 0 is mapped into the container");
-        for (size_t i = 0; i < s->linux_cfg.n_gid_mappings; i++)
-            if (s->linux_cfg.gid_mappings[i].host_id == 0)
-                policy_fail(rep, rule, "linux.gidMappings", "host gid 0 is mapped into the container");
         if (s->linux_cfg.n_uid_mappings == 0)
             policy_fail(rep, rule, "linux.uidMappings", "none: the user namespace maps nobody");
         return;
