@@ -1,4 +1,4 @@
-/* rtnetlink through libmnl. */
+/* rtnetlink (by hand: one request and its ACK). */
 #ifndef BRIG_NETLINK_H
 #define BRIG_NETLINK_H
 
