@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -59,8 +60,12 @@ static int hook_stdin_pipe(const char *json, int *out, struct brig_error **err)
 
 /* In the forked child: only async-signal-safe calls until execve. */
 static __attribute__((noreturn)) void hook_child(const struct brig_hook *h, char *const *argv,
-                                                  char *const *envp, int in_fd, int errpipe)
+                                                  char *const *envp, int in_fd, int errpipe,
+                                                  pid_t brig)
 {
+    /* brig enforces the hook's timeout: a brig killed meanwhile must not
+     * leave a hanging hook behind with nobody to end it. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != brig) goto fail;
     sigset_t all;
     sigemptyset(&all);
     sigprocmask(SIG_SETMASK, &all, NULL);
@@ -135,9 +140,10 @@ static int hook_run_one(const struct brig_hook *h, const char *kind, size_t idx,
     autoclose int ep_wr = ep[1];
 
     brig_debug("running hook %s[%zu]: %s", kind, idx, h->path);
+    pid_t self = getpid();
     pid_t pid = fork();
     if (pid < 0) return brig_fail(err, errno, "fork");
-    if (pid == 0) hook_child(h, argv, envp, in_fd, ep_wr);
+    if (pid == 0) hook_child(h, argv, envp, in_fd, ep_wr, self);
     close(ep_wr);
     ep_wr = -1;
 

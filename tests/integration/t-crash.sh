@@ -208,8 +208,9 @@ after_crash() {
     id=$(cid "$name")
     check "$what: the init and the container's processes exit by themselves" init_exits "$id"
     st=$(state_field "$id" status)
-    check "$what: state says stopped or creating (got \"$st\")" \
-        test "$st" = stopped -o "$st" = creating
+    check_eq "$what: state says stopped" "$st" stopped
+    check "$what: list works and says stopped" \
+        eval 'b list --format json | jq -e --arg id "$id" ".[] | select(.id == \$id) | .status == \"stopped\" and .pid == 0"'
     check "$what: list works" b list
     check "$what: list --format json works" eval 'b list --format json | jq -e . >/dev/null'
     check "$what: delete --force succeeds" b delete --force "$id"
@@ -226,6 +227,31 @@ for kind in prestart createRuntime; do
     check_eq "brig create killed by its $kind hook" "$RC" 137
     after_crash "$n" "killed in $kind"
 done
+
+# While create runs, state says creating (asked from its createRuntime hook).
+mkc c-state -- /usr/bin/brig-probe sleep 60 || true
+hook c-state createRuntime "\"$BRIG\" --root \"$STATE\" state $(cid c-state) > \"$T/c-state.inner\""
+create_ct c-state
+check_eq "state during create (from a createRuntime hook) says creating" \
+    "$(jq -r .status "$T/c-state.inner" 2>/dev/null)" creating
+check "... delete --force succeeds" b delete --force "$(cid c-state)"
+gone c-state
+
+# A hanging hook dies with the brig that would have enforced its timeout.
+mkc k-hang -- /usr/bin/brig-probe sleep 60 || true
+hook k-hang createRuntime "echo \$\$ > \"$T/k-hang.hookpid\"; exec sleep 60" 50
+CLEAN_IDS+=("$(cid k-hang)")
+"$BRIG" --root "$STATE" create --bundle "$T/k-hang" "$(cid k-hang)" </dev/null >/dev/null 2>&1 &
+bp=$!
+n=50
+while [ $n -gt 0 ] && [ ! -s "$T/k-hang.hookpid" ]; do sleep 0.1; n=$((n - 1)); done
+kill -9 "$bp"; wait "$bp" 2>/dev/null
+hp=$(cat "$T/k-hang.hookpid" 2>/dev/null)
+n=30
+while [ $n -gt 0 ] && alive "${hp:-0}"; do sleep 0.1; n=$((n - 1)); done
+check "a hanging createRuntime hook dies with its brig" eval '[ -n "$hp" ] && ! alive "$hp"'
+[ -n "$hp" ] && alive "$hp" && kill -9 "$hp"
+after_crash k-hang "killed during a hanging hook"
 
 # killed_at NAME STRACE-ARGS...: brig create SIGKILLed by strace's fault
 # injection at one syscall (the strace filter selects which).
