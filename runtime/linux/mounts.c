@@ -317,7 +317,8 @@ static int mounts_one(int rootfd, const struct brig_spec *s, size_t i, bool in_u
         return brig_failx(err, "tmpcopyup: only valid for tmpfs");
     if (strcmp(m->type, "cgroup") == 0) {
         /* On a unified host a "cgroup" mount means cgroup2, as runc does. */
-        if (mounts_host_has_cgroup_v1()) return mounts_cgroup_v1(rootfd, s, dest, &o, err);
+        int r = mounts_cgroup_v1(rootfd, s, dest, &o, err);
+        if (r <= 0) return r;
         return mounts_fs(rootfd, m->source, dest, "cgroup2", &o, in_userns, err);
     }
     if (o.tmpcopyup) return mounts_tmpfs_copyup(rootfd, m->source, dest, &o, err);

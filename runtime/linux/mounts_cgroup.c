@@ -136,23 +136,47 @@ static int cgmnt_links(int topfd, const char *dest, const char *dir, struct brig
     return 0;
 }
 
-bool mounts_host_has_cgroup_v1(void)
+/* "N:controllers:/path" lines of v1 hierarchies; v2 is "0::/path". */
+static bool cgmnt_v1_line(char *line, char **ctrls, char **path)
 {
-    autofclose FILE *f = fopen("/proc/self/cgroup", "re");
-    if (f == NULL) return false;
-    autofree char *line = NULL;
-    size_t cap = 0;
-    while (getline(&line, &cap, f) > 0) {
-        /* "N:controllers:/path"; v2 is "0::/path" and has no controllers */
-        char *c1 = strchr(line, ':');
-        if (c1 != NULL && c1[1] != ':') return true;
+    char *c1 = strchr(line, ':');
+    char *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
+    if (c2 == NULL || c2 == c1 + 1) return false;
+    *c2 = '\0';
+    *ctrls = c1 + 1;
+    *path = c2 + 1;
+    return true;
+}
+
+static bool cgmnt_text_has_v1(const char *text)
+{
+    for (const char *l = text; *l != '\0';) {
+        const char *c1 = strchr(l, ':');
+        const char *nl = strchr(l, '\n');
+        if (c1 != NULL && (nl == NULL || c1 < nl) && c1[1] != ':' && c1[1] != '\n') return true;
+        if (nl == NULL) break;
+        l = nl + 1;
     }
     return false;
 }
 
+bool mounts_host_has_cgroup_v1(void)
+{
+    autofree char *text = NULL;
+    return brig_read_file("/proc/self/cgroup", 1 << 16, &text, NULL, NULL) == 0 &&
+           cgmnt_text_has_v1(text);
+}
+
+/* Returns 1, having done nothing, when the host has no v1 hierarchy. */
 int mounts_cgroup_v1(int rootfd, const struct brig_spec *s, const char *dest,
                      const struct brig_mount_opts *o, struct brig_error **err)
 {
+    /* /proc/self/cgroup read once: whether the host has v1 hierarchies at
+     * all (else the caller mounts cgroup2), and which ones to mount */
+    autofree char *text = NULL;
+    if (brig_read_file("/proc/self/cgroup", 1 << 16, &text, NULL, err) < 0)
+        return brig_wrap(err, "mount cgroup");
+    if (!cgmnt_text_has_v1(text)) return 1;
     /* the tmpfs stays writable until the hierarchies are in place */
     struct brig_mount_opts tmp = {
         .flags = o->flags & (MS_NOSUID | MS_NODEV | MS_NOEXEC),
@@ -164,19 +188,13 @@ int mounts_cgroup_v1(int rootfd, const struct brig_spec *s, const char *dest,
     autoclose int top = brig_open_in_root(rootfd, dest, O_PATH | O_DIRECTORY, 0, err);
     if (top < 0) return -1;
 
-    autofclose FILE *f = fopen("/proc/self/cgroup", "re");
-    if (f == NULL) return brig_fail(err, errno, "open /proc/self/cgroup");
-    autofree char *line = NULL;
-    size_t cap = 0;
     int n = 0;
-    while (getline(&line, &cap, f) > 0) {
-        line[strcspn(line, "\n")] = '\0';
-        /* "N:controllers:/path"; v2 is "0::/path" and has no controllers */
-        char *c1 = strchr(line, ':');
-        char *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
-        if (c2 == NULL || c2 == c1 + 1) continue;
-        *c2 = '\0';
-        if (cgmnt_one(rootfd, top, dest, c1 + 1, c2 + 1, host_paths, o, err) < 0)
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *ctrls, *path;
+        if (!cgmnt_v1_line(line, &ctrls, &path)) continue;
+        if (cgmnt_one(rootfd, top, dest, ctrls, path, host_paths, o, err) < 0)
             return brig_wrap(err, "mount cgroup");
         n++;
     }

@@ -21,7 +21,8 @@ int mounts_bind_source(int rootfd, const char *src, const char *dest,
 int mounts_fs(int rootfd, const char *source, const char *dest, const char *type,
               const struct brig_mount_opts *o, bool in_userns, struct brig_error **err);
 
-/* type "cgroup": a tmpfs with one bind per v1 hierarchy of our cgroup. */
+/* type "cgroup": a tmpfs with one bind per v1 hierarchy of our cgroup;
+ * 1 (nothing done) when this process is in no v1 hierarchy. */
 /* Whether this process belongs to any cgroup v1 hierarchy (legacy/hybrid). */
 bool mounts_host_has_cgroup_v1(void);
 int mounts_cgroup_v1(int rootfd, const struct brig_spec *s, const char *dest,
