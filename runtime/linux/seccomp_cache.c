@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "brig-config.h"
@@ -32,6 +33,7 @@
 #define CACHE_MAX_INSNS 4096            /* BPF_MAXINSNS */
 #define CACHE_MAX_KEY (4u << 20)
 #define CACHE_MAX_ENTRIES 128           /* past this the directory is emptied */
+#define CACHE_TMP_STALE_S 60            /* a store's temp file older than this is left over */
 
 struct cache_hdr {
     char magic[8];
@@ -231,7 +233,17 @@ static void cache_prune(int dirfd)
     steal_fd(&fd);
     size_t n = 0;
     struct dirent *de;
-    while ((de = readdir(d)) != NULL) n += de->d_name[0] != '.';
+    time_t now = time(NULL);
+    while ((de = readdir(d)) != NULL) {
+        n += de->d_name[0] != '.';
+        /* A brig killed while storing leaves its ".NAME.tmpPID": once it is
+         * too old to belong to a store in progress, it is ours to remove. */
+        struct stat st;
+        if (de->d_name[0] == '.' && strstr(de->d_name, ".tmp") != NULL &&
+            fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            st.st_mtime < now - CACHE_TMP_STALE_S)
+            unlinkat(dirfd, de->d_name, 0);
+    }
     if (n >= CACHE_MAX_ENTRIES) {
         rewinddir(d);
         while ((de = readdir(d)) != NULL)

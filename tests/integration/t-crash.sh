@@ -296,6 +296,25 @@ if command -v strace >/dev/null; then
         not_ok "count the state writes of a create" "$(cat "$T/k-ref.strace" 2>/dev/null)"
     fi
 
+    # Killed while storing a compiled seccomp filter in the cache: the temp
+    # file it leaves is removed by a later store once it is stale.
+    mkc k-sc -- /usr/bin/brig-probe sleep 60 || true
+    cfg k-sc '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["swapon"], action: "SCMP_ACT_ERRNO"}]}'
+    mkdir -p "$STATE"
+    killed_at k-sc -P "$STATE/.seccomp-cache" -e trace=renameat -e inject=renameat:signal=KILL
+    check_eq "brig create killed storing its seccomp filter" "$RC" 137
+    check_not "... the container does not exist" b state "$(cid k-sc)"
+    tmpf=$(find "$STATE/.seccomp-cache" -name '.*tmp*' 2>/dev/null)
+    check "... a temp file was left in the cache (precondition)" test -n "$tmpf"
+    [ -n "$tmpf" ] && touch -d '-5 minutes' "$tmpf"
+    mkc k-sc2 -- /usr/bin/brig-probe sleep 60 || true
+    cfg k-sc2 '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["swapoff"], action: "SCMP_ACT_ERRNO"}]}'
+    create_ct k-sc2
+    check "... the next create that stores a filter succeeds" test "$RC" = 0
+    check "... delete succeeds" b delete --force "$(cid k-sc2)"
+    gone k-sc
+    gone k-sc2
+
     # start killed after it released the init, before it removed exec.fifo.
     mkc k-start -- /usr/bin/brig-probe sleep 60 || true
     create_ct k-start
