@@ -58,6 +58,8 @@ int mounts_open_dest(int rootfd, const char *dest, bool dir, struct brig_error *
     int fd = dir ? brig_mkdir_in_root(rootfd, dest, 0755, err)
                  : brig_mkfile_in_root(rootfd, dest, 0644, err);
     if (fd < 0) return -1;
+    /* brig_mkdir_in_root only returns what opened with O_DIRECTORY */
+    if (dir) return fd;
     struct stat st;
     if (fstat(fd, &st) < 0) {
         int e = errno;
