@@ -34,6 +34,11 @@ static int spec_check_process(const struct brig_process *p, struct brig_error **
         return brig_failx(err, "process.selinuxLabel: SELinux is not enabled on this host");
     if (p->exec_cpu_affinity_initial != NULL || p->exec_cpu_affinity_final != NULL)
         return brig_failx(err, "process.execCPUAffinity: not supported by brig yet");
+    /* (uid_t)-1 tells setresuid/setresgid to change nothing: the process
+     * would silently stay root. */
+    if (p->user.uid == UINT32_MAX || p->user.gid == UINT32_MAX)
+        return brig_failx(err, "process.user.%s: 4294967295 is not a valid id (it means "
+                          "\"unchanged\" to the kernel)", p->user.uid == UINT32_MAX ? "uid" : "gid");
     return 0;
 }
 

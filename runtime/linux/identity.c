@@ -50,6 +50,11 @@ int identity_apply(const struct brig_user *u, bool in_userns, struct brig_error 
 {
     brig_debug("identity: uid %u gid %u, %zu additional gids", u->uid, u->gid,
                u->n_additional_gids);
+    /* To setresuid/setresgid, -1 means "leave unchanged": the process
+     * would silently stay root. */
+    if (u->uid == (uint32_t)-1 || u->gid == (uint32_t)-1)
+        return brig_failx(err, "process.user.%s: 4294967295 is not a valid id",
+                          u->uid == (uint32_t)-1 ? "uid" : "gid");
     if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
         return brig_fail(err, errno, "process.user: prctl PR_SET_KEEPCAPS");
     TRY(identity_groups(u, in_userns, err));

@@ -143,6 +143,13 @@ fails_create "a mount destination that cannot be created" f-dst "mounts\[[0-9]+\
 mkc f-exe -- /nonexistent/prog || true
 fails_create "an executable that does not exist" f-exe "/nonexistent/prog"
 
+# uid/gid -1 means "unchanged" to setresuid: it would have stayed root.
+for f in uid gid; do
+    mkc "f-$f" -- /usr/bin/brig-probe sleep 60 || continue
+    cfg "f-$f" '.process.user[$f] = 4294967295' --arg f "$f"
+    fails_create "process.user.$f 4294967295" "f-$f" "process\.user\.$f"
+done
+
 mkc f-cwd -- /usr/bin/brig-probe sleep 60 || true
 cfg f-cwd '.process.cwd = "/etc/passwd"'
 fails_create "a cwd that is not a directory" f-cwd "process\.cwd"
