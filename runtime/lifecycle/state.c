@@ -391,13 +391,21 @@ uint64_t state_pid_start_time(pid_t pid)
 
 void state_owner_name(char *buf, size_t len)
 {
-    struct passwd pw, *res = NULL;
-    char pwbuf[1024];
+    /* One NSS lookup per process (~13 syscalls: nscd probes, nsswitch.conf,
+     * /etc/passwd): run writes the state for hooks more than once. */
+    static uid_t cached_uid = (uid_t)-1;
+    static char cached[256];
     uid_t uid = geteuid();
-    if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res != NULL)
-        snprintf(buf, len, "%s", res->pw_name);
-    else
-        snprintf(buf, len, "#%u", (unsigned)uid);
+    if (uid != cached_uid) {
+        struct passwd pw, *res = NULL;
+        char pwbuf[1024];
+        if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res != NULL)
+            snprintf(cached, sizeof(cached), "%s", res->pw_name);
+        else
+            snprintf(cached, sizeof(cached), "#%u", (unsigned)uid);
+        cached_uid = uid;
+    }
+    snprintf(buf, len, "%s", cached);
 }
 
 void state_jw_write(struct brig_jw *w, const struct brig_state *st, enum brig_status status)

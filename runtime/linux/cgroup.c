@@ -292,10 +292,15 @@ int cgroup_oom_kills(const struct brig_cgroup *cg, uint64_t *n, struct brig_erro
         file = "memory.events";
     }
     *n = 0;
-    if (d == NULL || !cg_file_exists(d->path, file))
-        return brig_failx(err, "cgroup: no memory controller to read OOM kills from");
+    if (d == NULL) return brig_failx(err, "cgroup: no memory controller to read OOM kills from");
     autofree char *text = NULL;
-    if (cg_read(d->path, file, &text, err) < 0) return brig_wrap(err, "cgroup");
+    autoerr struct brig_error *re = NULL;
+    /* no access() first: a missing file is ENOENT from the read itself */
+    if (cg_read(d->path, file, &text, &re) < 0) {
+        if (re->errnum == ENOENT)
+            return brig_failx(err, "cgroup: no memory controller to read OOM kills from");
+        return brig_failx(err, "cgroup: %s", re->msg);
+    }
     for (char *l = text; l != NULL && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
         unsigned long long v;
         if (sscanf(l, "oom_kill %llu", &v) == 1) {
