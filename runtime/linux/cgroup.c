@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include "cgroup_internal.h"
 #include "../util/cleanup.h"
@@ -368,15 +370,17 @@ int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err)
         /* A create killed between two mkdirs (state recorded as planned)
          * may have made the parent and not the leaf: remove the parent. */
         autofree char *probe = brig_strdup(d->path);
-        if (access(probe, F_OK) < 0) {
+        /* one statfs both tells whether the path exists and, as the path
+         * comes from the state file, whether it is a cgroup (checked
+         * before removing anything) */
+        struct statfs sfs;
+        if (statfs(probe, &sfs) < 0) {
             char *slash = strrchr(probe, '/');
             if (d->created < 2 || slash == NULL || slash == probe) continue;
             *slash = '\0';
-            if (access(probe, F_OK) < 0) continue;
+            if (statfs(probe, &sfs) < 0) continue;
         }
-        /* The path comes from the state file: make sure it is a cgroup
-         * before removing anything. */
-        if (!cg_is_cgroupfs(probe)) {
+        if (sfs.f_type != CGROUP_SUPER_MAGIC && sfs.f_type != CGROUP2_SUPER_MAGIC) {
             if (rc == 0) rc = brig_failx(err, "cgroup: %s is not on a cgroup filesystem", d->path);
             continue;
         }
