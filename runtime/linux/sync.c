@@ -23,7 +23,8 @@ static int sync_send_raw(int fd, enum sync_type type, int errnum, const char *pa
     m->type = type;
     m->errnum = errnum;
     if (payload != NULL) {
-        size_t n = strnlen(payload, SYNC_MAX_PAYLOAD - 1);
+        size_t n = strlen(payload);
+        if (n > SYNC_MAX_PAYLOAD - 1) n = SYNC_MAX_PAYLOAD - 1;
         memcpy(m->payload, payload, n);
         m->payload[n] = '\0';
         m->len = (uint32_t)n + 1;
