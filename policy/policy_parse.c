@@ -47,6 +47,21 @@ static bool strv_has(const char *const *v, const char *s)
     return false;
 }
 
+/* Append to *v every string of add it does not hold yet (policies can only
+ * add to the built-in lists, never remove from them). */
+static void strv_add_missing(char ***v, char *const *add)
+{
+    for (size_t i = 0; add != NULL && add[i] != NULL; i++) {
+        if (strv_has((const char *const *)*v, add[i])) continue;
+        size_t n = brig_strv_len(*v);
+        char **nv = realloc(*v, (n + 2) * sizeof(char *));
+        if (nv == NULL) abort();
+        nv[n] = brig_strdup(add[i]);
+        nv[n + 1] = NULL;
+        *v = nv;
+    }
+}
+
 /* Every key of obj must be in known. */
 static int pp_keys(brig_json obj, const char *path, const char *const *known, struct brig_error **err)
 {
@@ -345,14 +360,7 @@ static int pp_env(struct brig_policy *p, brig_json v, struct brig_error **err)
      * AWS_* by listing fewer patterns. */
     char **deny = NULL;
     if (pp_strv(v, "env", "deny", false, &deny, err) < 0) return -1;
-    for (size_t i = 0; deny != NULL && deny[i] != NULL; i++) {
-        if (strv_has((const char *const *)p->env_deny, deny[i])) continue;
-        size_t n = brig_strv_len(p->env_deny);
-        p->env_deny = realloc(p->env_deny, (n + 2) * sizeof(char *));
-        if (p->env_deny == NULL) abort();
-        p->env_deny[n] = brig_strdup(deny[i]);
-        p->env_deny[n + 1] = NULL;
-    }
+    strv_add_missing(&p->env_deny, deny);
     brig_strv_free(deny);
     return 0;
 }
@@ -362,14 +370,7 @@ static int pp_forbidden(struct brig_policy *p, brig_json obj, struct brig_error 
     char **extra = NULL;
     int r = pp_strv(obj, "", "forbiddenPaths", true, &extra, err);
     if (r != 0) return r < 0 ? -1 : 0;
-    for (size_t i = 0; extra[i] != NULL; i++) {
-        if (strv_has((const char *const *)p->forbidden_paths, extra[i])) continue;
-        size_t n = brig_strv_len(p->forbidden_paths);
-        p->forbidden_paths = realloc(p->forbidden_paths, (n + 2) * sizeof(char *));
-        if (p->forbidden_paths == NULL) abort();
-        p->forbidden_paths[n] = brig_strdup(extra[i]);
-        p->forbidden_paths[n + 1] = NULL;
-    }
+    strv_add_missing(&p->forbidden_paths, extra);
     brig_strv_free(extra);
     return 0;
 }

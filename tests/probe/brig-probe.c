@@ -534,11 +534,11 @@ static int sys_getcwd(void)
     char b[4096];
     return syscall(SYS_getcwd, b, sizeof(b)) < 0 ? errno : 0;
 }
-static int sys_keyctl(void)
+int sys_keyctl(void)
 {
     return syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0) < 0 ? errno : 0;
 }
-static int sys_bpf(void)
+int sys_bpf(void)
 {
     union bpf_attr a;
     memset(&a, 0, sizeof(a));
@@ -548,7 +548,7 @@ static int sys_bpf(void)
     a.max_entries = 1;
     return fd_result(syscall(SYS_bpf, BPF_MAP_CREATE, &a, sizeof(a)));
 }
-static int sys_perf_event_open(void)
+int sys_perf_event_open(void)
 {
     struct perf_event_attr a;
     memset(&a, 0, sizeof(a));
@@ -560,13 +560,13 @@ static int sys_perf_event_open(void)
     a.exclude_hv = 1;
     return fd_result(syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
 }
-static int sys_io_uring_setup(void)
+int sys_io_uring_setup(void)
 {
     char params[120];   /* struct io_uring_params; zeroed means defaults */
     memset(params, 0, sizeof(params));
     return fd_result(syscall(SYS_io_uring_setup, 1, params));
 }
-static int sys_userfaultfd(void) { return fd_result(syscall(SYS_userfaultfd, O_CLOEXEC)); }
+int sys_userfaultfd(void) { return fd_result(syscall(SYS_userfaultfd, O_CLOEXEC)); }
 static int sys_unshare_user(void)
 {
     return unshare(CLONE_NEWUSER) < 0 ? errno : 0;

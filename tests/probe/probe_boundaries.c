@@ -15,10 +15,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/bpf.h>
-#include <linux/keyctl.h>
 #include <linux/magic.h>
-#include <linux/perf_event.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -102,32 +99,6 @@ static const char *in_child(int (*fn)(void))
     return b;
 }
 
-static int try_fd(long fd) { if (fd < 0) return errno; close((int)fd); return 0; }
-static int t_keyctl(void) { return syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0) < 0 ? errno : 0; }
-static int t_bpf(void)
-{
-    union bpf_attr a;
-    memset(&a, 0, sizeof(a));
-    a.map_type = BPF_MAP_TYPE_ARRAY;
-    a.key_size = 4;
-    a.value_size = 4;
-    a.max_entries = 1;
-    return try_fd(syscall(SYS_bpf, BPF_MAP_CREATE, &a, sizeof(a)));
-}
-static int t_perf(void)
-{
-    struct perf_event_attr a;
-    memset(&a, 0, sizeof(a));
-    a.type = PERF_TYPE_SOFTWARE;
-    a.size = sizeof(a);
-    a.config = PERF_COUNT_SW_TASK_CLOCK;
-    a.disabled = 1;
-    a.exclude_kernel = 1;
-    a.exclude_hv = 1;
-    return try_fd(syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
-}
-static int t_io_uring(void) { char p[120] = { 0 }; return try_fd(syscall(SYS_io_uring_setup, 1, p)); }
-static int t_userfaultfd(void) { return try_fd(syscall(SYS_userfaultfd, O_CLOEXEC)); }
 static int t_unshare_user(void) { return unshare(CLONE_NEWUSER) < 0 ? errno : 0; }
 /* Never onto a mount the host shares: where a private mount namespace can
  * be made (root on the host, or an open sandbox) the attempt happens in it;
@@ -397,9 +368,9 @@ int probe_boundaries(int argc, char **argv)
     nest_close();
     static const struct { const char *name; int (*fn)(void); } tries[] = {
         { "mount", t_mount }, { "unshare-user", t_unshare_user }, { "ptrace-pid1", t_ptrace_pid1 },
-        { "setuid0", t_setuid }, { "keyctl", t_keyctl }, { "bpf", t_bpf },
-        { "perf_event_open", t_perf }, { "io_uring_setup", t_io_uring },
-        { "userfaultfd", t_userfaultfd }, { "socketcall32", t_socketcall32 },
+        { "setuid0", t_setuid }, { "keyctl", sys_keyctl }, { "bpf", sys_bpf },
+        { "perf_event_open", sys_perf_event_open }, { "io_uring_setup", sys_io_uring_setup },
+        { "userfaultfd", sys_userfaultfd }, { "socketcall32", t_socketcall32 },
     };
     nest_open("syscalls");
     for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) out_kstr(tries[i].name, in_child(tries[i].fn));
