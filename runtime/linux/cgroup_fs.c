@@ -125,6 +125,20 @@ int cg_rmdir_created(const char *path, unsigned created, struct brig_error **err
     return 0;
 }
 
+int cg_freeze_wait(const char *dir, const char *file, const char *value, const char *undo,
+                   bool (*frozen)(const char *dir), struct brig_error **err)
+{
+    TRY(cg_write(dir, file, NULL, value, err));
+    for (int i = 0; i < 1000; i++) {
+        if (frozen(dir)) return 0;
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+        if (i % 10 == 9) cg_write(dir, file, NULL, value, NULL);
+    }
+    cg_write(dir, file, NULL, undo, NULL);
+    return brig_failx(err, "freeze %s: tasks did not stop within 1s", dir);
+}
+
 int cg_read_pids(const char *dir, pid_t **pids, size_t *n, struct brig_error **err)
 {
     autofree char *text = NULL;

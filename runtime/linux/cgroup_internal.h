@@ -127,6 +127,11 @@ int cg_writef(const char *dir, const char *file, const char *field, struct brig_
               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 bool cg_file_exists(const char *dir, const char *file);
 int cg_read(const char *dir, const char *file, char **out, struct brig_error **err);
+/* Freeze dir: write value to dir/file, then wait up to 1 s for frozen(dir),
+ * writing it again every 10 ms (v1 retries tasks that were busy; harmless on
+ * v2). On timeout write undo and fail. */
+int cg_freeze_wait(const char *dir, const char *file, const char *value, const char *undo,
+                   bool (*frozen)(const char *dir), struct brig_error **err);
 /* mkdir -p of path below mnt; *created counts the trailing components made. */
 int cg_mkdir_p(const char *mnt, const char *path, unsigned *created, struct brig_error **err);
 /* rmdir path and `created - 1` parents; the leaf is retried while busy. */

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cgroup_internal.h"
@@ -384,16 +383,7 @@ bool cgv1_frozen(const char *dir)
 
 int cgv1_freeze(const char *dir, bool freeze, struct brig_error **err)
 {
-    TRY(cg_write(dir, "freezer.state", NULL, freeze ? "FROZEN" : "THAWED", err));
-    if (!freeze) return 0;
-    /* The state reads FREEZING until every task stopped; re-writing FROZEN
-     * retries tasks that were busy (as runc does). */
-    for (int i = 0; i < 1000; i++) {
-        if (cgv1_frozen(dir)) return 0;
-        struct timespec ts = {0, 1000000L};
-        nanosleep(&ts, NULL);
-        if (i % 10 == 9) cg_write(dir, "freezer.state", NULL, "FROZEN", NULL);
-    }
-    cg_write(dir, "freezer.state", NULL, "THAWED", NULL);
-    return brig_failx(err, "freeze %s: tasks did not stop within 1s", dir);
+    /* The state reads FREEZING until every task stopped (as runc waits). */
+    if (!freeze) return cg_write(dir, "freezer.state", NULL, "THAWED", err);
+    return cg_freeze_wait(dir, "freezer.state", "FROZEN", "THAWED", cgv1_frozen, err);
 }

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cgroup_internal.h"
 #include "../util/cleanup.h"
@@ -260,14 +259,7 @@ bool cgv2_frozen(const char *dir)
 
 int cgv2_freeze(const char *dir, bool freeze, struct brig_error **err)
 {
-    TRY(cg_write(dir, "cgroup.freeze", NULL, freeze ? "1" : "0", err));
-    if (!freeze) return 0;
     /* The write only starts freezing: cgroup.events says when it is done. */
-    for (int i = 0; i < 1000; i++) {
-        if (cgv2_frozen(dir)) return 0;
-        struct timespec ts = {0, 1000000L};
-        nanosleep(&ts, NULL);
-    }
-    cg_write(dir, "cgroup.freeze", NULL, "0", NULL);
-    return brig_failx(err, "freeze %s: not frozen within 1s", dir);
+    if (!freeze) return cg_write(dir, "cgroup.freeze", NULL, "0", err);
+    return cg_freeze_wait(dir, "cgroup.freeze", "1", "0", cgv2_frozen, err);
 }
