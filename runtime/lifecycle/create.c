@@ -109,7 +109,6 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     if (brig_read_file(path, CONFIG_MAX, &L->config_text, &L->config_len, err) < 0) return -1;
     if (spec_parse(L->config_text, L->config_len, bundle, &L->spec, err) < 0)
         return brig_wrap(err, "config.json");
-    L->spec->bundle = L->spec->bundle ? L->spec->bundle : brig_strdup(bundle);
     TRY(spec_check_supported(L->spec, err));
     /* The trusted side's sandbox policy (--policy, /etc/brig/policy.json). */
     TRY(policy_enforce(g->policy, L->spec, "create", o->id, err));
