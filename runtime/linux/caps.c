@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
 
@@ -109,9 +110,18 @@ static int caps_check_subset(const uint64_t sets[BRIG_CAP_SET_COUNT], enum brig_
 
 /* After identity_apply switched to a non-root uid (PR_SET_KEEPCAPS), the
  * permitted set survived but the effective set is empty: make the permitted
- * caps effective again so CAP_SETPCAP can drop the bounding set. */
+ * caps effective again so CAP_SETPCAP can drop the bounding set. One capget
+ * tells whether that is needed (a uid 0 process still has them effective);
+ * libcap's cap_get_proc + cap_set_proc would cost four syscalls every time. */
 static int caps_raise_effective(struct brig_error **err)
 {
+    struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+    struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {{0}};
+    if (capget(&hdr, data) < 0) return brig_fail(err, errno, "process.capabilities: capget");
+    bool raised = true;
+    for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+        raised = raised && data[i].effective == data[i].permitted;
+    if (raised) return 0;
     autocap cap_t c = cap_get_proc();
     if (c == NULL) return brig_fail(err, errno, "process.capabilities: cap_get_proc");
     if (cap_fill(c, CAP_EFFECTIVE, CAP_PERMITTED) < 0 || cap_set_proc(c) < 0)

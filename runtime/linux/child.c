@@ -96,7 +96,12 @@ static int child_exec(struct child_ctx *c, const char *exe, struct brig_error **
     /* sync_fd stays open until execve: the parent of `run` sees EOF on
      * success, or our error. Everything else is closed on exec. */
     TRY(fds_close_from(3 + c->preserve_fds, c->sync_fd, err));
-    TRY(proc_confine(p, c->bpf, in_userns, err));
+    /* The cwd entered before "created" is still the one to check unless a
+     * startContainer hook ran in our mount namespace since. */
+    if (s->hooks[BRIG_HOOK_START_CONTAINER].n == 0)
+        TRY(proc_confine_in_cwd(p, c->bpf, in_userns, err));
+    else
+        TRY(proc_confine(p, c->bpf, in_userns, err));
     return proc_execve(p, exe, err);
 }
 

@@ -48,12 +48,24 @@ int proc_find_exec(const struct brig_process *p, char **out, struct brig_error *
     return brig_failx(err, "exec: \"%s\": executable file not found in $PATH", arg0);
 }
 
-int proc_confine(const struct brig_process *p, const struct brig_bpf *bpf, bool in_userns,
-                 struct brig_error **err)
+/* The cwd is entered again after the identity switch: a uid that may not
+ * search it must fail here, as runc's does. When this process entered it
+ * already as uid 0 and the new identity is uid 0 too, the second lookup
+ * sees the same root, mounts, uid and (not yet dropped) capabilities, so it
+ * cannot differ: it is skipped. */
+static int proc_reenter_cwd(const struct brig_process *p, bool entered_as_root,
+                            struct brig_error **err)
+{
+    if (entered_as_root && p->user.uid == 0) return 0;
+    return cwd_apply(p, err);
+}
+
+static int proc_confine_cwd(const struct brig_process *p, const struct brig_bpf *bpf,
+                            bool in_userns, bool entered_as_root, struct brig_error **err)
 {
     if (p->no_new_privileges) {
         TRY(identity_apply(&p->user, in_userns, err));
-        TRY(cwd_apply(p, err));
+        TRY(proc_reenter_cwd(p, entered_as_root, err));
         TRY(caps_apply(&p->caps, err));
         TRY(no_new_privs_apply(p, err));
         if (bpf) TRY(seccomp_bpf_load(bpf, err));               /* last: fewest syscalls after */
@@ -62,10 +74,22 @@ int proc_confine(const struct brig_process *p, const struct brig_bpf *bpf, bool 
          * filter: load it while still privileged (runc does the same). */
         if (bpf) TRY(seccomp_bpf_load(bpf, err));
         TRY(identity_apply(&p->user, in_userns, err));
-        TRY(cwd_apply(p, err));
+        TRY(proc_reenter_cwd(p, entered_as_root, err));
         TRY(caps_apply(&p->caps, err));
     }
     return 0;
+}
+
+int proc_confine(const struct brig_process *p, const struct brig_bpf *bpf, bool in_userns,
+                 struct brig_error **err)
+{
+    return proc_confine_cwd(p, bpf, in_userns, false, err);
+}
+
+int proc_confine_in_cwd(const struct brig_process *p, const struct brig_bpf *bpf,
+                        bool in_userns, struct brig_error **err)
+{
+    return proc_confine_cwd(p, bpf, in_userns, geteuid() == 0, err);
 }
 
 /* The signals this process ignores (SigIgn of /proc/self/status, read only

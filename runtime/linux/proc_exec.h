@@ -18,6 +18,10 @@ int proc_find_exec(const struct brig_process *p, char **out, struct brig_error *
  * no_new_privs is set, else first while still privileged (as runc). */
 int proc_confine(const struct brig_process *p, const struct brig_bpf *bpf, bool in_userns,
                  struct brig_error **err);
+/* The same, for a process that has entered process.cwd already (the init,
+ * before "created"), with its uid before the switch being its euid now. */
+int proc_confine_in_cwd(const struct brig_process *p, const struct brig_bpf *bpf,
+                        bool in_userns, struct brig_error **err);
 
 /* Reset signals as execve expects them (nothing blocked, nothing ignored)
  * and exec; returns only on failure. */

@@ -3,6 +3,7 @@
 #ifndef BRIG_CLEANUP_H
 #define BRIG_CLEANUP_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -21,6 +22,21 @@ static inline void brig_closep(int *fd)
         errno = saved;
     }
     *fd = -1;
+}
+
+/* Close fds[0..n), given in ascending order: one close_range per run of
+ * adjacent fds (what a series of opens in one process mostly gets). */
+static inline void brig_close_all(const int *fds, size_t n)
+{
+    int saved = errno;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && fds[j] == fds[j - 1] + 1) j++;
+        if (fds[i] >= 0 && (j - i == 1 || close_range((unsigned)fds[i], (unsigned)fds[j - 1], 0) < 0))
+            for (size_t k = i; k < j; k++) close(fds[k]);
+        i = j;
+    }
+    errno = saved;
 }
 
 static inline void brig_fclosep(FILE **f)
