@@ -147,20 +147,38 @@ unsigned char *seccomp_cache_key(const struct brig_seccomp *sc, size_t *len)
     return b.p;
 }
 
+/* Files and directories of the cache must be ours: geteuid() read once. */
+static uid_t cache_owner(void)
+{
+    static uid_t euid = (uid_t)-1;
+    if (euid == (uid_t)-1) euid = geteuid();
+    return euid;
+}
+
 /* The state root and the cache directory hold what the container runs
  * under: only directories that are ours and not writable by others. */
 static bool cache_dir_trusted(int fd)
 {
     struct stat st;
-    return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+    return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == cache_owner() &&
            !(st.st_mode & (S_IWGRP | S_IWOTH));
 }
 
+/* For a lookup the cache directory is opened directly: it and every entry
+ * are checked to be ours and writable by nobody else, which nobody but us
+ * can fake, so who may write to the state root does not matter for a hit.
+ * Storing (create) checks the root too before making the directory. */
 static int cache_open_dir(const char *root, bool create)
 {
+    if (!create) {
+        autofree char *path = brig_asprintf("%s/%s", root, CACHE_DIR);
+        autoclose int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || !cache_dir_trusted(fd)) return -1;
+        return steal_fd(&fd);
+    }
     autoclose int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (rootfd < 0 || !cache_dir_trusted(rootfd)) return -1;
-    if (create && mkdirat(rootfd, CACHE_DIR, 0700) < 0 && errno != EEXIST) return -1;
+    if (mkdirat(rootfd, CACHE_DIR, 0700) < 0 && errno != EEXIST) return -1;
     autoclose int fd = openat(rootfd, CACHE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 || !cache_dir_trusted(fd)) return -1;
     return steal_fd(&fd);
@@ -185,7 +203,7 @@ static struct brig_bpf *cache_load(int dirfd, const char *name, const unsigned c
     autoclose int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return NULL;
     struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != cache_owner() ||
         (st.st_mode & (S_IWGRP | S_IWOTH))) {
         brig_debug("seccomp cache: %s is not ours, ignored", name);
         return NULL;
