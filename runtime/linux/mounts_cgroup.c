@@ -4,9 +4,13 @@
  * hierarchy (not the host's whole tree), as runc does. The hierarchy is
  * opened with fsopen("cgroup") + fsmount, detached, and the container's
  * sub-directory cloned out of it with open_tree: no host path is needed, and
- * inside a cgroup namespace the paths are already relative to its root. */
+ * inside a cgroup namespace the paths are already relative to its root.
+ * There (our cgroup is the namespace's root, the usual case) a plain
+ * mount(2) onto a fresh directory does the same in one call
+ * (cgmnt_mount_plain). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +83,83 @@ static int cgmnt_open_subdir(int rootfd, int topfd, const char *sub, const char 
     return fd;
 }
 
+/* One plain directory name: no "/", not "." or "..". */
+static bool cgmnt_plain_name(const char *dir)
+{
+    return dir[0] != '\0' && strchr(dir, '/') == NULL && strcmp(dir, ".") != 0 &&
+           strcmp(dir, "..") != 0 && strlen(dir) <= NAME_MAX;
+}
+
+/* The whole hierarchy (our cgroup is its root: we are in a cgroup
+ * namespace) with one mkdirat and one mount(2), instead of mkdirat, openat,
+ * fsopen, fsconfig x2-3, fsmount, move_mount and three closes.
+ *
+ * Why the path "/proc/self/fd/<topfd>/<dir>" names exactly the directory
+ * the fd-based way would mount on: topfd is the tmpfs mounts_fs has just
+ * mounted and verified at dest; /proc is still the host's procfs (this runs
+ * before the pivot, as every mount(2) onto /proc/self/fd/N of mounts.c), so
+ * the magic link jumps to topfd's own mount and dentry, whatever the image
+ * contains; dir is one plain component that mkdirat has just created in it
+ * (success, not EEXIST: a fresh directory, never a symlink), in a tmpfs that
+ * no other process can reach yet (our own mount namespace, below a root no
+ * container process runs in). So the lookup of dir can only find that new
+ * directory, which is what openat(topfd, dir, O_NOFOLLOW) would return.
+ *
+ * Flags: nosuid/nodev/noexec are per-mount flags. Read-only is left to the
+ * caller's recursive mount_setattr on the tmpfs (one call for all
+ * hierarchies), not given here: MS_RDONLY to mount(2) is also a superblock
+ * flag, and a hierarchy with no mounted instance left would get a read-only
+ * superblock that the host's next mount of it would share. fsmount's attr
+ * argument never touched the superblock either.
+ *
+ * 1 when the directory exists already (then the caller takes the fd-based
+ * path, which refuses a symlink), 0 mounted, -1 error. */
+static int cgmnt_mount_plain(int topfd, const char *ctrls, const char *dir, unsigned long flags,
+                             struct brig_error **err)
+{
+    if (mkdirat(topfd, dir, 0755) < 0) {
+        if (errno == EEXIST) return 1;
+        return brig_fail(err, errno, "mkdir %s", dir);
+    }
+    /* controllers as listed in /proc/self/cgroup: a co-mounted list must
+     * match the host's hierarchy exactly; a named hierarchy without
+     * controllers ("name=systemd") needs "none" */
+    bool has_controller = false;
+    for (const char *c = ctrls; *c != '\0';) {
+        size_t n = strcspn(c, ",");
+        if (memchr(c, '=', n) == NULL && n > 0) has_controller = true;
+        c += n;
+        if (*c == ',') c++;
+    }
+    autofree char *data = has_controller ? brig_strdup(ctrls) : brig_asprintf("none,%s", ctrls);
+    char target[64 + NAME_MAX];
+    snprintf(target, sizeof(target), "/proc/self/fd/%d/%s", topfd, dir);
+    if (mount("cgroup", target, "cgroup", flags, data) < 0)
+        return brig_fail(err, errno, "cgroup hierarchy %s", ctrls);
+    return 0;
+}
+
+/* a user namespace without its own cgroup namespace may not mount v1
+ * hierarchies: bind our directory from the host's mount, as runc. Only
+ * then: in a cgroup namespace the path is not a host path. */
+static int cgmnt_bind_fallback(int rootfd, int topfd, const char *dest, const char *ctrls,
+                               const char *dir, const char *sub, const char *path,
+                               bool host_paths, const struct brig_mount_opts *o,
+                               const struct brig_error *herr, struct brig_error **err)
+{
+    autofree char *host = brig_asprintf("/sys/fs/cgroup/%s%s", dir, path);
+    if (herr->errnum != EPERM || !host_paths || !cgmnt_is_cgroupfs(host))
+        return brig_failx(err, "%s", herr->msg);
+    struct brig_mount_opts bo = {
+        .bind = true,
+        .flags = MS_BIND | (o->flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)),
+    };
+    brig_debug("cgroup v1: %s refused (%s), binding %s", ctrls, herr->msg, host);
+    if (mounts_bind_source(rootfd, host, sub, &bo, "bind", err) < 0)
+        return brig_wrap(err, "%s; bind of %s", herr->msg, host);
+    return cgmnt_links(topfd, dest, dir, err);
+}
+
 static int cgmnt_one(int rootfd, int topfd, const char *dest, const char *ctrls,
                      const char *path, bool host_paths, const struct brig_mount_opts *o,
                      struct brig_error **err)
@@ -86,30 +167,28 @@ static int cgmnt_one(int rootfd, int topfd, const char *dest, const char *ctrls,
     /* "name=systemd" is mounted as "systemd", like the host and runc do */
     const char *dir = brig_str_has_prefix(ctrls, "name=") ? ctrls + 5 : ctrls;
     autofree char *sub = brig_asprintf("%s/%s", dest, dir);
+    const char *rel = path[0] == '/' ? path + 1 : path;
+    autoerr struct brig_error *herr = NULL;
+    if (rel[0] == '\0' && cgmnt_plain_name(dir)) {
+        int r = cgmnt_mount_plain(topfd, ctrls, dir, o->flags & (MS_NOSUID | MS_NODEV | MS_NOEXEC),
+                                  &herr);
+        if (r == 0) {
+            brig_debug("cgroup v1: %s mounted on %s", ctrls, sub);
+            return cgmnt_links(topfd, dest, dir, err);
+        }
+        if (r < 0)
+            return cgmnt_bind_fallback(rootfd, topfd, dest, ctrls, dir, sub, path, host_paths, o,
+                                       herr, err);
+    }
     autoclose int destfd = cgmnt_open_subdir(rootfd, topfd, sub, dir, err);
     if (destfd < 0) return -1;
-    const char *rel = path[0] == '/' ? path + 1 : path;
     uint64_t set = mnt_flags_to_attr(o->flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC));
-    autoerr struct brig_error *herr = NULL;
     /* At the hierarchy's root (in a cgroup namespace, our own cgroup is
      * that root), fsmount sets the flags and its mount is attached as is. */
     autoclose int hier = cgmnt_open_hierarchy(ctrls, rel[0] == '\0' ? set : 0, &herr);
-    if (hier < 0) {
-        /* a user namespace without its own cgroup namespace may not mount
-         * v1 hierarchies: bind our directory from the host's mount, as runc.
-         * Only then: in a cgroup namespace the path is not a host path. */
-        autofree char *host = brig_asprintf("/sys/fs/cgroup/%s%s", dir, path);
-        if (herr->errnum != EPERM || !host_paths || !cgmnt_is_cgroupfs(host))
-            return brig_failx(err, "%s", herr->msg);
-        struct brig_mount_opts bo = {
-            .bind = true,
-            .flags = MS_BIND | (o->flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)),
-        };
-        brig_debug("cgroup v1: %s refused (%s), binding %s", ctrls, herr->msg, host);
-        if (mounts_bind_source(rootfd, host, sub, &bo, "bind", err) < 0)
-            return brig_wrap(err, "%s; bind of %s", herr->msg, host);
-        return cgmnt_links(topfd, dest, dir, err);
-    }
+    if (hier < 0)
+        return cgmnt_bind_fallback(rootfd, topfd, dest, ctrls, dir, sub, path, host_paths, o,
+                                   herr, err);
     if (rel[0] == '\0') {
         if (mnt_attach(hier, destfd, err) < 0) return brig_wrap(err, "cgroup %s", ctrls);
     } else {
@@ -199,7 +278,9 @@ int mounts_cgroup_v1(int rootfd, const struct brig_spec *s, const char *dest,
         n++;
     }
     if (n == 0) return brig_failx(err, "mount cgroup: the host has no cgroup v1 hierarchy");
-    if (o->flags & MS_RDONLY) TRY(mnt_setattr(top, false, MOUNT_ATTR_RDONLY, 0, 0, err));
+    /* recursive: the tmpfs and every hierarchy on it (cgmnt_mount_plain
+     * leaves read-only to this call) */
+    if (o->flags & MS_RDONLY) TRY(mnt_setattr(top, true, MOUNT_ATTR_RDONLY, 0, 0, err));
     TRY(mnt_set_propagation(top, o->propagation, err));
     return 0;
 }
