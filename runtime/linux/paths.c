@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -57,23 +58,86 @@ static int paths_dev_null(int rootfd, struct brig_error **err)
     return steal_fd(&fd);
 }
 
-static int paths_mask(int rootfd, const char *path, struct brig_error **err)
+/* What the masks of one paths_mask_readonly share. */
+struct paths_ctx {
+    int rootfd;
+    int null;       /* the verified /dev/null, opened for the first masked file */
+    bool proc_fds;  /* /proc/self/fd/N names our fd N (paths_proc_is_ours) */
+};
+
+/* Whether "/proc/self/fd/N" in our (pivoted) root is our own fd N, so that
+ * mount(2) can mount onto, and bind from, an fd we resolved and verified in
+ * one call, as mounts.c does before the pivot with the host's /proc.
+ * mounts_apply, which ran before us and succeeded, mounted a procfs at
+ * /proc and verified it there (new mount id, PROC_SUPER_MAGIC) when the
+ * spec has such a mount; every later entry at or under /proc passed
+ * mounts_check_proc: only procfs instances or binds of procfs paths. A
+ * procfs root at /proc resolves "self" to this process and "fd/N" to our
+ * fd N; a procfs sub-directory bound there has no "self" (ENOENT: nothing
+ * is mounted, and the fd-based way is taken). Only a config that binds
+ * some procfs directory over /proc/<pid>/fd itself could change what the
+ * path names, and a config needs no trick to drop its own maskedPaths.
+ * Without such a mount (no /proc, or the image's own directory) the
+ * fd-based new mount API is used. */
+static bool paths_proc_is_ours(const struct brig_spec *s)
+{
+    for (size_t i = 0; i < s->n_mounts; i++) {
+        const struct brig_mount *m = &s->mounts[i];
+        if (m->destination == NULL || m->type == NULL || strcmp(m->type, "proc") != 0) continue;
+        autofree char *dst = mnt_path_clean(m->destination);
+        if (strcmp(dst, "/proc") != 0) continue;
+        bool bind = false;
+        for (size_t j = 0; j < m->n_options; j++)
+            if (strcmp(m->options[j], "bind") == 0 || strcmp(m->options[j], "rbind") == 0) bind = true;
+        if (!bind) return true;
+    }
+    return false;
+}
+
+/* Mask the directory fd with an empty read-only tmpfs: mount(2) onto
+ * /proc/self/fd/N, 1 call, when that names fd (see paths_proc_is_ours). */
+static int paths_mask_dir(struct paths_ctx *c, int fd, struct brig_error **err)
+{
+    if (c->proc_fds) {
+        char p[64];
+        if (mount("tmpfs", brig_fd_path(fd, p, sizeof(p)), "tmpfs",
+                  MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
+            return 0;
+        /* ENOENT: "self" did not resolve, nothing was mounted */
+        if (errno != ENOENT) return brig_fail(err, errno, "mount tmpfs");
+    }
+    autoclose int tree = paths_empty_tmpfs(err);
+    if (tree < 0) return -1;
+    return mnt_attach(tree, fd, err);
+}
+
+/* Mask the file fd with a bind of the verified /dev/null, opened once. */
+static int paths_mask_file(struct paths_ctx *c, int fd, struct brig_error **err)
+{
+    if (c->null < 0) {
+        c->null = paths_dev_null(c->rootfd, err);
+        if (c->null < 0) return -1;
+    }
+    if (c->proc_fds) {
+        char src[64], dst[64];
+        if (mount(brig_fd_path(c->null, src, sizeof(src)), brig_fd_path(fd, dst, sizeof(dst)),
+                  NULL, MS_BIND, NULL) == 0)
+            return 0;
+        if (errno != ENOENT) return brig_fail(err, errno, "bind /dev/null");
+    }
+    autoclose int tree = mnt_clone(c->null, false, err);
+    if (tree < 0) return -1;
+    return mnt_attach(tree, fd, err);
+}
+
+static int paths_mask(struct paths_ctx *c, const char *path, struct brig_error **err)
 {
     autoclose int fd = -1;
-    TRY(paths_open(rootfd, path, &fd, err));
+    TRY(paths_open(c->rootfd, path, &fd, err));
     if (fd < 0) return 0;
     struct stat st;
     if (fstat(fd, &st) < 0) return brig_fail(err, errno, "stat %s", path);
-    autoclose int tree = -1;
-    if (S_ISDIR(st.st_mode)) {
-        tree = paths_empty_tmpfs(err);
-    } else {
-        autoclose int null = paths_dev_null(rootfd, err);
-        if (null < 0) return -1;
-        tree = mnt_clone(null, false, err);
-    }
-    if (tree < 0) return -1;
-    TRY(mnt_attach(tree, fd, err));
+    TRY(S_ISDIR(st.st_mode) ? paths_mask_dir(c, fd, err) : paths_mask_file(c, fd, err));
     brig_debug("paths: masked %s", path);
     return 0;
 }
@@ -103,8 +167,11 @@ int paths_mask_readonly(const struct brig_spec *s, struct brig_error **err)
     for (size_t i = 0; i < l->n_readonly_paths; i++)
         if (paths_readonly(rootfd, l->readonly_paths[i], err) < 0)
             return brig_wrap(err, "linux.readonlyPaths[%zu] (%s)", i, l->readonly_paths[i]);
-    for (size_t i = 0; i < l->n_masked_paths; i++)
-        if (paths_mask(rootfd, l->masked_paths[i], err) < 0)
-            return brig_wrap(err, "linux.maskedPaths[%zu] (%s)", i, l->masked_paths[i]);
-    return 0;
+    struct paths_ctx c = { .rootfd = rootfd, .null = -1, .proc_fds = paths_proc_is_ours(s) };
+    int r = 0;
+    for (size_t i = 0; r == 0 && i < l->n_masked_paths; i++)
+        if (paths_mask(&c, l->masked_paths[i], err) < 0)
+            r = brig_wrap(err, "linux.maskedPaths[%zu] (%s)", i, l->masked_paths[i]);
+    brig_closep(&c.null);
+    return r;
 }
