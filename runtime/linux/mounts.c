@@ -39,40 +39,49 @@ static bool mounts_path_under(const char *path, const char *dir)
 
 /* proc and sysfs must land on a real directory: a symlink there is the
  * classic hostile-image trick (/proc -> a host path). Checked on the last
- * component; the rest of the path is scoped to the root by openat2. */
-static int mounts_refuse_symlink(int rootfd, const char *dest, const char *what,
-                                 struct brig_error **err)
+ * component (O_NOFOLLOW in the one resolution of dest); the rest of the
+ * path is scoped to the root by openat2. */
+static bool mounts_needs_real_dir(const char *dest, const char *type)
 {
-    autoerr struct brig_error *e = NULL;
-    autoclose int fd = brig_open_in_root(rootfd, dest, O_PATH | O_NOFOLLOW, 0, &e);
-    if (fd < 0) return 0; /* missing: it will be created as a directory */
-    struct stat st;
-    if (fstat(fd, &st) < 0) return brig_fail(err, errno, "stat %s", dest);
-    if (S_ISLNK(st.st_mode))
-        return brig_failx(err, "%s must be mounted on a directory, %s is a symlink", what, dest);
-    return 0;
+    return strcmp(dest, "/proc") == 0 || strcmp(dest, "/sys") == 0 ||
+           (type != NULL && (strcmp(type, "proc") == 0 || strcmp(type, "sysfs") == 0));
 }
 
-int mounts_open_dest(int rootfd, const char *dest, bool dir, struct brig_error **err)
+/* mounts_open_dest; *plain as brig_mkdir_in_root_ex (directories only). */
+static int mounts_open_dest_ex(int rootfd, const char *dest, bool dir, const char *real_dir_of,
+                               bool *plain, struct brig_error **err)
 {
-    int fd = dir ? brig_mkdir_in_root(rootfd, dest, 0755, err)
-                 : brig_mkfile_in_root(rootfd, dest, 0644, err);
+    *plain = false;
+    if (dir) {
+        autoerr struct brig_error *e = NULL;
+        int fd = brig_mkdir_in_root_ex(rootfd, dest, 0755,
+                                       real_dir_of != NULL ? BRIG_IN_ROOT_NOFOLLOW : 0, plain, &e);
+        if (fd >= 0) return fd;
+        if (real_dir_of != NULL && e->errnum == ELOOP)
+            return brig_failx(err, "%s must be mounted on a directory, %s is a symlink",
+                              real_dir_of, dest);
+        *err = steal_ptr(&e);
+        return -1;
+    }
+    int fd = brig_mkfile_in_root(rootfd, dest, 0644, err);
     if (fd < 0) return -1;
-    /* brig_mkdir_in_root only returns what opened with O_DIRECTORY */
-    if (dir) return fd;
     struct stat st;
     if (fstat(fd, &st) < 0) {
         int e = errno;
         close(fd);
         return brig_fail(err, e, "stat %s", dest);
     }
-    if (dir != S_ISDIR(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) {
         close(fd);
-        return brig_failx(err, "%s is %s, the source is %s", dest,
-                          S_ISDIR(st.st_mode) ? "a directory" : "not a directory",
-                          dir ? "a directory" : "a file");
+        return brig_failx(err, "%s is a directory, the source is a file", dest);
     }
     return fd;
+}
+
+int mounts_open_dest(int rootfd, const char *dest, bool dir, struct brig_error **err)
+{
+    bool plain;
+    return mounts_open_dest_ex(rootfd, dest, dir, NULL, &plain, err);
 }
 
 /* Mounts under /proc could hide or replace what the kernel says about the
@@ -102,13 +111,21 @@ static int mounts_check_proc(const char *where, const char *type, bool bind, boo
 static int mounts_root_fd = -1;
 static char *mounts_root_path;
 
-static int mounts_check_dest(int rootfd, int destfd, const char *dest, const char *type,
-                             bool bind, bool src_is_proc, struct brig_error **err)
+/* plain: destfd was resolved without following a symlink, so its path in
+ * the root is dest itself, cleaned (what the readlink would have said). */
+static int mounts_check_dest(int rootfd, int destfd, const char *dest, bool plain,
+                             const char *type, bool bind, bool src_is_proc,
+                             struct brig_error **err)
 {
-    autofree char *where = rootfd == mounts_root_fd && mounts_root_path != NULL
-                               ? mnt_path_in_root_link(mounts_root_path, destfd)
-                               : mnt_path_in_root(rootfd, destfd);
-    if (where == NULL) where = brig_strdup(dest);
+    autofree char *where = NULL;
+    if (!plain) {
+        if (rootfd == mounts_root_fd && mounts_root_path == NULL)
+            mounts_root_path = mnt_root_link(rootfd);
+        where = rootfd == mounts_root_fd && mounts_root_path != NULL
+                    ? mnt_path_in_root_link(mounts_root_path, destfd)
+                    : mnt_path_in_root(rootfd, destfd);
+    }
+    if (where == NULL) where = mnt_path_clean(dest);
     if (strcmp(where, "/") == 0)
         return brig_failx(err, "%s resolves to the container's root: refusing to mount over it",
                           dest);
@@ -156,13 +173,15 @@ int mounts_bind_source(int rootfd, const char *src, const char *dest,
     if (fstat(srcfd, &st) < 0 || fstatfs(srcfd, &sfs) < 0)
         return brig_fail(err, errno, "stat source %s", src);
     bool src_is_proc = sfs.f_type == PROC_SUPER_MAGIC;
-    if (S_ISDIR(st.st_mode) && (strcmp(dest, "/proc") == 0 || strcmp(dest, "/sys") == 0))
-        TRY(mounts_refuse_symlink(rootfd, dest, dest, err));
     /* before creating anything; checked again on the resolved path below */
     TRY(mounts_check_proc(dest, type, true, src_is_proc, err));
-    autoclose int destfd = mounts_open_dest(rootfd, dest, S_ISDIR(st.st_mode), err);
+    bool plain;
+    const char *real_dir_of =
+        strcmp(dest, "/proc") == 0 || strcmp(dest, "/sys") == 0 ? dest : NULL;
+    autoclose int destfd =
+        mounts_open_dest_ex(rootfd, dest, S_ISDIR(st.st_mode), real_dir_of, &plain, err);
     if (destfd < 0) return -1;
-    TRY(mounts_check_dest(rootfd, destfd, dest, type, true, src_is_proc, err));
+    TRY(mounts_check_dest(rootfd, destfd, dest, plain, type, true, src_is_proc, err));
 
     autoclose int tree = mnt_clone(srcfd, o->recursive_bind, err);
     if (tree < 0) return brig_wrap(err, "bind %s", src);
@@ -246,13 +265,12 @@ static const char *mounts_userns_fallback(const char *type)
 int mounts_fs(int rootfd, const char *source, const char *dest, const char *type,
               const struct brig_mount_opts *o, bool in_userns, struct brig_error **err)
 {
-    bool is_proc_sys = strcmp(type, "proc") == 0 || strcmp(type, "sysfs") == 0 ||
-                       strcmp(dest, "/proc") == 0 || strcmp(dest, "/sys") == 0;
-    if (is_proc_sys) TRY(mounts_refuse_symlink(rootfd, dest, type, err));
     TRY(mounts_check_proc(dest, type, false, false, err));
-    autoclose int destfd = mounts_open_dest(rootfd, dest, true, err);
+    bool plain;
+    autoclose int destfd = mounts_open_dest_ex(
+        rootfd, dest, true, mounts_needs_real_dir(dest, type) ? type : NULL, &plain, err);
     if (destfd < 0) return -1;
-    TRY(mounts_check_dest(rootfd, destfd, dest, type, false, false, err));
+    TRY(mounts_check_dest(rootfd, destfd, dest, plain, type, false, false, err));
     uint64_t before = 0;
     TRY(mounts_mnt_id(destfd, &before, err));
 
@@ -331,7 +349,7 @@ int mounts_apply(int rootfd, const struct brig_spec *s, bool in_userns, struct b
 {
     int r = 0;
     mounts_root_fd = rootfd;
-    mounts_root_path = mnt_root_link(rootfd);
+    mounts_root_path = NULL; /* read at the first destination through a symlink */
     for (size_t i = 0; r == 0 && i < s->n_mounts; i++) {
         if (mounts_one(rootfd, s, i, in_userns, err) < 0)
             r = brig_wrap(err, "mounts[%zu] (%s)", i,

@@ -32,6 +32,16 @@ int brig_open_in_root(int rootfd, const char *path, int flags, mode_t mode,
 /* mkdir -p inside the root; returns an O_PATH|O_DIRECTORY fd of the last
  * component. Never follows a symlink out of the root. */
 int brig_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct brig_error **err);
+/* brig_mkdir_in_root, and more: with BRIG_IN_ROOT_NOFOLLOW the last
+ * component must not be a symlink (fails with errnum ELOOP, "PATH is a
+ * symlink"); *plain (may be NULL) true says that no symlink at all was
+ * followed, so that the fd's path inside the root is path itself, cleaned
+ * lexically (".." clamped at the root); false only that it is not known
+ * (a symlink, or more than the last component was created). Costs what brig_mkdir_in_root does,
+ * plus one openat2 for a path through a symlink. */
+#define BRIG_IN_ROOT_NOFOLLOW 1
+int brig_mkdir_in_root_ex(int rootfd, const char *path, mode_t mode, int flags, bool *plain,
+                          struct brig_error **err);
 /* Create (if missing) a regular file inside the root, parents as needed;
  * returns an O_PATH fd of it. */
 int brig_mkfile_in_root(int rootfd, const char *path, mode_t mode, struct brig_error **err);

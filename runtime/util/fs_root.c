@@ -18,14 +18,14 @@
 #include "log.h"
 #include "strutil.h"
 
-/* glibc 2.36 has no openat2() wrapper. */
-static int fsroot_openat2(int dirfd, const char *path, int flags, mode_t mode)
+/* glibc 2.36 has no openat2() wrapper. extra: more RESOLVE_* flags. */
+static int fsroot_openat2_res(int dirfd, const char *path, int flags, mode_t mode, uint64_t extra)
 {
     struct open_how how = {
         .flags = (uint64_t)(flags | O_CLOEXEC),
         /* openat2 rejects a mode without O_CREAT/O_TMPFILE */
         .mode = (flags & (O_CREAT | __O_TMPFILE)) ? mode : 0,
-        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | extra,
     };
     /* "" would need AT_EMPTY_PATH semantics; "." is the root itself */
     if (path[0] == '\0') path = ".";
@@ -36,6 +36,28 @@ static int fsroot_openat2(int dirfd, const char *path, int flags, mode_t mode)
         if (fd < 0 && errno == EAGAIN && tries < 32) continue;
         return fd;
     }
+}
+
+static int fsroot_openat2(int dirfd, const char *path, int flags, mode_t mode)
+{
+    return fsroot_openat2_res(dirfd, path, flags, mode, 0);
+}
+
+/* A directory first without following any symlink (RESOLVE_NO_SYMLINKS:
+ * then *plain, and its in-root path is path, lexically cleaned), and only
+ * if a symlink was in the way (ELOOP), again the usual way, which costs one
+ * more call only for paths through a symlink. nofollow: O_NOFOLLOW, so a
+ * symlink as the last component fails (ENOTDIR with O_DIRECTORY). */
+static int fsroot_open_dir(int rootfd, const char *path, int nofollow, bool *plain)
+{
+    *plain = false;
+    int fd = fsroot_openat2_res(rootfd, path, O_PATH | O_DIRECTORY, 0, RESOLVE_NO_SYMLINKS);
+    if (fd >= 0) {
+        *plain = true;
+        return fd;
+    }
+    if (errno != ELOOP) return -1;
+    return fsroot_openat2(rootfd, path, O_PATH | O_DIRECTORY | nofollow, 0);
 }
 
 int brig_open_in_root(int rootfd, const char *path, int flags, mode_t mode,
@@ -58,7 +80,8 @@ static size_t fsroot_next_component(const char **p)
  * /sys/fs/cgroup/pids): create the last component there and resolve the
  * whole path again from the root, as the walk below does, with 3 openat2
  * instead of one per component. -2 when the parent is missing too. */
-static int fsroot_mkdir_last(int rootfd, const char *path, mode_t mode, struct brig_error **err)
+static int fsroot_mkdir_last(int rootfd, const char *path, mode_t mode, int nofollow,
+                             bool *plain, struct brig_error **err)
 {
     const char *last = NULL;
     size_t last_n = 0;
@@ -74,14 +97,17 @@ static int fsroot_mkdir_last(int rootfd, const char *path, mode_t mode, struct b
         return -2;
     autofree char *parent = strndup(path, (size_t)(last - path));
     if (parent == NULL) return -2;
-    autoclose int pfd = fsroot_openat2(rootfd, parent, O_PATH | O_DIRECTORY, 0);
+    bool parent_plain;
+    autoclose int pfd = fsroot_open_dir(rootfd, parent, 0, &parent_plain);
     if (pfd < 0) return -2;
     char comp[NAME_MAX + 1];
     memcpy(comp, last, last_n);
     comp[last_n] = '\0';
     if (mkdirat(pfd, comp, mode) < 0 && errno != EEXIST) return brig_fail(err, errno, "mkdir %s", path);
     brig_debug("mkdir in root: %s", path);
-    int fd = fsroot_openat2(rootfd, path, O_PATH | O_DIRECTORY, 0);
+    /* through a symlink-free parent, the symlink-free way first */
+    int fd = parent_plain ? fsroot_open_dir(rootfd, path, nofollow, plain)
+                          : fsroot_openat2(rootfd, path, O_PATH | O_DIRECTORY | nofollow, 0);
     /* EEXIST then ENOENT: a dangling symlink; creating its target would
      * mean following it: refuse (as the walk does). */
     if (fd < 0 && errno == ENOENT) return brig_failx(err, "mkdir %s: is a dangling symlink", path);
@@ -89,7 +115,8 @@ static int fsroot_mkdir_last(int rootfd, const char *path, mode_t mode, struct b
     return fd;
 }
 
-int brig_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct brig_error **err)
+static int fsroot_mkdir(int rootfd, const char *path, mode_t mode, int nofollow, bool *plain,
+                        struct brig_error **err)
 {
     /* cur is always the fully resolved (in-root) prefix walked so far; a new
      * directory is only ever created with mkdirat() on it, which never
@@ -98,10 +125,10 @@ int brig_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct brig_er
      * would scope it for the container. */
     /* Usually the whole path exists already: one openat2, resolved exactly
      * as the walk below would resolve it, instead of one per component. */
-    int whole = fsroot_openat2(rootfd, path, O_PATH | O_DIRECTORY, 0);
+    int whole = fsroot_open_dir(rootfd, path, nofollow, plain);
     if (whole >= 0) return whole;
     if (errno == ENOENT) {
-        int fd = fsroot_mkdir_last(rootfd, path, mode, err);
+        int fd = fsroot_mkdir_last(rootfd, path, mode, nofollow, plain, err);
         if (fd != -2) return fd;
     }
     autoclose int cur = fsroot_openat2(rootfd, ".", O_PATH | O_DIRECTORY, 0);
@@ -121,12 +148,14 @@ int brig_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct brig_er
         memcpy(prefix + plen, comp, n + 1);
         plen += n;
 
-        int fd = fsroot_openat2(rootfd, prefix, O_PATH | O_DIRECTORY, 0);
+        const char *rest = p;
+        int last = fsroot_next_component(&rest) == 0 ? nofollow : 0;
+        int fd = fsroot_openat2(rootfd, prefix, O_PATH | O_DIRECTORY | last, 0);
         if (fd < 0 && errno == ENOENT && strcmp(comp, ".") != 0 && strcmp(comp, "..") != 0) {
             if (mkdirat(cur, comp, mode) < 0 && errno != EEXIST)
                 return brig_fail(err, errno, "mkdir %s", prefix);
             brig_debug("mkdir in root: %s", prefix);
-            fd = fsroot_openat2(rootfd, prefix, O_PATH | O_DIRECTORY, 0);
+            fd = fsroot_openat2(rootfd, prefix, O_PATH | O_DIRECTORY | last, 0);
             /* EEXIST from mkdirat then ENOENT here: a dangling symlink.
              * Creating its target would mean following it: refuse. */
             if (fd < 0 && errno == ENOENT)
@@ -136,7 +165,37 @@ int brig_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct brig_er
         close(cur);
         cur = fd;
     }
+    *plain = false;
     return steal_fd(&cur);
+}
+
+int brig_mkdir_in_root_ex(int rootfd, const char *path, mode_t mode, int flags, bool *plain,
+                          struct brig_error **err)
+{
+    bool ignored;
+    if (plain == NULL) plain = &ignored;
+    if (!(flags & BRIG_IN_ROOT_NOFOLLOW)) return fsroot_mkdir(rootfd, path, mode, 0, plain, err);
+    autoerr struct brig_error *e = NULL;
+    int fd = fsroot_mkdir(rootfd, path, mode, O_NOFOLLOW, plain, &e);
+    if (fd >= 0) return fd;
+    /* O_NOFOLLOW|O_DIRECTORY fails with ENOTDIR on a symlink (ELOOP with
+     * RESOLVE_NO_SYMLINKS): only then look at what the last component is */
+    if (e->errnum == ENOTDIR || e->errnum == ELOOP) {
+        autoclose int lfd = fsroot_openat2(rootfd, path, O_PATH | O_NOFOLLOW, 0);
+        struct stat st;
+        if (lfd >= 0 && fstat(lfd, &st) == 0 && S_ISLNK(st.st_mode)) {
+            brig_failx(err, "%s is a symlink", path);
+            if (err != NULL && *err != NULL) (*err)->errnum = ELOOP;
+            return -1;
+        }
+    }
+    if (err != NULL) *err = steal_ptr(&e);
+    return -1;
+}
+
+int brig_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct brig_error **err)
+{
+    return brig_mkdir_in_root_ex(rootfd, path, mode, 0, NULL, err);
 }
 
 int brig_mkfile_in_root(int rootfd, const char *path, mode_t mode, struct brig_error **err)

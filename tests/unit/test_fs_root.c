@@ -242,3 +242,65 @@ Test(fs_root, mkfile_refuses_dirs_and_dangling_links)
     cr_assert_eq(fd, -1);
     brig_error_free(err);
 }
+
+Test(fs_root, mkdir_ex_tells_plain_paths)
+{
+    /* no symlink on the way: plain, existing or with the last one created */
+    struct brig_error *err = NULL;
+    bool plain = false;
+    int fd = brig_mkdir_in_root_ex(rootfd, "/plain/a", 0755, 0, &plain, &err);
+    cr_assert_geq(fd, 0, "%s", err != NULL ? err->msg : "");
+    close(fd); /* through the walk: plain not told (false is always safe) */
+    plain = false;
+    fd = brig_mkdir_in_root_ex(rootfd, "/plain/a/b", 0755, 0, &plain, &err);
+    cr_assert_geq(fd, 0, "%s", err != NULL ? err->msg : "");
+    cr_assert(plain, "last component created");
+    close(fd);
+    plain = false;
+    fd = brig_mkdir_in_root_ex(rootfd, "/plain/a/b", 0755, 0, &plain, &err);
+    cr_assert_geq(fd, 0, "%s", err != NULL ? err->msg : "");
+    cr_assert(plain, "existing");
+    close(fd);
+    /* through a symlink: resolved inside the root, not plain */
+    plain = true;
+    fd = brig_mkdir_in_root_ex(rootfd, "/dst/plain", 0755, 0, &plain, &err);
+    cr_assert_geq(fd, 0, "%s", err != NULL ? err->msg : "");
+    cr_assert_not(plain, "dst -> / is a symlink");
+    close(fd);
+    plain = true;
+    fd = brig_mkdir_in_root_ex(rootfd, "/dst/plain/new", 0755, 0, &plain, &err);
+    cr_assert_geq(fd, 0, "%s", err != NULL ? err->msg : "");
+    cr_assert_not(plain, "created below a symlink");
+    close(fd);
+    cr_assert(exists_at(T.root, "plain/new"), "inside the root");
+}
+
+Test(fs_root, mkdir_ex_nofollow_refuses_a_last_symlink)
+{
+    struct brig_error *err = NULL;
+    bool plain = true;
+    /* proc -> "/": followed, it would be the root itself */
+    int fd = brig_mkdir_in_root_ex(rootfd, "/proc", 0755, BRIG_IN_ROOT_NOFOLLOW, &plain, &err);
+    cr_assert_eq(fd, -1);
+    cr_assert_eq(err->errnum, ELOOP, "%s", err->msg);
+    cr_assert_str_eq(err->msg, "/proc is a symlink");
+    brig_error_free(err);
+    err = NULL;
+    fd = brig_mkdir_in_root_ex(rootfd, "dangling", 0755, BRIG_IN_ROOT_NOFOLLOW, &plain, &err);
+    cr_assert_eq(fd, -1);
+    cr_assert_eq(err->errnum, ELOOP, "%s", err->msg);
+    brig_error_free(err);
+    err = NULL;
+    cr_assert_not(exists_at("/", "nonexistent"));
+    /* a symlink before the last component is still followed in the root */
+    fd = brig_mkdir_in_root_ex(rootfd, "/dst/nf", 0755, BRIG_IN_ROOT_NOFOLLOW, &plain, &err);
+    cr_assert_geq(fd, 0, "%s", err != NULL ? err->msg : "");
+    cr_assert_not(plain);
+    close(fd);
+    cr_assert(exists_at(T.root, "nf"));
+    /* a file stays "not a directory" */
+    fd = brig_mkdir_in_root_ex(rootfd, "file", 0755, BRIG_IN_ROOT_NOFOLLOW, &plain, &err);
+    cr_assert_eq(fd, -1);
+    cr_assert_eq(err->errnum, ENOTDIR, "%s", err->msg);
+    brig_error_free(err);
+}
