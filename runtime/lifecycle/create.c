@@ -215,8 +215,20 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     TRY(sync_expect(L->sync_fd, SYNC_HOOKS, eof, NULL, err));
     L->st->pid = L->pid;
     L->st->pid_start_time = state_pid_start_time(L->pid);
-    TRY(state_write(L->dirfd, L->st, err));
-    autofree char *state_json = state_to_oci_json(L->st, BRIG_STATUS_CREATING, false);
+    /* The pid goes to state.json now only for the hooks of create, which
+     * may ask `brig state` (they get it on stdin too); otherwise the write
+     * that says "created" records it. Until then the state reads
+     * "creating" either way, and a brig killed meanwhile leaves the init in
+     * its cgroup (joined before SYNC_HOOKS), where `delete --force` kills
+     * it, while it exits by itself on the sync socket's EOF. */
+    if (hooks_any(L->spec, BRIG_HOOK_PRESTART, BRIG_HOOK_CREATE_CONTAINER))
+        TRY(state_write(L->dirfd, L->st, err));
+    /* The state the hooks of create read on stdin (prestart and
+     * createRuntime here, createContainer and startContainer in the init);
+     * without any, the init gets no payload. */
+    autofree char *state_json = NULL;
+    if (hooks_any(L->spec, BRIG_HOOK_PRESTART, BRIG_HOOK_START_CONTAINER))
+        state_json = state_to_oci_json(L->st, BRIG_STATUS_CREATING, false);
     TRY(hooks_run(L->spec, BRIG_HOOK_PRESTART, state_json, err));
     TRY(hooks_run(L->spec, BRIG_HOOK_CREATE_RUNTIME, state_json, err));
     TRY(sync_send(L->sync_fd, SYNC_HOOKS_DONE, state_json, err));

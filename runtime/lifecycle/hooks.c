@@ -187,3 +187,10 @@ int hooks_run(const struct brig_spec *s, enum brig_hook_kind kind, const char *s
     }
     return 0;
 }
+
+bool hooks_any(const struct brig_spec *s, enum brig_hook_kind first, enum brig_hook_kind last)
+{
+    for (int k = (int)first; k <= (int)last && k < BRIG_HOOK_KIND_COUNT; k++)
+        if (s->hooks[k].n > 0) return true;
+    return false;
+}

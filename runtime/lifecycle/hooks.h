@@ -9,5 +9,9 @@
  * returned ("hooks.createRuntime[1] (/usr/bin/x): exited with status 3"). */
 int hooks_run(const struct brig_spec *s, enum brig_hook_kind kind, const char *state_json,
               struct brig_error **err);
+/* Whether any hook of the kinds from first to last (enum order) is
+ * configured: the state JSON they read is built only for them (it costs a
+ * user name lookup and a cgroup read). */
+bool hooks_any(const struct brig_spec *s, enum brig_hook_kind first, enum brig_hook_kind last);
 
 #endif

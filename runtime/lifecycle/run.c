@@ -69,7 +69,7 @@ int container_run(const struct brig_globals *g, const struct brig_create_opts *o
     if (L.console_fd >= 0) rc = waiter_pty_prepare(L.console_fd, err);
     if (rc == 0) rc = sync_send(L.sync_fd, SYNC_START, NULL, err);
     if (rc == 0) rc = sync_wait_exec(L.sync_fd, err);
-    if (rc == 0) {
+    if (rc == 0 && hooks_any(L.spec, BRIG_HOOK_POSTSTART, BRIG_HOOK_POSTSTART)) {
         autofree char *json = state_to_oci_json(L.st, BRIG_STATUS_RUNNING, false);
         struct brig_error *herr = NULL;
         if (hooks_run(L.spec, BRIG_HOOK_POSTSTART, json, &herr) < 0) {
