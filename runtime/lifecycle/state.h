@@ -77,6 +77,9 @@ int state_parse_proc_stat(const char *text, char *state, uint64_t *start_time);
 /* runc's "owner": the user name of the euid (--root must be owned by it),
  * "#<uid>" when it has no name. */
 void state_owner_name(char *buf, size_t len);
+/* The name of uid in the text of /etc/passwd ("name:pw:uid:..." lines) into
+ * out; false if no line has that uid. Exposed for tests. */
+bool state_passwd_name(const char *text, uid_t uid, char *out, size_t len);
 
 /* The OCI state object (state-schema.json) as JSON text (malloc'd), with
  * runc's extra fields rootfs, created and owner. pid is 0 when stopped. */

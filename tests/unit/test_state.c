@@ -86,6 +86,28 @@ Test(state, proc_stat_parse)
     cr_expect_eq(state_parse_proc_stat("garbage", &st, &start), -1);
 }
 
+Test(state, passwd_name)
+{
+    const char *text = "root:x:0:0:root:/root:/bin/bash\n"
+                       "# comment\n"
+                       "bad line\n"
+                       ":x:5:5::/:/bin/sh\n"
+                       "odd:x:12x:1::/:/bin/sh\n"
+                       "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
+                       "last:x:1000:1000::/home/last:/bin/sh";
+    char name[64];
+    cr_assert(state_passwd_name(text, 0, name, sizeof(name)));
+    cr_expect_str_eq(name, "root");
+    cr_assert(state_passwd_name(text, 1, name, sizeof(name)));
+    cr_expect_str_eq(name, "daemon");
+    cr_assert(state_passwd_name(text, 1000, name, sizeof(name)));
+    cr_expect_str_eq(name, "last");
+    cr_expect_not(state_passwd_name(text, 5, name, sizeof(name)));
+    cr_expect_not(state_passwd_name(text, 12, name, sizeof(name)));
+    cr_expect_not(state_passwd_name(text, 4242, name, sizeof(name)));
+    cr_expect_not(state_passwd_name("", 0, name, sizeof(name)));
+}
+
 static pid_t spawn_sleeper(void)
 {
     pid_t pid = fork();
