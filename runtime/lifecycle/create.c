@@ -158,16 +158,21 @@ static int launch_resources(struct launch *L, const struct brig_globals *g, cons
 {
     TRY(state_dir_create(g->root, id, &L->dirfd, err));
     L->state_dir_made = true;
-    TRY(brig_write_file_atomic(L->dirfd, "config.json", L->config_text, L->config_len, 0600, err));
+    TRY(state_write_config(L->dirfd, L->config_text, L->config_len, err));
     L->st = launch_state_new(L->spec, id);
     TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, launch_record_cgroup, L, &L->cg, err));
-    free(L->st->cgroup);
-    L->st->cgroup = cgroup_serialize(L->cg);
     if (!run_mode) {
         if (mkfifoat(L->dirfd, "exec.fifo", 0600) < 0) return brig_fail(err, errno, "mkfifo exec.fifo");
         L->fifo_fd = openat(L->dirfd, "exec.fifo", O_RDWR | O_CLOEXEC);
         if (L->fifo_fd < 0) return brig_fail(err, errno, "open exec.fifo");
     }
+    /* The planned cgroup is already on disk; it differs from what was made
+     * only when someone else made one of its directories meanwhile (then
+     * that one is not ours to remove: record the truth). */
+    autofree char *made = cgroup_serialize(L->cg);
+    if (L->st->cgroup != NULL && made != NULL && strcmp(made, L->st->cgroup) == 0) return 0;
+    free(L->st->cgroup);
+    L->st->cgroup = steal_ptr(&made);
     return state_write(L->dirfd, L->st, err);
 }
 

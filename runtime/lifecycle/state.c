@@ -218,6 +218,50 @@ int state_list_ids(const char *root, char ***ids, size_t *n, struct brig_error *
     return 0;
 }
 
+/* Write all of data to fd. */
+static int state_write_all(int fd, const char *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, data, len);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) return -1;
+        data += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Files of the state directory are written only by the holder of its lock
+ * (state_dir_create, state_dir_open), so a temp file needs no unique name
+ * (no getpid): a writer killed half-way left it to the next one, which
+ * truncates it, or to state_dir_remove. */
+static int state_replace_file(int dirfd, const char *name, const char *data, size_t len,
+                              struct brig_error **err)
+{
+    char tmp[64];
+    snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+    autoclose int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return brig_fail(err, errno, "create %s", tmp);
+    if (state_write_all(fd, data, len) < 0 || renameat(dirfd, tmp, dirfd, name) < 0) {
+        int e = errno;
+        unlinkat(dirfd, tmp, 0);
+        return brig_fail(err, e, "write %s", name);
+    }
+    return 0;
+}
+
+int state_write_config(int dirfd, const char *text, size_t len, struct brig_error **err)
+{
+    /* Written in place, no rename: the directory was just made, and
+     * state.json, which every reader of config.json reads first, is
+     * written only after this returned. A create killed half-way leaves a
+     * directory without state.json, which `delete --force` removes. */
+    autoclose int fd = openat(dirfd, "config.json", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                              0600);
+    if (fd < 0 || state_write_all(fd, text, len) < 0) return brig_fail(err, errno, "write config.json");
+    return 0;
+}
+
 int state_write(int dirfd, const struct brig_state *st, struct brig_error **err)
 {
     autojw struct brig_jw *w = jw_new(false);
@@ -239,7 +283,7 @@ int state_write(int dirfd, const struct brig_state *st, struct brig_error **err)
     jw_obj_close(w);
     size_t len = 0;
     const char *text = jw_text(w, &len);
-    if (brig_write_file_atomic(dirfd, STATE_FILE, text, len, 0600, err) < 0)
+    if (state_replace_file(dirfd, STATE_FILE, text, len, err) < 0)
         return brig_wrap(err, "container %s: write %s", st->id ? st->id : "?", STATE_FILE);
     brig_debug("wrote state of %s: pid %d setupDone %d", st->id, (int)st->pid, st->setup_done);
     return 0;

@@ -58,7 +58,10 @@ int state_dir_remove(const char *root, const char *id, struct brig_error **err);
  * A root that does not exist yet holds no containers. */
 int state_list_ids(const char *root, char ***ids, size_t *n, struct brig_error **err);
 
+/* Both need the directory's lock. state.json is replaced atomically; the
+ * copy of config.json is written once, into a directory just created. */
 int state_write(int dirfd, const struct brig_state *st, struct brig_error **err);
+int state_write_config(int dirfd, const char *text, size_t len, struct brig_error **err);
 int state_read(int dirfd, struct brig_state **out, struct brig_error **err);
 void state_free(struct brig_state *st);
 void state_freep(struct brig_state **st);
