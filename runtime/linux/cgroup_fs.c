@@ -59,6 +59,20 @@ int cg_read(const char *dir, const char *file, char **out, struct brig_error **e
     return brig_read_file(path, 1 << 20, out, NULL, err);
 }
 
+int cg_read_value(const char *dir, const char *file, char *buf, size_t size, struct brig_error **err)
+{
+    autofree char *path = brig_asprintf("%s/%s", dir, file);
+    autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return brig_fail(err, errno, "open %s", path);
+    ssize_t n;
+    do n = read(fd, buf, size - 1); while (n < 0 && errno == EINTR);
+    if (n < 0) return brig_fail(err, errno, "read %s", path);
+    if ((size_t)n == size - 1) return brig_failx(err, "read %s: value too long", path);
+    buf[n] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    return 0;
+}
+
 int cg_mkdir_p(const char *mnt, const char *path, unsigned *created, struct brig_error **err)
 {
     *created = 0;

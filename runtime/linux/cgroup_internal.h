@@ -127,6 +127,9 @@ int cg_writef(const char *dir, const char *file, const char *field, struct brig_
               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 bool cg_file_exists(const char *dir, const char *file);
 int cg_read(const char *dir, const char *file, char **out, struct brig_error **err);
+/* A one-value file (cpuset.cpus: the kernel shows it in one piece) in one
+ * read(), without the final newline; a value that fills buf is an error. */
+int cg_read_value(const char *dir, const char *file, char *buf, size_t size, struct brig_error **err);
 /* Freeze dir: write value to dir/file, then wait up to 1 s for frozen(dir),
  * writing it again every 10 ms (v1 retries tasks that were busy; harmless on
  * v2). On timeout write undo and fail. */

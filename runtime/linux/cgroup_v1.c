@@ -171,30 +171,36 @@ static int v1_blkio(const char *d, const struct brig_resources *r, struct brig_e
 
 int cgv1_cpuset_init(const struct cg_dir *d, struct brig_error **err)
 {
-    /* Top-down over the directories brig made: each must have cpus and mems
-     * before a task can join it, and a fresh one starts empty. */
-    for (unsigned level = d->created; level > 0; level--) {
-        autofree char *dir = brig_strdup(d->path);
-        for (unsigned up = 1; up < level; up++) {
-            char *s = strrchr(dir, '/');
-            if (s != NULL) *s = '\0';
-        }
-        autofree char *parent = brig_strdup(dir);
-        char *s = strrchr(parent, '/');
-        if (s == NULL) continue;
+    /* A task can join a cpuset only once it has cpus and mems, and a fresh
+     * directory starts empty (or, under cgroup.clone_children, with its
+     * parent's values). Each level brig made gets the values of the nearest
+     * level it did not make, read once, top-down: what copying each
+     * parent's in turn gave, without reading every level back. */
+    if (d->created == 0) return 0;
+    autofree char *base = brig_strdup(d->path);
+    for (unsigned up = 0; up < d->created; up++) {
+        char *s = strrchr(base, '/');
+        if (s == NULL) return 0;
         *s = '\0';
-        static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
-        for (size_t i = 0; i < 2; i++) {
-            autofree char *cur = NULL, *pv = NULL;
-            TRY(cg_read(dir, files[i], &cur, err));
-            if (cur[strspn(cur, " \n")] != '\0') continue;
-            TRY(cg_read(parent, files[i], &pv, err));
-            pv[strcspn(pv, "\n")] = '\0';
-            if (*pv == '\0') continue;
-            TRY(cg_write(dir, files[i], NULL, pv, err));
-        }
     }
-    return 0;
+    static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
+    /* a cpu list is at most a few KB even on the largest machines */
+    autofree char *cpus = brig_calloc(1, 16384);
+    autofree char *mems = brig_calloc(1, 16384);
+    char *vals[2] = {cpus, mems};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < 2; i++) rc = cg_read_value(base, files[i], vals[i], 16384, err);
+    size_t blen = strlen(base);
+    for (unsigned level = 1; rc == 0 && level <= d->created; level++) {
+        /* the level-th component below base */
+        const char *end = d->path + blen;
+        for (unsigned k = 0; k < level && end != NULL; k++) end = strchr(end + 1, '/');
+        autofree char *dir = end != NULL ? brig_asprintf("%.*s", (int)(end - d->path), d->path)
+                                         : brig_strdup(d->path);
+        for (size_t i = 0; rc == 0 && i < 2; i++)
+            if (*vals[i] != '\0') rc = cg_write(dir, files[i], NULL, vals[i], err);
+    }
+    return rc;
 }
 
 static const char *const default_devices[] = {
