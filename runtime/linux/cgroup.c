@@ -78,18 +78,30 @@ static char *unified_controllers(const struct brig_resources *r)
     return out;
 }
 
+static bool path_missing(const char *p)
+{
+    return access(p, F_OK) < 0 && errno == ENOENT;
+}
+
 /* Trailing components of path (below mnt) that do not exist yet: what
- * cg_mkdir_p is about to create. */
+ * cg_mkdir_p is about to create. The leaf's parent is looked at first: a
+ * missing parent means a missing leaf too (one access instead of two for a
+ * new container in a new parent); an existing one leaves only the leaf to
+ * look at. The count is the same as walking up from the leaf. */
 static unsigned missing_levels(const char *mnt, const char *path)
 {
-    autofree char *buf = brig_strdup(path);
     size_t ml = strlen(mnt);
-    unsigned n = 0;
-    while (strlen(buf) > ml && access(buf, F_OK) < 0 && errno == ENOENT) {
-        n++;
-        char *slash = strrchr(buf, '/');
-        if (slash == NULL) break;
+    if (strlen(path) <= ml) return 0;
+    autofree char *buf = brig_strdup(path);
+    char *slash = strrchr(buf, '/');
+    if (slash == NULL || (size_t)(slash - buf) <= ml) return path_missing(path) ? 1 : 0;
+    *slash = '\0';
+    if (!path_missing(buf)) return path_missing(path) ? 1 : 0;
+    unsigned n = 2;     /* the leaf and its parent */
+    while ((slash = strrchr(buf, '/')) != NULL) {
         *slash = '\0';
+        if (strlen(buf) <= ml || !path_missing(buf)) break;
+        n++;
     }
     return n;
 }
