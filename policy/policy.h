@@ -142,12 +142,19 @@ int policy_resolve(const char *flag, struct brig_policy **out, struct brig_error
  * the fd is; the mount then uses that fd (brig_mount.source_fd). */
 int policy_enforce(const char *flag, struct brig_spec *s, const char *op, const char *id,
                    struct brig_error **err);
+/* The same under a policy already resolved (NULL: none), so that one
+ * operation (run: create, its exit, its delete) reads it once. */
+int policy_enforce_resolved(const struct brig_policy *p, struct brig_spec *s, const char *op,
+                            const char *id, struct brig_error **err);
 
 /* For the other lifecycle operations (start, kill, delete, run's exit):
  * one audit line {op, id, exit status, duration} under the policy in force;
  * a no-op without one. Never fails the operation (a warning at most). */
 void policy_audit_op(const char *flag, const char *op, const char *id, bool has_status, int exit_status,
                      bool has_duration, uint64_t duration_ms);
+void policy_audit_op_resolved(const struct brig_policy *p, const char *op, const char *id,
+                              bool has_status, int exit_status, bool has_duration,
+                              uint64_t duration_ms);
 
 /* ---- audit (policy_audit.c) ---- */
 struct policy_audit_event {

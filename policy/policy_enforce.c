@@ -73,6 +73,12 @@ int policy_enforce(const char *flag, struct brig_spec *s, const char *op, const 
 {
     autopolicy struct brig_policy *p = NULL;
     TRY(policy_resolve(flag, &p, err));
+    return policy_enforce_resolved(p, s, op, id, err);
+}
+
+int policy_enforce_resolved(const struct brig_policy *p, struct brig_spec *s, const char *op,
+                            const char *id, struct brig_error **err)
+{
     if (p == NULL) {
         brig_debug("policy: none (no --policy, no %s)", POLICY_SYSTEM_FILE);
         return 0;
@@ -123,6 +129,15 @@ void policy_audit_op(const char *flag, const char *op, const char *id, bool has_
     autopolicy struct brig_policy *p = NULL;
     autoerr struct brig_error *err = NULL;
     if (policy_resolve(flag, &p, &err) < 0 || p == NULL) return;
+    policy_audit_op_resolved(p, op, id, has_status, exit_status, has_duration, duration_ms);
+}
+
+void policy_audit_op_resolved(const struct brig_policy *p, const char *op, const char *id,
+                              bool has_status, int exit_status, bool has_duration,
+                              uint64_t duration_ms)
+{
+    autoerr struct brig_error *err = NULL;
+    if (p == NULL) return;
     struct policy_audit_event ev = {
         .op = op, .id = id, .has_exit_status = has_status, .exit_status = exit_status,
         .has_duration = has_duration, .duration_ms = duration_ms,

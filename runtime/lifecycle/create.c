@@ -110,8 +110,10 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     if (spec_parse(L->config_text, L->config_len, bundle, &L->spec, err) < 0)
         return brig_wrap(err, "config.json");
     TRY(spec_check_supported(L->spec, err));
-    /* The trusted side's sandbox policy (--policy, /etc/brig/policy.json). */
-    TRY(policy_enforce(g->policy, L->spec, "create", o->id, err));
+    /* The trusted side's sandbox policy (--policy, /etc/brig/policy.json),
+     * resolved once: run audits its exit and its delete under it. */
+    TRY(policy_resolve(g->policy, &L->policy, err));
+    TRY(policy_enforce_resolved(L->policy, L->spec, "create", o->id, err));
     TRY(sysctl_validate(L->spec, err));
     TRY(hostname_validate(L->spec, err));
     /* Compiled once per profile, then loaded from the state root's cache. */
@@ -156,7 +158,7 @@ static int launch_record_cgroup(const char *planned, void *arg, struct brig_erro
 static int launch_resources(struct launch *L, const struct brig_globals *g, const char *id,
                             bool run_mode, struct brig_error **err)
 {
-    TRY(state_dir_create(g->root, id, &L->dirfd, err));
+    TRY(state_dir_make(g->root, id, &L->rootfd, &L->dirfd, err));
     L->state_dir_made = true;
     TRY(state_write_config(L->dirfd, L->config_text, L->config_len, err));
     L->st = launch_state_new(L->spec, id);
@@ -196,6 +198,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
         /* The state dir's flock belongs to the open file, which we share:
          * keeping it would block every later command on this container. */
         brig_closep(&L->dirfd);
+        brig_closep(&L->rootfd);
         brig_closep(&L->sync_fd);
         brig_closep(&L->console_sock);
         struct child_ctx c = {
@@ -279,8 +282,11 @@ void launch_release(struct launch *L)
     brig_closep(&L->sync_fd);
     brig_closep(&L->fifo_fd);
     brig_closep(&L->dirfd);
+    brig_closep(&L->rootfd);
     brig_closep(&L->console_sock);
     brig_closep(&L->console_fd);
+    policy_free(L->policy);
+    L->policy = NULL;
     if (L->ns_ready) ns_plan_close(&L->ns);
     L->ns_ready = false;
     if (L->cg) cgroup_free(L->cg);
@@ -298,8 +304,8 @@ void launch_release(struct launch *L)
 int launch_container(struct launch *L, const struct brig_globals *g, const struct brig_create_opts *o,
                      bool run_mode, struct brig_error **err)
 {
-    *L = (struct launch){ .sync_fd = -1, .fifo_fd = -1, .dirfd = -1, .console_sock = -1,
-                          .console_fd = -1 };
+    *L = (struct launch){ .sync_fd = -1, .fifo_fd = -1, .rootfd = -1, .dirfd = -1,
+                          .console_sock = -1, .console_fd = -1 };
     if (launch_validate(L, g, o, run_mode, err) < 0 || launch_resources(L, g, o->id, run_mode, err) < 0 ||
         launch_init(L, o, err) < 0) {
         launch_undo(L, g, o->id);

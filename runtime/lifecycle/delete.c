@@ -19,6 +19,7 @@
 #include "../util/log.h"
 #include "cgroup_ops.h"
 #include "hooks.h"
+#include "launch.h"
 #include "../../policy/policy.h"
 #include "state.h"
 
@@ -138,6 +139,31 @@ static int delete_unaudited(const struct brig_globals *g, const char *id, bool f
     rc = state_dir_remove(g->root, id, err);
     if (rc == 0) delete_poststop(spec, st);
     if (spec != NULL) spec_free(spec);
+    return rc;
+}
+
+static int delete_launched(struct launch *L, const char *id, struct brig_error **err)
+{
+    autoerr struct brig_error *le = NULL;
+    if (state_relock(L->dirfd, id, &le) < 0) {
+        /* removed while it ran (delete --force from elsewhere): done, as
+         * delete --force of a container that is gone */
+        if (le->errnum != ENOENT) return brig_failx(err, "%s", le->msg);
+        brig_debug("delete %s: removed while it ran", id);
+        return 0;
+    }
+    /* Stopped: run reaped the init. What is left in the cgroup (no pid
+     * namespace) is killed by cgroup_destroy, as for delete. */
+    if (L->cg != NULL && cgroup_destroy(L->cg, err) < 0) return brig_wrap(err, "delete %s", id);
+    TRY(state_dir_remove_known(L->rootfd, L->dirfd, id, err));
+    delete_poststop(L->spec, L->st);
+    return 0;
+}
+
+int launch_delete(struct launch *L, const char *id, struct brig_error **err)
+{
+    int rc = delete_launched(L, id, err);
+    policy_audit_op_resolved(L->policy, "delete", id, true, rc < 0 ? 1 : 0, false, 0);
     return rc;
 }
 

@@ -11,6 +11,7 @@
 #include "container.h"
 
 struct brig_spec;
+struct brig_policy;
 struct brig_bpf;
 struct brig_cgroup;
 struct brig_state;
@@ -22,6 +23,8 @@ struct launch {
     struct brig_bpf *bpf;
     struct ns_plan ns;
     bool ns_ready;
+    struct brig_policy *policy; /* in force (resolved once), or NULL */
+    int rootfd;                 /* --root, as checked by state_dir_make */
     int dirfd;                  /* state dir, locked */
     bool state_dir_made;
     struct brig_state *st;
@@ -37,6 +40,12 @@ struct launch {
 int launch_container(struct launch *L, const struct brig_globals *g, const struct brig_create_opts *o,
                      bool run_mode, struct brig_error **err);
 void launch_release(struct launch *L);
+/* run's delete (delete.c) of the container it created and whose init it
+ * reaped: what `delete --force` does, with what run holds (state dir and
+ * --root fds, state, cgroup, spec, policy) instead of reading it again.
+ * L->dirfd is unlocked on entry (the container ran) and locked again here;
+ * a container removed meanwhile is success, as with delete --force. */
+int launch_delete(struct launch *L, const char *id, struct brig_error **err);
 /* clone3 with ns_flags, into the v2 cgroup cgroup_fd (if >= 0) when the
  * kernel allows; *cloned_into says whether it did. 0 in the child. */
 pid_t launch_clone(unsigned long ns_flags, int cgroup_fd, bool *cloned_into);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,12 +31,11 @@ static uint64_t monotonic_ms(void)
 
 /* The audit line of a finished run: exit status, duration and the memory
  * peak from the container's cgroup (read only when a policy is in force). */
-static void run_audit(const struct brig_globals *g, const char *id, const struct brig_cgroup *cg,
+static void run_audit(const struct brig_policy *p, const char *id, const struct brig_cgroup *cg,
                       int status, uint64_t duration_ms)
 {
-    autopolicy struct brig_policy *p = NULL;
+    if (p == NULL) return;
     autoerr struct brig_error *e = NULL;
-    if (policy_resolve(g->policy, &p, &e) < 0 || p == NULL) return;
     struct policy_audit_event ev = {
         .op = "run", .id = id, .has_exit_status = true, .exit_status = status,
         .has_duration = true, .duration_ms = duration_ms,
@@ -62,7 +62,9 @@ int container_run(const struct brig_globals *g, const struct brig_create_opts *o
         sigprocmask(SIG_SETMASK, &old, NULL);
         return -1;
     }
-    brig_closep(&L.dirfd);      /* unlock: state/kill may look at it while it runs */
+    /* Unlocked, not closed: state/kill may look at it while it runs, and
+     * the delete after it locks the same directory again. */
+    flock(L.dirfd, LOCK_UN);
 
     uint64_t started = monotonic_ms();
     int rc = 0;
@@ -92,21 +94,24 @@ int container_run(const struct brig_globals *g, const struct brig_create_opts *o
         status = waiter_forward(L.pid, &set);
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
-    run_audit(g, o->id, L.cg, status, monotonic_ms() - started);
-    launch_release(&L);
+    run_audit(L.policy, o->id, L.cg, status, monotonic_ms() - started);
+    brig_closep(&L.sync_fd);
     if (rc < 0) brig_wrap(err, "run %s", o->id);
     *exit_status = status;
 
+    /* The init is reaped: what `delete --force` would do, with what we hold. */
     if (!o->keep) {
         struct brig_error *derr = NULL;
-        if (container_delete(g, o->id, true, &derr) < 0) {
+        if (launch_delete(&L, o->id, &derr) < 0) {
             if (rc == 0) {
                 if (err) *err = derr;
+                launch_release(&L);
                 return -1;
             }
             brig_warn("%s", derr->msg);
             brig_error_free(derr);
         }
     }
+    launch_release(&L);
     return rc;
 }

@@ -115,7 +115,18 @@ static int state_lock(int dirfd, const char *id, struct brig_error **err)
     return 0;
 }
 
+int state_relock(int dirfd, const char *id, struct brig_error **err)
+{
+    return state_lock(dirfd, id, err);
+}
+
 int state_dir_create(const char *root, const char *id, int *dirfd, struct brig_error **err)
+{
+    return state_dir_make(root, id, NULL, dirfd, err);
+}
+
+int state_dir_make(const char *root, const char *id, int *rootfd_out, int *dirfd,
+                   struct brig_error **err)
 {
     TRY(state_validate_id(id, err));
     autoclose int rootfd = -1;
@@ -136,6 +147,7 @@ int state_dir_create(const char *root, const char *id, int *dirfd, struct brig_e
     }
     brig_debug("created state dir %s/%s", root, id);
     *dirfd = steal_fd(&fd);
+    if (rootfd_out != NULL) *rootfd_out = steal_fd(&rootfd);
     return 0;
 }
 
@@ -170,6 +182,25 @@ int state_dir_remove(const char *root, const char *id, struct brig_error **err)
     TRY(state_open_root(root, false, &rootfd, err));
     if (brig_rm_rf_at(rootfd, id, err) < 0) return brig_wrap(err, "container %s: remove state", id);
     brig_debug("removed state dir %s/%s", root, id);
+    return 0;
+}
+
+int state_dir_remove_known(int rootfd, int dirfd, const char *id, struct brig_error **err)
+{
+    /* What a container made by run holds; anything else (a temp file left
+     * by a failed write) makes the rmdir fail, and the generic removal
+     * takes over. config.json goes first: a brig killed in between leaves
+     * a state that `delete` still reads. */
+    static const char *const files[] = {"config.json", STATE_FILE};
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(files); i++)
+        if (unlinkat(dirfd, files[i], 0) < 0 && errno != ENOENT)
+            return brig_fail(err, errno, "container %s: remove %s", id, files[i]);
+    if (unlinkat(rootfd, id, AT_REMOVEDIR) == 0 || errno == ENOENT) {
+        brig_debug("removed state dir of %s", id);
+        return 0;
+    }
+    if (errno != ENOTEMPTY && errno != EEXIST) return brig_fail(err, errno, "container %s: remove state", id);
+    if (brig_rm_rf_at(rootfd, id, err) < 0) return brig_wrap(err, "container %s: remove state", id);
     return 0;
 }
 

@@ -40,6 +40,13 @@ int state_validate_id(const char *id, struct brig_error **err);
 /* Create <root>/<id> (exclusive: "container \"id\" already exists"), lock it
  * and return its fd. root is created 0700 if missing. */
 int state_dir_create(const char *root, const char *id, int *dirfd, struct brig_error **err);
+/* The same, also handing over the --root fd (checked as state_dir_create
+ * does) when rootfd is not NULL: run removes its container through it. */
+int state_dir_make(const char *root, const char *id, int *rootfd, int *dirfd,
+                   struct brig_error **err);
+/* Lock again a container dir fd whose lock was released (run, while the
+ * container runs); "does not exist" (ENOENT) if it was removed meanwhile. */
+int state_relock(int dirfd, const char *id, struct brig_error **err);
 /* Open and lock an existing container dir ("container id does not exist").
  * The exclusive flock is held until *dirfd is closed: keep the fd open for
  * the whole command, close it before waiting on a long-running container. */
@@ -53,6 +60,8 @@ int state_dir_open_unlocked(const char *root, const char *id, int *dirfd,
 int state_fail_not_exist(const char *id, struct brig_error **err);
 /* Remove <root>/<id> entirely. */
 int state_dir_remove(const char *root, const char *id, struct brig_error **err);
+/* The same through the fds of --root and of the (locked) dir itself. */
+int state_dir_remove_known(int rootfd, int dirfd, const char *id, struct brig_error **err);
 
 /* Ids of the container directories under root, sorted, NULL-terminated.
  * A root that does not exist yet holds no containers. */

@@ -166,6 +166,7 @@ int cgroup_create_recorded(const struct brig_spec *s, const char *id, bool syste
     struct brig_cgroup *cg = brig_calloc(1, sizeof(*cg));
     cg->layout = l.kind;
     cg->v2_fd = -1;
+    cg->made_here = true;
     int rc = make_dirs(cg, &l, inner, &plan, r, record, arg, err);
     cg_layout_clear(&l);
     if (rc == 0) rc = cgv1_apply(cg, &plan, r, err);
@@ -375,17 +376,32 @@ int cgroup_kill(const struct brig_cgroup *cg, int sig, struct brig_error **err)
     return rc;
 }
 
+/* The pids left in the container's cgroup, from the first hierarchy (in
+ * primary()'s order) that still has it: 1 read, 0 none has it any more, -1
+ * unreadable. Reading is the existence check (no access() first). */
+static int left_pids(const struct brig_cgroup *cg, pid_t **pids, size_t *n)
+{
+    const struct cg_dir *pick[] = {cg_dir_v2(cg), cg_dir_v1(cg, "pids")};
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(pick) + cg->n_dirs; i++) {
+        const struct cg_dir *d = i < BRIG_ARRAY_SIZE(pick) ? pick[i] : &cg->dirs[i - BRIG_ARRAY_SIZE(pick)];
+        if (d == NULL) continue;
+        autoerr struct brig_error *e = NULL;
+        if (cg_read_pids(d->path, pids, n, &e) == 0) return 1;
+        if (e->errnum != ENOENT) return -1;
+    }
+    return 0;
+}
+
 int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err)
 {
-    const struct cg_dir *p = primary(cg);
     autofree pid_t *left = NULL;
     size_t n_left = 0;
     /* An empty cgroup stays empty (no member is left to fork), so the usual
      * case, a container whose processes are all gone, skips the freeze,
      * kill and thaw. A process left in another hierarchy makes rmdir fail
      * below with EBUSY: reported, never ignored. */
-    if (p != NULL && access(p->path, F_OK) == 0 &&
-        (cg_read_pids(p->path, &left, &n_left, NULL) < 0 || n_left > 0)) {
+    int found = left_pids(cg, &left, &n_left);
+    if (found < 0 || (found > 0 && n_left > 0)) {
         autoerr struct brig_error *ke = NULL;
         if (cgroup_kill(cg, SIGKILL, &ke) < 0) brig_debug("cgroup: destroy: %s", ke->msg);
     }
@@ -393,22 +409,27 @@ int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err)
     for (size_t i = 0; i < cg->n_dirs; i++) {
         struct cg_dir *d = &cg->dirs[i];
         if (d->created == 0) continue;
-        /* A create killed between two mkdirs (state recorded as planned)
-         * may have made the parent and not the leaf: remove the parent. */
-        autofree char *probe = brig_strdup(d->path);
-        /* one statfs both tells whether the path exists and, as the path
-         * comes from the state file, whether it is a cgroup (checked
-         * before removing anything) */
-        struct statfs sfs;
-        if (statfs(probe, &sfs) < 0) {
-            char *slash = strrchr(probe, '/');
-            if (d->created < 2 || slash == NULL || slash == probe) continue;
-            *slash = '\0';
-            if (statfs(probe, &sfs) < 0) continue;
-        }
-        if (sfs.f_type != CGROUP_SUPER_MAGIC && sfs.f_type != CGROUP2_SUPER_MAGIC) {
-            if (rc == 0) rc = brig_failx(err, "cgroup: %s is not on a cgroup filesystem", d->path);
-            continue;
+        /* A cgroup this process made has exact paths and counts: nothing
+         * to check before removing it (rmdir removes only empty cgroup
+         * directories, and a missing one is skipped by cg_rmdir_created). */
+        if (!cg->made_here) {
+            /* A create killed between two mkdirs (state recorded as planned)
+             * may have made the parent and not the leaf: remove the parent. */
+            autofree char *probe = brig_strdup(d->path);
+            /* one statfs both tells whether the path exists and, as the path
+             * comes from the state file, whether it is a cgroup (checked
+             * before removing anything) */
+            struct statfs sfs;
+            if (statfs(probe, &sfs) < 0) {
+                char *slash = strrchr(probe, '/');
+                if (d->created < 2 || slash == NULL || slash == probe) continue;
+                *slash = '\0';
+                if (statfs(probe, &sfs) < 0) continue;
+            }
+            if (sfs.f_type != CGROUP_SUPER_MAGIC && sfs.f_type != CGROUP2_SUPER_MAGIC) {
+                if (rc == 0) rc = brig_failx(err, "cgroup: %s is not on a cgroup filesystem", d->path);
+                continue;
+            }
         }
         autoerr struct brig_error *e = NULL;
         if (cg_rmdir_created(d->path, d->created, &e) < 0) {

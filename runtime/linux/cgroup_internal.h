@@ -113,6 +113,8 @@ struct brig_cgroup {
     struct cg_dir *dirs;
     size_t n_dirs;
     int v2_fd;           /* leaf dir fd (for CLONE_INTO_CGROUP), -1 */
+    bool made_here;      /* by cgroup_create in this process (not loaded from a
+                          * state file): paths and "created" are exact */
 };
 
 const struct cg_dir *cg_dir_v2(const struct brig_cgroup *cg);
