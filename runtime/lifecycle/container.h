@@ -15,7 +15,8 @@ struct brig_globals {
 
 struct brig_create_opts {
     const char *id;
-    const char *bundle;         /* default: cwd */
+    const char *bundle;         /* absolute and resolved (realpath), as the CLI
+                                 * gives it; relative or NULL (cwd): resolved */
     const char *pid_file;
     const char *console_socket;
     bool no_pivot;

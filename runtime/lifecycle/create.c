@@ -102,9 +102,15 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
                            const struct brig_create_opts *o, bool run_mode, struct brig_error **err)
 {
     TRY(state_validate_id(o->id, err));
+    /* The CLI hands over the bundle resolved already (realpath at call
+     * time, as runc); only a relative or missing one is resolved here. */
     char bundle[PATH_MAX];
-    if (realpath(o->bundle ? o->bundle : ".", bundle) == NULL)
+    if (o->bundle != NULL && o->bundle[0] == '/') {
+        if (snprintf(bundle, sizeof(bundle), "%s", o->bundle) >= (int)sizeof(bundle))
+            return brig_fail(err, ENAMETOOLONG, "bundle %s", o->bundle);
+    } else if (realpath(o->bundle ? o->bundle : ".", bundle) == NULL) {
         return brig_fail(err, errno, "bundle %s", o->bundle ? o->bundle : ".");
+    }
     autofree char *path = brig_asprintf("%s/config.json", bundle);
     if (brig_read_file(path, CONFIG_MAX, &L->config_text, &L->config_len, err) < 0) return -1;
     if (spec_parse(L->config_text, L->config_len, bundle, &L->spec, err) < 0)

@@ -73,8 +73,12 @@ static int state_open_root(const char *root, bool create, int *out, struct brig_
 {
     if (root == NULL || root[0] != '/')
         return brig_failx(err, "--root %s: must be an absolute path", root ? root : "(null)");
-    if (create) TRY(state_mkdir_root(root, err));
     autoclose int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && create) {
+        /* made only when missing: the usual root exists (no mkdir of /run) */
+        TRY(state_mkdir_root(root, err));
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
     if (fd < 0) {
         if (errno == ELOOP || errno == ENOTDIR) {
             struct stat lst;
@@ -450,8 +454,16 @@ uint64_t state_pid_start_time(pid_t pid)
     if (pid <= 0) return 0;
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    autofree char *text = NULL;
-    if (brig_read_file(path, 4096, &text, NULL, NULL) < 0) return 0;
+    /* One read: the kernel makes the whole line (a few hundred bytes, comm
+     * at most 64) in one go and copies all of it into a buffer this size,
+     * so no second read is needed to see the end. */
+    char text[4096];
+    autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return 0;
+    ssize_t n;
+    do n = read(fd, text, sizeof(text) - 1); while (n < 0 && errno == EINTR);
+    if (n <= 0 || (size_t)n == sizeof(text) - 1) return 0;
+    text[n] = '\0';
     char state = 0;
     uint64_t start = 0;
     if (state_parse_proc_stat(text, &state, &start) < 0) {

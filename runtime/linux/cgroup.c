@@ -159,7 +159,7 @@ int cgroup_create_recorded(const struct brig_spec *s, const char *id, bool syste
     autofree char *inner = NULL;
     if (cg_layout_detect(&l, err) < 0) return -1;
     if (cg_plan_make(&l, r, &plan, err) < 0 ||
-        cg_path_resolve(cgpath, id, systemd, cg_systemd_running(), &inner, err) < 0) {
+        cg_path_resolve(cgpath, id, systemd, systemd && cg_systemd_running(), &inner, err) < 0) {
         cg_layout_clear(&l);
         return -1;
     }

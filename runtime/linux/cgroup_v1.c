@@ -28,7 +28,8 @@ static int v1_memory(const char *d, const struct brig_resources *r, struct brig_
     int64_t swap = r->memory.swap.set ? r->memory.swap.v : 0;
     /* As runc: an unlimited memory with no explicit swap means unlimited swap. */
     if (limit == -1 && swap == 0) swap = -1;
-    bool have_memsw = cg_file_exists(d, "memory.memsw.limit_in_bytes");
+    /* looked at only when a swap value is to be written */
+    bool have_memsw = swap != 0 && cg_file_exists(d, "memory.memsw.limit_in_bytes");
     if (swap > 0 && !have_memsw)
         return brig_failx(err, "linux.resources.memory.swap: swap accounting is not enabled "
                           "(%s/memory.memsw.limit_in_bytes does not exist)", d);
