@@ -60,13 +60,19 @@ uint64_t mnt_flags_to_attr(unsigned long ms)
 int mnt_setattr(int fd, bool recursive, uint64_t set, uint64_t clr, uint64_t propagation,
                 struct brig_error **err)
 {
+    return mnt_setattr_at(fd, "", recursive, set, clr, propagation, err);
+}
+
+int mnt_setattr_at(int dirfd, const char *path, bool recursive, uint64_t set, uint64_t clr,
+                   uint64_t propagation, struct brig_error **err)
+{
     struct mount_attr attr = {
         .attr_set = set,
         .attr_clr = clr,
         .propagation = propagation,
     };
-    unsigned int flags = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
-    if (mount_setattr(fd, "", flags, &attr, sizeof(attr)) < 0)
+    unsigned int flags = (path[0] == '\0' ? AT_EMPTY_PATH : 0) | (recursive ? AT_RECURSIVE : 0);
+    if (mount_setattr(dirfd, path, flags, &attr, sizeof(attr)) < 0)
         return brig_fail(err, errno, "mount_setattr set=%#llx clr=%#llx propagation=%#llx",
                          (unsigned long long)set, (unsigned long long)clr,
                          (unsigned long long)propagation);
@@ -75,9 +81,15 @@ int mnt_setattr(int fd, bool recursive, uint64_t set, uint64_t clr, uint64_t pro
 
 int mnt_set_propagation(int fd, unsigned long propagation, struct brig_error **err)
 {
+    return mnt_set_propagation_at(fd, "", propagation, err);
+}
+
+int mnt_set_propagation_at(int dirfd, const char *path, unsigned long propagation,
+                           struct brig_error **err)
+{
     unsigned long type = propagation & (MS_SHARED | MS_SLAVE | MS_PRIVATE | MS_UNBINDABLE);
     if (type == 0) return 0;
-    return mnt_setattr(fd, (propagation & MS_REC) != 0, 0, 0, type, err);
+    return mnt_setattr_at(dirfd, path, (propagation & MS_REC) != 0, 0, 0, type, err);
 }
 
 int mnt_clone(int fd, bool recursive, struct brig_error **err)

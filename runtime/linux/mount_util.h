@@ -22,6 +22,12 @@ int mnt_setattr(int fd, bool recursive, uint64_t set, uint64_t clr, uint64_t pro
                 struct brig_error **err);
 /* Apply MS_* propagation (+MS_REC) to the mount fd refers to. */
 int mnt_set_propagation(int fd, unsigned long propagation, struct brig_error **err);
+/* The same on the mount at path (relative to dirfd, followed; "" is dirfd
+ * itself): "/" after the pivot is the container's root mount, no open. */
+int mnt_setattr_at(int dirfd, const char *path, bool recursive, uint64_t set, uint64_t clr,
+                   uint64_t propagation, struct brig_error **err);
+int mnt_set_propagation_at(int dirfd, const char *path, unsigned long propagation,
+                           struct brig_error **err);
 
 /* A detached copy of the mount tree at fd (open_tree OPEN_TREE_CLONE). */
 int mnt_clone(int fd, bool recursive, struct brig_error **err);

@@ -100,21 +100,32 @@ int rootfs_prepare(const struct brig_spec *s, int *rootfd, struct brig_error **e
         return brig_fail(err, errno, "%sset propagation of /",
                          s->linux_cfg.has_rootfs_propagation ? "linux.rootfsPropagation: " : "");
 
-    char real[PATH_MAX];
-    if (realpath(s->root.path, real) == NULL)
-        return brig_fail(err, errno, "root.path: %s", s->root.path);
-    struct stat st;
-    if (stat(real, &st) < 0) return brig_fail(err, errno, "root.path: %s", real);
-    if (!S_ISDIR(st.st_mode)) return brig_fail(err, ENOTDIR, "root.path: %s", real);
-    if (!(prop & MS_REC)) TRY(rootfs_parent_private(real, err));
+    /* One open of root.path (following its symlinks, as realpath would,
+     * but in the kernel: not one readlink per component); O_DIRECTORY is
+     * the "not a directory" check. */
+    autoclose int dirfd = open(s->root.path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0) return brig_fail(err, errno, "root.path: %s", s->root.path);
+    if (!(prop & MS_REC)) {
+        char p[64], real[PATH_MAX];
+        ssize_t n = readlink(brig_fd_path(dirfd, p, sizeof(p)), real, sizeof(real) - 1);
+        if (n < 0) return brig_fail(err, errno, "root.path: %s", s->root.path);
+        real[n] = '\0';
+        TRY(rootfs_parent_private(real, err));
+    }
 
     /* A mount point of its own: pivot_root needs one, and the read-only
-     * remount and propagation at the end must not touch the host's mount. */
-    if (mount(real, real, NULL, MS_BIND | MS_REC, NULL) < 0)
-        return brig_fail(err, errno, "root.path: bind %s onto itself", real);
-    int fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return brig_fail(err, errno, "root.path: open %s", real);
-    brig_debug("rootfs: %s bound onto itself (fd %d)", real, fd);
+     * remount and propagation at the end must not touch the host's mount.
+     * The recursive bind of the directory onto itself, made on fds
+     * (open_tree clones what mount(MS_BIND|MS_REC) would, move_mount
+     * attaches it where that would), and the tree fd is then the new
+     * mount's root: no path lookup after the bind. */
+    int fd = mnt_clone(dirfd, true, err);
+    if (fd < 0) return brig_wrap(err, "root.path: bind %s onto itself", s->root.path);
+    if (mnt_attach(fd, dirfd, err) < 0) {
+        close(fd);
+        return brig_wrap(err, "root.path: bind %s onto itself", s->root.path);
+    }
+    brig_debug("rootfs: %s bound onto itself (fd %d)", s->root.path, fd);
     *rootfd = fd;
     return 0;
 }
@@ -181,18 +192,18 @@ int rootfs_pivot(int rootfd, const struct brig_spec *s, bool no_pivot, struct br
 
 int rootfs_finish(const struct brig_spec *s, struct brig_error **err)
 {
-    autoclose int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (root < 0) return brig_fail(err, errno, "open /");
+    /* "/" by path: our root after the pivot (or chroot), the same mount an
+     * open("/") would give, without the open and close */
     if (s->root.readonly) {
         /* mount_setattr changes only the read-only bit of the root mount and
          * keeps every other flag (nosuid, nodev, locked ones in a user
          * namespace), like a MS_REMOUNT|MS_BIND with the statvfs flags. */
-        if (mnt_setattr(root, false, MOUNT_ATTR_RDONLY, 0, 0, err) < 0)
+        if (mnt_setattr_at(AT_FDCWD, "/", false, MOUNT_ATTR_RDONLY, 0, 0, err) < 0)
             return brig_wrap(err, "root.readonly: remount / read-only");
         brig_debug("rootfs: / is read-only");
     }
     if (s->linux_cfg.has_rootfs_propagation) {
-        if (mnt_set_propagation(root, s->linux_cfg.rootfs_propagation, err) < 0)
+        if (mnt_set_propagation_at(AT_FDCWD, "/", s->linux_cfg.rootfs_propagation, err) < 0)
             return brig_wrap(err, "linux.rootfsPropagation");
         brig_debug("rootfs: propagation %#lx applied to /", s->linux_cfg.rootfs_propagation);
     }
