@@ -265,6 +265,14 @@ static const char *mounts_userns_fallback(const char *type)
 int mounts_fs(int rootfd, const char *source, const char *dest, const char *type,
               const struct brig_mount_opts *o, bool in_userns, struct brig_error **err)
 {
+    return mounts_fs_open(rootfd, source, dest, type, o, in_userns, NULL, err);
+}
+
+int mounts_fs_open(int rootfd, const char *source, const char *dest, const char *type,
+                   const struct brig_mount_opts *o, bool in_userns, int *verified,
+                   struct brig_error **err)
+{
+    if (verified != NULL) *verified = -1;
     TRY(mounts_check_proc(dest, type, false, false, err));
     bool plain;
     autoclose int destfd = mounts_open_dest_ex(
@@ -310,6 +318,7 @@ int mounts_fs(int rootfd, const char *source, const char *dest, const char *type
     if (mnt_set_propagation(newfd, o->propagation, err) < 0) return brig_wrap(err, "propagation");
     brig_debug("mounted %s on %s (flags %#lx, data %s)", type, dest, flags,
                o->data != NULL ? o->data : "");
+    if (verified != NULL) *verified = steal_fd(&newfd);
     return 0;
 }
 

@@ -261,11 +261,13 @@ int mounts_cgroup_v1(int rootfd, const struct brig_spec *s, const char *dest,
         .flags = o->flags & (MS_NOSUID | MS_NODEV | MS_NOEXEC),
         .data = (char *)"mode=755",
     };
-    TRY(mounts_fs(rootfd, "tmpfs", dest, "tmpfs", &tmp, false, err));
+    /* top: the tmpfs as mounts_fs reopened and verified it */
+    autoclose int top = -1;
+    TRY(mounts_fs_open(rootfd, "tmpfs", dest, "tmpfs", &tmp, false, &top, err));
+    if (top < 0) top = brig_open_in_root(rootfd, dest, O_PATH | O_DIRECTORY, 0, err);
+    if (top < 0) return -1;
     /* /proc/self/cgroup shows host paths unless we have a cgroup namespace */
     bool host_paths = !s->linux_cfg.namespaces[BRIG_NS_CGROUP].present;
-    autoclose int top = brig_open_in_root(rootfd, dest, O_PATH | O_DIRECTORY, 0, err);
-    if (top < 0) return -1;
 
     int n = 0;
     char *save = NULL;

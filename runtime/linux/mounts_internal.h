@@ -20,6 +20,11 @@ int mounts_bind_source(int rootfd, const char *src, const char *dest,
 /* mount(2) a filesystem of type on dest, then verify and apply attributes. */
 int mounts_fs(int rootfd, const char *source, const char *dest, const char *type,
               const struct brig_mount_opts *o, bool in_userns, struct brig_error **err);
+/* The same, and *verified: the O_PATH fd of the new mount, as reopened
+ * through the root and verified, or -1 (a bind fallback: open it yourself). */
+int mounts_fs_open(int rootfd, const char *source, const char *dest, const char *type,
+                   const struct brig_mount_opts *o, bool in_userns, int *verified,
+                   struct brig_error **err);
 
 /* type "cgroup": a tmpfs with one bind per v1 hierarchy of our cgroup;
  * 1 (nothing done) when this process is in no v1 hierarchy. */
