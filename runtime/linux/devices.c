@@ -182,9 +182,14 @@ static bool dev_listed(const struct brig_spec *s, const char *path)
 static int dev_symlink(int devfd, const char *target, const char *name, bool replace,
                        struct brig_error **err)
 {
-    if (replace && unlinkat(devfd, name, 0) < 0 && errno != ENOENT)
+    if (symlinkat(target, devfd, name) == 0) return 0;
+    if (errno != EEXIST) return brig_fail(err, errno, "symlink /dev/%s -> %s", name, target);
+    if (!replace) return 0;
+    /* whatever the image had there goes (unlinkat never follows a
+     * symlink): only then, so the usual empty /dev costs one call */
+    if (unlinkat(devfd, name, 0) < 0 && errno != ENOENT)
         return brig_fail(err, errno, "remove /dev/%s", name);
-    if (symlinkat(target, devfd, name) < 0 && errno != EEXIST)
+    if (symlinkat(target, devfd, name) < 0)
         return brig_fail(err, errno, "symlink /dev/%s -> %s", name, target);
     return 0;
 }
