@@ -199,6 +199,11 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
      * where it has no rights on the host's cgroups. Either way it is in them
      * before it sends SYNC_HOOKS: before any hook or process of the container. */
     bool self_attach = !L->ns.new_user;
+    /* The init checks it is not in this mount namespace before it changes
+     * any mount (rootfs_prepare). */
+    struct stat caller_mntns;
+    if (stat("/proc/self/ns/mnt", &caller_mntns) < 0)
+        return brig_fail(err, errno, "stat /proc/self/ns/mnt");
     L->pid = launch_clone(L->ns.clone_flags, cgroup_clone_fd(L->cg), &cloned_into);
     if (L->pid == 0) {
         /* The state dir's flock belongs to the open file, which we share:
@@ -211,6 +216,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
             .spec = L->spec, .bpf = L->bpf, .ns = &L->ns, .sync_fd = child_end,
             .cg = self_attach ? L->cg : NULL, .cloned_into = cloned_into,
             .fifo_fd = L->fifo_fd, .no_pivot = o->no_pivot, .preserve_fds = o->preserve_fds,
+            .caller_mntns = &caller_mntns,
         };
         child_main(&c);
     }

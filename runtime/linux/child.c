@@ -15,6 +15,7 @@
 
 #include "../lifecycle/hooks.h"
 #include "../util/cleanup.h"
+#include "../util/fd_defer.h"
 #include "../util/log.h"
 #include "../util/strutil.h"
 #include "cgroup.h"
@@ -64,7 +65,7 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
     TRY(ns_child_join(s, c->ns, err));
     if (c->ns->new_uts) TRY(hostname_apply(s, err));
     if (c->ns->new_net) TRY(netlink_lo_up(err));
-    TRY(rootfs_prepare(s, &rootfd, err));
+    TRY(rootfs_prepare(s, c->caller_mntns, &rootfd, err));
     TRY(mounts_apply(rootfd, s, in_userns, err));
     TRY(devices_populate(rootfd, s, in_userns, err));
 
@@ -72,6 +73,7 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
     TRY(sync_expect(c->sync_fd, SYNC_HOOKS_DONE, "parent went away", &c->state_json, err));
     TRY(hooks_run(s, BRIG_HOOK_CREATE_CONTAINER, c->state_json, err));
 
+    brig_fd_defer_flush();                                    /* nothing pins the old root */
     TRY(rootfs_pivot(rootfd, s, c->no_pivot, err));
     if (s->process.terminal) TRY(child_console(c, err));
     TRY(sysctl_apply(s, err));                                 /* before /proc/sys goes ro */
@@ -82,6 +84,7 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
     TRY(scheduler_apply(&s->process, err));
     TRY(io_priority_apply(&s->process, err));
     TRY(rlimits_apply(&s->process, err));
+    brig_fd_defer_flush();
     return 0;
 }
 
@@ -117,6 +120,9 @@ void child_main(struct child_ctx *c)
         brig_fail(&err, errno, "prctl PR_SET_DUMPABLE");
         goto fail;
     }
+    /* The O_PATH and mount fds of the setup are closed in batches
+     * (util/fd_defer.h): all are O_CLOEXEC, and flushed before the pivot. */
+    brig_fd_defer_start();
     if (child_setup(c, &err) < 0) goto fail;
     if (proc_find_exec(&c->spec->process, &exe, &err) < 0) goto fail;
     /* As runc: a cwd that cannot be entered fails create, not start (it

@@ -4,6 +4,7 @@
 #define BRIG_CHILD_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 
 #include "../config/spec.h"
 #include "ns.h"
@@ -22,6 +23,7 @@ struct child_ctx {
     bool no_pivot;
     int preserve_fds;               /* fds 3 .. 3+N-1 are passed to the process */
     char *state_json;               /* from the parent, for createContainer/startContainer */
+    const struct stat *caller_mntns;/* brig's mount namespace (the one not to touch), or NULL */
 };
 
 /* Never returns: execs process.args or _exit()s after reporting the error

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/fd_defer.h"
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "../util/strutil.h"
@@ -110,7 +111,7 @@ static int dev_mknod_at(int dir, const char *base, const struct dev_node *d,
 static int dev_mknod(int rootfd, const struct dev_node *d, struct brig_error **err)
 {
     autofree char *base = NULL;
-    autoclose int dir = dev_parent(rootfd, d->path, &base, err);
+    autoclose_path int dir = dev_parent(rootfd, d->path, &base, err);
     if (dir < 0) return -1;
     return dev_mknod_at(dir, base, d, NULL, err);
 }
@@ -119,7 +120,7 @@ static int dev_mknod(int rootfd, const struct dev_node *d, struct brig_error **e
  * runc does) onto an empty file, after checking it is the device asked for. */
 static int dev_bind(int rootfd, const struct dev_node *d, struct brig_error **err)
 {
-    autoclose int src = open(d->path, O_PATH | O_CLOEXEC);
+    autoclose_path int src = open(d->path, O_PATH | O_CLOEXEC);
     if (src < 0) return brig_fail(err, errno, "host device %s", d->path);
     struct stat st;
     if (fstat(src, &st) < 0) return brig_fail(err, errno, "stat host device %s", d->path);
@@ -130,15 +131,15 @@ static int dev_bind(int rootfd, const struct dev_node *d, struct brig_error **er
     {
         /* a symlink from the image must not redirect the bind elsewhere */
         autofree char *base = NULL;
-        autoclose int dir = dev_parent(rootfd, d->path, &base, err);
+        autoclose_path int dir = dev_parent(rootfd, d->path, &base, err);
         if (dir < 0) return -1;
         if (fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode) &&
             unlinkat(dir, base, 0) < 0)
             return brig_fail(err, errno, "remove %s", d->path);
     }
-    autoclose int dest = mounts_open_dest(rootfd, d->path, false, err);
+    autoclose_path int dest = mounts_open_dest(rootfd, d->path, false, err);
     if (dest < 0) return -1;
-    autoclose int tree = mnt_clone(src, false, err);
+    autoclose_path int tree = mnt_clone(src, false, err);
     if (tree < 0) return brig_wrap(err, "bind %s", d->path);
     if (mnt_attach(tree, dest, err) < 0) return brig_wrap(err, "bind %s", d->path);
     brig_debug("devices: bound host %s", d->path);
@@ -197,7 +198,7 @@ static int dev_symlink(int devfd, const char *target, const char *name, bool rep
 static int dev_defaults_setup(int rootfd, const struct brig_spec *s, bool in_userns,
                               struct brig_error **err)
 {
-    autoclose int devfd = brig_mkdir_in_root(rootfd, "/dev", 0755, err);
+    autoclose_path int devfd = brig_mkdir_in_root(rootfd, "/dev", 0755, err);
     if (devfd < 0) return -1;
     /* the defaults are all directly in /dev: one resolution of it for all */
     struct dev_fresh fresh = {0};

@@ -20,6 +20,7 @@
 
 #include "../config/mount_options.h"
 #include "../util/cleanup.h"
+#include "../util/fd_defer.h"
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "../util/strutil.h"
@@ -166,7 +167,7 @@ int mounts_bind_source(int rootfd, const char *src, const char *dest,
                        const struct brig_mount_opts *o, const char *type,
                        struct brig_error **err)
 {
-    autoclose int srcfd = open(src, O_PATH | O_CLOEXEC);
+    autoclose_path int srcfd = open(src, O_PATH | O_CLOEXEC);
     if (srcfd < 0) return brig_fail(err, errno, "source %s", src);
     struct stat st;
     struct statfs sfs;
@@ -178,12 +179,12 @@ int mounts_bind_source(int rootfd, const char *src, const char *dest,
     bool plain;
     const char *real_dir_of =
         strcmp(dest, "/proc") == 0 || strcmp(dest, "/sys") == 0 ? dest : NULL;
-    autoclose int destfd =
+    autoclose_path int destfd =
         mounts_open_dest_ex(rootfd, dest, S_ISDIR(st.st_mode), real_dir_of, &plain, err);
     if (destfd < 0) return -1;
     TRY(mounts_check_dest(rootfd, destfd, dest, plain, type, true, src_is_proc, err));
 
-    autoclose int tree = mnt_clone(srcfd, o->recursive_bind, err);
+    autoclose_path int tree = mnt_clone(srcfd, o->recursive_bind, err);
     if (tree < 0) return brig_wrap(err, "bind %s", src);
     TRY(mounts_bind_flags(tree, o, err));
     if (mnt_attach(tree, destfd, err) < 0) return brig_wrap(err, "bind %s", src);
@@ -275,7 +276,7 @@ int mounts_fs_open(int rootfd, const char *source, const char *dest, const char 
     if (verified != NULL) *verified = -1;
     TRY(mounts_check_proc(dest, type, false, false, err));
     bool plain;
-    autoclose int destfd = mounts_open_dest_ex(
+    autoclose_path int destfd = mounts_open_dest_ex(
         rootfd, dest, true, mounts_needs_real_dir(dest, type) ? type : NULL, &plain, err);
     if (destfd < 0) return -1;
     TRY(mounts_check_dest(rootfd, destfd, dest, plain, type, false, false, err));
@@ -302,7 +303,7 @@ int mounts_fs_open(int rootfd, const char *source, const char *dest, const char 
     }
 
     /* Look again through the root: the new mount must be where we meant. */
-    autoclose int newfd = brig_open_in_root(rootfd, dest, O_PATH | O_DIRECTORY, 0, err);
+    autoclose_path int newfd = brig_open_in_root(rootfd, dest, O_PATH | O_DIRECTORY, 0, err);
     if (newfd < 0) return brig_wrap(err, "reopen after mount %s", type);
     uint64_t after = 0;
     struct statfs sfs;

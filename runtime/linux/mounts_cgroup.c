@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/fd_defer.h"
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "../util/strutil.h"
@@ -31,7 +32,7 @@
  * with the MOUNT_ATTR_* flags attr already set (fsmount applies them). */
 static int cgmnt_open_hierarchy(const char *ctrls, uint64_t attr, struct brig_error **err)
 {
-    autoclose int fs = fsopen("cgroup", FSOPEN_CLOEXEC);
+    autoclose_path int fs = fsopen("cgroup", FSOPEN_CLOEXEC);
     if (fs < 0) return brig_fail(err, errno, "fsopen cgroup");
     autofree char *list = brig_strdup(ctrls);
     bool has_controller = false;
@@ -180,12 +181,12 @@ static int cgmnt_one(int rootfd, int topfd, const char *dest, const char *ctrls,
             return cgmnt_bind_fallback(rootfd, topfd, dest, ctrls, dir, sub, path, host_paths, o,
                                        herr, err);
     }
-    autoclose int destfd = cgmnt_open_subdir(rootfd, topfd, sub, dir, err);
+    autoclose_path int destfd = cgmnt_open_subdir(rootfd, topfd, sub, dir, err);
     if (destfd < 0) return -1;
     uint64_t set = mnt_flags_to_attr(o->flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC));
     /* At the hierarchy's root (in a cgroup namespace, our own cgroup is
      * that root), fsmount sets the flags and its mount is attached as is. */
-    autoclose int hier = cgmnt_open_hierarchy(ctrls, rel[0] == '\0' ? set : 0, &herr);
+    autoclose_path int hier = cgmnt_open_hierarchy(ctrls, rel[0] == '\0' ? set : 0, &herr);
     if (hier < 0)
         return cgmnt_bind_fallback(rootfd, topfd, dest, ctrls, dir, sub, path, host_paths, o,
                                    herr, err);
@@ -193,7 +194,7 @@ static int cgmnt_one(int rootfd, int topfd, const char *dest, const char *ctrls,
         if (mnt_attach(hier, destfd, err) < 0) return brig_wrap(err, "cgroup %s", ctrls);
     } else {
         /* our own cgroup only: clone its directory out of the hierarchy */
-        autoclose int tree = open_tree(hier, rel, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        autoclose_path int tree = open_tree(hier, rel, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
         if (tree < 0) return brig_fail(err, errno, "cgroup %s: open %s", ctrls, path);
         if (set != 0) TRY(mnt_setattr(tree, false, set, 0, 0, err));
         if (mnt_attach(tree, destfd, err) < 0) return brig_wrap(err, "cgroup %s", ctrls);
@@ -262,7 +263,7 @@ int mounts_cgroup_v1(int rootfd, const struct brig_spec *s, const char *dest,
         .data = (char *)"mode=755",
     };
     /* top: the tmpfs as mounts_fs reopened and verified it */
-    autoclose int top = -1;
+    autoclose_path int top = -1;
     TRY(mounts_fs_open(rootfd, "tmpfs", dest, "tmpfs", &tmp, false, &top, err));
     if (top < 0) top = brig_open_in_root(rootfd, dest, O_PATH | O_DIRECTORY, 0, err);
     if (top < 0) return -1;

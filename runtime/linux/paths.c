@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/fd_defer.h"
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "mount_util.h"
@@ -34,7 +35,7 @@ static int paths_open(int rootfd, const char *path, int *fd, struct brig_error *
 /* A fresh read-only, empty tmpfs, detached until attached onto destfd. */
 static int paths_empty_tmpfs(struct brig_error **err)
 {
-    autoclose int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+    autoclose_path int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
     if (fs < 0) return brig_fail(err, errno, "fsopen tmpfs");
     if (fsconfig(fs, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
         fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
@@ -49,7 +50,7 @@ static int paths_empty_tmpfs(struct brig_error **err)
  * an image or a mount could have put anything there. */
 static int paths_dev_null(int rootfd, struct brig_error **err)
 {
-    autoclose int fd = brig_open_in_root(rootfd, "/dev/null", O_PATH, 0, err);
+    autoclose_path int fd = brig_open_in_root(rootfd, "/dev/null", O_PATH, 0, err);
     if (fd < 0) return -1;
     struct stat st;
     if (fstat(fd, &st) < 0) return brig_fail(err, errno, "stat /dev/null");
@@ -106,7 +107,7 @@ static int paths_mask_dir(struct paths_ctx *c, int fd, struct brig_error **err)
         /* ENOENT: "self" did not resolve, nothing was mounted */
         if (errno != ENOENT) return brig_fail(err, errno, "mount tmpfs");
     }
-    autoclose int tree = paths_empty_tmpfs(err);
+    autoclose_path int tree = paths_empty_tmpfs(err);
     if (tree < 0) return -1;
     return mnt_attach(tree, fd, err);
 }
@@ -125,14 +126,14 @@ static int paths_mask_file(struct paths_ctx *c, int fd, struct brig_error **err)
             return 0;
         if (errno != ENOENT) return brig_fail(err, errno, "bind /dev/null");
     }
-    autoclose int tree = mnt_clone(c->null, false, err);
+    autoclose_path int tree = mnt_clone(c->null, false, err);
     if (tree < 0) return -1;
     return mnt_attach(tree, fd, err);
 }
 
 static int paths_mask(struct paths_ctx *c, const char *path, struct brig_error **err)
 {
-    autoclose int fd = -1;
+    autoclose_path int fd = -1;
     TRY(paths_open(c->rootfd, path, &fd, err));
     if (fd < 0) return 0;
     struct stat st;
@@ -146,10 +147,10 @@ static int paths_mask(struct paths_ctx *c, const char *path, struct brig_error *
  * Done on the whole subtree: a mount below a read-only path stays covered. */
 static int paths_readonly(int rootfd, const char *path, struct brig_error **err)
 {
-    autoclose int fd = -1;
+    autoclose_path int fd = -1;
     TRY(paths_open(rootfd, path, &fd, err));
     if (fd < 0) return 0;
-    autoclose int tree = mnt_clone(fd, true, err);
+    autoclose_path int tree = mnt_clone(fd, true, err);
     if (tree < 0) return -1;
     TRY(mnt_setattr(tree, true,
                     MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
@@ -161,7 +162,7 @@ static int paths_readonly(int rootfd, const char *path, struct brig_error **err)
 
 int paths_mask_readonly(const struct brig_spec *s, struct brig_error **err)
 {
-    autoclose int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    autoclose_path int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0) return brig_fail(err, errno, "open /");
     const struct brig_linux *l = &s->linux_cfg;
     for (size_t i = 0; i < l->n_readonly_paths; i++)
@@ -172,6 +173,6 @@ int paths_mask_readonly(const struct brig_spec *s, struct brig_error **err)
     for (size_t i = 0; r == 0 && i < l->n_masked_paths; i++)
         if (paths_mask(&c, l->masked_paths[i], err) < 0)
             r = brig_wrap(err, "linux.maskedPaths[%zu] (%s)", i, l->masked_paths[i]);
-    brig_closep(&c.null);
+    brig_fd_defer_closep(&c.null);
     return r;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/fd_defer.h"
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "../util/strutil.h"
@@ -68,29 +69,26 @@ static int rootfs_parent_private(const char *root, struct brig_error **err)
 }
 
 /* Everything below changes propagation and mounts of the namespace we are
- * in: doing that in the host's (or brig's caller's) namespace would be a
- * disaster, so make sure this is not the one of init or of our parent. */
-static int rootfs_check_own_mntns(struct brig_error **err)
+ * in: doing that in the caller's (brig's, so the host's) namespace would be
+ * a disaster. caller is the mount namespace this process was in before it
+ * joined or made the container's (stat of /proc/self/ns/mnt then). */
+static int rootfs_check_own_mntns(const struct stat *caller, struct brig_error **err)
 {
-    struct stat self, other;
+    if (caller == NULL) return 0;
+    struct stat self;
     if (stat("/proc/self/ns/mnt", &self) < 0) return brig_fail(err, errno, "stat /proc/self/ns/mnt");
-    char p[64];
-    pid_t pids[2] = { 1, getppid() };
-    for (size_t i = 0; i < 2; i++) {
-        if (pids[i] <= 0 || (i == 1 && pids[i] == 1)) continue;
-        snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)pids[i]);
-        if (stat(p, &other) == 0 && other.st_ino == self.st_ino && other.st_dev == self.st_dev)
-            return brig_failx(err, "linux.namespaces: the root filesystem needs a new mount "
-                                   "namespace (refusing to change pid %d's)", (int)pids[i]);
-    }
+    if (self.st_ino == caller->st_ino && self.st_dev == caller->st_dev)
+        return brig_failx(err, "linux.namespaces: the root filesystem needs a new mount "
+                               "namespace (refusing to change the caller's)");
     return 0;
 }
 
-int rootfs_prepare(const struct brig_spec *s, int *rootfd, struct brig_error **err)
+int rootfs_prepare(const struct brig_spec *s, const struct stat *caller_mntns, int *rootfd,
+                   struct brig_error **err)
 {
     if (s->root.path == NULL || s->root.path[0] != '/')
         return brig_failx(err, "root.path: must be an absolute path");
-    TRY(rootfs_check_own_mntns(err));
+    TRY(rootfs_check_own_mntns(caller_mntns, err));
     unsigned long prop = MS_SLAVE | MS_REC;
     if (s->linux_cfg.has_rootfs_propagation &&
         !rootfs_prop_deferred(s->linux_cfg.rootfs_propagation))
@@ -103,7 +101,7 @@ int rootfs_prepare(const struct brig_spec *s, int *rootfd, struct brig_error **e
     /* One open of root.path (following its symlinks, as realpath would,
      * but in the kernel: not one readlink per component); O_DIRECTORY is
      * the "not a directory" check. */
-    autoclose int dirfd = open(s->root.path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    autoclose_path int dirfd = open(s->root.path, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0) return brig_fail(err, errno, "root.path: %s", s->root.path);
     if (!(prop & MS_REC)) {
         char p[64], real[PATH_MAX];

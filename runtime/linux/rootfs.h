@@ -8,12 +8,17 @@
 
 #include <stdbool.h>
 
+#include <sys/stat.h>
+
 #include "../config/spec.h"
 
 /* Make the host's mounts not propagate into ours (rslave by default, or
  * linux.rootfsPropagation), bind the root onto itself so it is a mount
- * point, and return an O_PATH fd of it in *rootfd. */
-int rootfs_prepare(const struct brig_spec *s, int *rootfd, struct brig_error **err);
+ * point, and return an O_PATH fd of it in *rootfd. caller_mntns (the stat
+ * of /proc/self/ns/mnt before the namespaces were joined; NULL: unchecked)
+ * must not be the namespace we are in now. */
+int rootfs_prepare(const struct brig_spec *s, const struct stat *caller_mntns, int *rootfd,
+                   struct brig_error **err);
 
 /* Every entry of spec->mounts, in order. Errors read
  * "mounts[2] (/proc): mount proc: Operation not permitted". */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fd_defer.h"
 #include "log.h"
 #include "strutil.h"
 
@@ -98,7 +99,7 @@ static int fsroot_mkdir_last(int rootfd, const char *path, mode_t mode, int nofo
     autofree char *parent = strndup(path, (size_t)(last - path));
     if (parent == NULL) return -2;
     bool parent_plain;
-    autoclose int pfd = fsroot_open_dir(rootfd, parent, 0, &parent_plain);
+    autoclose_path int pfd = fsroot_open_dir(rootfd, parent, 0, &parent_plain);
     if (pfd < 0) return -2;
     char comp[NAME_MAX + 1];
     memcpy(comp, last, last_n);
@@ -131,7 +132,7 @@ static int fsroot_mkdir(int rootfd, const char *path, mode_t mode, int nofollow,
         int fd = fsroot_mkdir_last(rootfd, path, mode, nofollow, plain, err);
         if (fd != -2) return fd;
     }
-    autoclose int cur = fsroot_openat2(rootfd, ".", O_PATH | O_DIRECTORY, 0);
+    autoclose_path int cur = fsroot_openat2(rootfd, ".", O_PATH | O_DIRECTORY, 0);
     if (cur < 0) return brig_fail(err, errno, "open root");
     autofree char *prefix = brig_calloc(1, strlen(path) + 2);
     size_t plen = 0;
@@ -181,7 +182,7 @@ int brig_mkdir_in_root_ex(int rootfd, const char *path, mode_t mode, int flags, 
     /* O_NOFOLLOW|O_DIRECTORY fails with ENOTDIR on a symlink (ELOOP with
      * RESOLVE_NO_SYMLINKS): only then look at what the last component is */
     if (e->errnum == ENOTDIR || e->errnum == ELOOP) {
-        autoclose int lfd = fsroot_openat2(rootfd, path, O_PATH | O_NOFOLLOW, 0);
+        autoclose_path int lfd = fsroot_openat2(rootfd, path, O_PATH | O_NOFOLLOW, 0);
         struct stat st;
         if (lfd >= 0 && fstat(lfd, &st) == 0 && S_ISLNK(st.st_mode)) {
             brig_failx(err, "%s is a symlink", path);
@@ -215,7 +216,7 @@ int brig_mkfile_in_root(int rootfd, const char *path, mode_t mode, struct brig_e
             free(steal_ptr(&dir)), dir = brig_strdup(".");
         if (name[0] == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
             return brig_failx(err, "create %s: not a file name", path);
-        autoclose int parent = brig_mkdir_in_root(rootfd, dir, 0755, err);
+        autoclose_path int parent = brig_mkdir_in_root(rootfd, dir, 0755, err);
         if (parent < 0) return -1;
         /* O_CREAT|O_EXCL never follows a symlink in the last component */
         int wfd = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);

@@ -29,7 +29,7 @@ static void sym(struct tfs *t, const char *target, const char *rel)
 static int prepare(struct tfs *t, struct brig_spec *s)
 {
     int rootfd = -1;
-    TFS_OK(t, rootfs_prepare(s, &rootfd, err));
+    TFS_OK(t, rootfs_prepare(s, NULL, &rootfd, err));
     return rootfd;
 }
 

@@ -71,7 +71,7 @@ static void full_chain(struct tfs *t)
     s.linux_cfg.n_readonly_paths = 4;
 
     int rootfd = -1;
-    TFS_OK(t, rootfs_prepare(&s, &rootfd, err));
+    TFS_OK(t, rootfs_prepare(&s, NULL, &rootfd, err));
     TFS_OK(t, mounts_apply(rootfd, &s, false, err));
     TFS_OK(t, devices_populate(rootfd, &s, false, err));
     TFS_OK(t, rootfs_pivot(rootfd, &s, false, err));
@@ -129,7 +129,7 @@ static void no_pivot(struct tfs *t)
     struct brig_spec s;
     tfs_spec(t, &s, usual_mounts, 1);
     int rootfd = -1;
-    TFS_OK(t, rootfs_prepare(&s, &rootfd, err));
+    TFS_OK(t, rootfs_prepare(&s, NULL, &rootfd, err));
     TFS_OK(t, mounts_apply(rootfd, &s, false, err));
     TFS_OK(t, rootfs_pivot(rootfd, &s, true, err));
     TFS_OK(t, rootfs_finish(&s, err));
@@ -152,7 +152,7 @@ static void hostile_null(struct tfs *t)
     s.linux_cfg.masked_paths = masked;
     s.linux_cfg.n_masked_paths = 1;
     int rootfd = -1;
-    TFS_OK(t, rootfs_prepare(&s, &rootfd, err));
+    TFS_OK(t, rootfs_prepare(&s, NULL, &rootfd, err));
     TFS_OK(t, rootfs_pivot(rootfd, &s, false, err));
     char msg[1024];
     TFS_FAILS(t, paths_mask_readonly(&s, err), msg);
@@ -174,7 +174,7 @@ static void hostile_dev(struct tfs *t, bool userns)
     struct brig_spec s;
     tfs_spec(t, &s, NULL, 0);
     int rootfd = -1;
-    TFS_OK(t, rootfs_prepare(&s, &rootfd, err));
+    TFS_OK(t, rootfs_prepare(&s, NULL, &rootfd, err));
     TFS_OK(t, devices_populate(rootfd, &s, userns, err));
     TFS_CHECK(t, is_chr(tfs_in(t, "dev/null"), 1, 3, 0), "/dev/null");
     TFS_CHECK(t, is_chr(tfs_in(t, "dev/zero"), 1, 5, 0), "/dev/zero");
@@ -202,7 +202,7 @@ static void dev_bound(struct tfs *t)
     struct brig_spec s;
     tfs_spec(t, &s, m, 1);
     int rootfd = -1;
-    TFS_OK(t, rootfs_prepare(&s, &rootfd, err));
+    TFS_OK(t, rootfs_prepare(&s, NULL, &rootfd, err));
     TFS_OK(t, mounts_apply(rootfd, &s, false, err));
     TFS_OK(t, devices_populate(rootfd, &s, false, err));
     TFS_CHECK(t, !tfs_exists(tfs_in(t, "dev/null")), "default devices created in a bound /dev");
@@ -232,7 +232,7 @@ static void propagation(struct tfs *t)
     s.linux_cfg.has_rootfs_propagation = true;
     s.linux_cfg.rootfs_propagation = MS_SHARED | MS_REC;
     int rootfd = -1;
-    TFS_OK(t, rootfs_prepare(&s, &rootfd, err));
+    TFS_OK(t, rootfs_prepare(&s, NULL, &rootfd, err));
     TFS_OK(t, mounts_apply(rootfd, &s, false, err));
     TFS_OK(t, rootfs_pivot(rootfd, &s, false, err));
     TFS_CHECK(t, !root_is_shared(), "shared before finish");
@@ -250,7 +250,7 @@ static void prop_private(struct tfs *t)
     s.linux_cfg.has_rootfs_propagation = true;
     s.linux_cfg.rootfs_propagation = MS_PRIVATE;
     int rootfd = -1;
-    TFS_OK(t, rootfs_prepare(&s, &rootfd, err));
+    TFS_OK(t, rootfs_prepare(&s, NULL, &rootfd, err));
     TFS_OK(t, rootfs_pivot(rootfd, &s, false, err));
     TFS_OK(t, rootfs_finish(&s, err));
     TFS_CHECK(t, !root_is_shared(), "private root is shared");
@@ -293,7 +293,7 @@ static void in_userns(struct tfs *t)
     bool v1 = tfs_fstype("/sys/fs/cgroup/memory") == CGROUP_SUPER_MAGIC;
     tfs_spec(t, &s, m, v1 ? 4 : 3);
     int rootfd = -1;
-    TFS_OK(t, rootfs_prepare(&s, &rootfd, err));
+    TFS_OK(t, rootfs_prepare(&s, NULL, &rootfd, err));
     TFS_OK(t, mounts_apply(rootfd, &s, true, err));
     TFS_OK(t, devices_populate(rootfd, &s, true, err));
     /* sysfs cannot be mounted here: the host's /sys is bound instead, ro */
@@ -333,7 +333,9 @@ static void shared_ns(struct tfs *t)
         tfs_spec(t, &s, NULL, 0);
         int rootfd = -1;
         struct brig_error *e = NULL;
-        if (rootfs_prepare(&s, &rootfd, &e) == 0) tfs_fail(t, "prepared in the parent's namespace");
+        struct stat caller;
+        if (stat("/proc/self/ns/mnt", &caller) < 0) tfs_fail(t, "stat /proc/self/ns/mnt");
+        if (rootfs_prepare(&s, &caller, &rootfd, &e) == 0) tfs_fail(t, "prepared in the parent's namespace");
         if (strstr(e->msg, "needs a new mount namespace") == NULL) tfs_fail(t, "message: %s", e->msg);
         _exit(0);
     }
