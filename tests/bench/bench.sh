@@ -356,16 +356,20 @@ ms() { awk -v n="$1" 'BEGIN { printf "%.2f", n / 1e6 }'; }
 table() {   # kind cfg runtimes...
     local kind=$1 cfg=$2; shift 2
     local base=$W/res/$kind-$cfg-crun
-    printf '%-9s %9s %9s %9s %8s %10s %9s\n' runtime "median ms" "p10 ms" "p90 ms" "x crun" "peak RSS" syscalls
+    local sys_base=$W/res/sys-$kind-$cfg-crun
+    printf '%-9s %9s %9s %9s %8s %10s %9s %8s\n' runtime "median ms" "p10 ms" "p90 ms" "x crun" \
+        "peak RSS" syscalls "x crun"
     for rt in "$@"; do
         local f=$W/res/$kind-$cfg-$rt
         [ -s "$f" ] || continue
-        local med p10 p90 rss x="-" sys="-"
+        local med p10 p90 rss x="-" sys="-" sysx="-"
         read -r med p10 p90 rss < <(stats "$f")
         [ -s "$base" ] && x=$(ratio "$f" "$base")
         [ -s "$W/res/sys-$kind-$cfg-$rt" ] && sys=$(cat "$W/res/sys-$kind-$cfg-$rt")
-        printf '%-9s %9s %9s %9s %8s %7s KB %9s\n' "$rt" "$(ms "$med")" "$(ms "$p10")" "$(ms "$p90")" \
-            "$x" "$rss" "$sys"
+        [ "$sys" != "-" ] && [ -s "$sys_base" ] &&
+            sysx=$(awk -v a="$sys" -v b="$(cat "$sys_base")" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
+        printf '%-9s %9s %9s %9s %8s %7s KB %9s %8s\n' "$rt" "$(ms "$med")" "$(ms "$p10")" "$(ms "$p90")" \
+            "$x" "$rss" "$sys" "$sysx"
     done
 }
 
@@ -377,7 +381,7 @@ want crun && echo "$(crun --version | head -1)"
 want runc && echo "$(runc --version | head -1)"
 for cfg in "${configs_list[@]}"; do
     echo
-    echo "== run /bin/true, $cfg config, $rounds rounds, ${gap_ms} ms apart (x crun: median of per-round ratios)"
+    echo "== run /bin/true, $cfg config, $rounds rounds, ${gap_ms} ms apart (x crun: median of per-round ratios; syscalls x crun: of the counts)"
     table run "$cfg" "${runtimes_list[@]}"
 done
 if [ "$do_exec" = 1 ]; then
