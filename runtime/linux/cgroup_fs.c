@@ -73,14 +73,15 @@ int cg_read_value(const char *dir, const char *file, char *buf, size_t size, str
     return 0;
 }
 
-int cg_mkdir_p(const char *mnt, const char *path, unsigned *created, struct brig_error **err)
+/* One walk from the mount point down; ENOENT means a level made or found a
+ * moment ago was removed before the next mkdir: *vanished is set. */
+static int cg_mkdir_walk(const char *mnt, const char *path, unsigned *created, bool *vanished,
+                         struct brig_error **err)
 {
     *created = 0;
-    size_t ml = strlen(mnt);
-    if (strncmp(path, mnt, ml) != 0 || (path[ml] != '/' && path[ml] != '\0'))
-        return brig_failx(err, "cgroup %s is not below its mount point %s", path, mnt);
+    *vanished = false;
     autofree char *buf = brig_strdup(path);
-    for (char *p = buf + ml; *p != '\0';) {
+    for (char *p = buf + strlen(mnt); *p != '\0';) {
         while (*p == '/') p++;
         if (*p == '\0') break;
         char *slash = strchr(p, '/');
@@ -92,6 +93,7 @@ int cg_mkdir_p(const char *mnt, const char *path, unsigned *created, struct brig
             /* Undo what this call made so a failure leaves nothing. */
             cg_rmdir_created(buf, *created, NULL);
             *created = 0;
+            *vanished = e == ENOENT;
             return brig_fail(err, e, "mkdir %s", buf);
         } else if (*created > 0) {
             /* Someone raced us below a directory we just made: not ours. */
@@ -106,6 +108,28 @@ int cg_mkdir_p(const char *mnt, const char *path, unsigned *created, struct brig
     }
     brig_debug("cgroup: %s (created %u level(s))", path, *created);
     return 0;
+}
+
+int cg_mkdir_p(const char *mnt, const char *path, unsigned *created, struct brig_error **err)
+{
+    *created = 0;
+    size_t ml = strlen(mnt);
+    if (strncmp(path, mnt, ml) != 0 || (path[ml] != '/' && path[ml] != '\0'))
+        return brig_failx(err, "cgroup %s is not below its mount point %s", path, mnt);
+    /* A parent shared with other containers can be removed between our
+     * mkdir (EEXIST) and the next one by the delete of the container that
+     * made it (delete removes the levels it created once they are empty):
+     * walk again, a few times, rather than fail the create. */
+    for (int attempt = 0;; attempt++) {
+        autoerr struct brig_error *e = NULL;
+        bool vanished;
+        if (cg_mkdir_walk(mnt, path, created, &vanished, &e) == 0) return 0;
+        if (!vanished || attempt == 4) {
+            if (err != NULL) *err = steal_ptr(&e);
+            return -1;
+        }
+        brig_debug("cgroup: a parent of %s was removed meanwhile, again", path);
+    }
 }
 
 static void sleep_ms(long ms)
