@@ -52,7 +52,10 @@ int proc_find_exec(const struct brig_process *p, char **out, struct brig_error *
  * search it must fail here, as runc's does. When this process entered it
  * already as uid 0 and the new identity is uid 0 too, the second lookup
  * sees the same root, mounts, uid and (not yet dropped) capabilities, so it
- * cannot differ: it is skipped. */
+ * cannot differ: it is skipped. Only outside a user namespace: there
+ * CAP_DAC_OVERRIDE covers every inode, while inside one it covers none
+ * whose owner is unmapped, and for those the gid and groups the switch
+ * changes decide (entered_as_root is false then). */
 static int proc_reenter_cwd(const struct brig_process *p, bool entered_as_root,
                             struct brig_error **err)
 {
@@ -89,7 +92,7 @@ int proc_confine(const struct brig_process *p, const struct brig_bpf *bpf, bool 
 int proc_confine_in_cwd(const struct brig_process *p, const struct brig_bpf *bpf,
                         bool in_userns, struct brig_error **err)
 {
-    return proc_confine_cwd(p, bpf, in_userns, geteuid() == 0, err);
+    return proc_confine_cwd(p, bpf, in_userns, !in_userns && geteuid() == 0, err);
 }
 
 /* The signals this process ignores (SigIgn of /proc/self/status, read only

@@ -78,3 +78,15 @@ check "overlapping uid mappings fail" test "$RC" -ne 0
 check "... with a message" test -s "$T/un-bad.err"
 check "... and nothing ran" bash -c "! grep -q '^{' '$T/un-bad.out'"
 assert_clean un-bad
+
+# process.cwd is entered again after the identity switch, even as uid 0: in a
+# user namespace a directory owned by an unmapped uid is searchable only
+# through its mode bits, and the init's gid before the switch (0) is not the
+# process's after it (process.user.gid).
+userns_bundle un-cwd /usr/bin/brig-probe report
+mkdir -p "$T/un-cwd/rootfs/w" && chown "0:$HOST_ID" "$T/un-cwd/rootfs/w" && chmod 0750 "$T/un-cwd/rootfs/w"
+cfg un-cwd '.process.cwd = "/w" | .process.user = {uid: 0, gid: 1000}'
+run_ct un-cwd
+check "uid 0, a gid that may not search process.cwd: run fails" test "$RC" -ne 0
+check "... and nothing ran" bash -c "! grep -q '^{' '$T/un-cwd.out'"
+assert_clean un-cwd
