@@ -90,11 +90,15 @@ static int cg_mkdir_walk(const char *mnt, const char *path, unsigned *created, b
             (*created)++;
         } else if (errno != EEXIST) {
             int e = errno;
-            /* Undo what this call made so a failure leaves nothing. */
+            /* Undo what this call made so a failure leaves nothing: the
+             * levels above the one that failed. */
+            autofree char *failed = brig_strdup(buf);
+            char *last = strrchr(buf, '/');
+            if (last != NULL) *last = '\0';
             cg_rmdir_created(buf, *created, NULL);
             *created = 0;
             *vanished = e == ENOENT;
-            return brig_fail(err, e, "mkdir %s", buf);
+            return brig_fail(err, e, "mkdir %s", failed);
         } else if (*created > 0) {
             /* Someone raced us below a directory we just made: not ours. */
             *created = 0;

@@ -2,19 +2,13 @@
  * cgroupsPath resolution, mountinfo/proc-cgroup parsing, the fail-closed
  * plan against given layouts, and the state format. */
 #include <criterion/criterion.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <linux/bpf.h>
 
 #include "linux/cgroup_internal.h"
 #include "util/cleanup.h"
 #include "util/error.h"
-#include "util/strutil.h"
 
 /* ---- conversions ---- */
 
@@ -458,42 +452,4 @@ Test(cgroup_state, roundtrip_and_validation)
     cr_assert_eq(cgroup_load("{\"layout\":\"hybrid\",\"dirs\":[{\"path\":\"/sys/fs/cgroup/../etc\","
                              "\"created\":1}]}", &bad, &e2), -1);
     cr_assert(strstr(e2->msg, "not a clean absolute path") != NULL, "%s", e2->msg);
-}
-
-/* ---- cg_mkdir_p against a parent removed meanwhile ---- */
-
-/* Another container's delete removes a parent it made as soon as it is
- * empty; here a child process does that in a loop (plain directories: the
- * walk is the same as in a cgroup mount) while we create leaves below it. */
-Test(cgroup_mkdir, parent_removed_meanwhile)
-{
-    char tmpl[] = "/tmp/brig-cgmkdir.XXXXXX";
-    cr_assert_not_null(mkdtemp(tmpl));
-    autofree char *shared = brig_asprintf("%s/shared", tmpl);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        for (;;) {
-            rmdir(shared);
-            usleep(100);
-        }
-    }
-    int failures = 0;
-    char first[256] = "";
-    for (int i = 0; i < 6000; i++) {
-        autofree char *leaf = brig_asprintf("%s/leaf", shared);
-        unsigned created = 0;
-        struct brig_error *e = NULL;
-        if (cg_mkdir_p(tmpl, leaf, &created, &e) < 0) {
-            if (failures++ == 0) snprintf(first, sizeof(first), "%s", e->msg);
-            brig_error_free(e);
-            continue;
-        }
-        rmdir(leaf);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    rmdir(shared);
-    rmdir(tmpl);
-    cr_assert_eq(failures, 0, "%d of 6000 creates failed, first: %s", failures, first);
 }
