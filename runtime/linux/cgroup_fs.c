@@ -123,7 +123,10 @@ int cg_mkdir_p(const char *mnt, const char *path, unsigned *created, struct brig
     /* A parent shared with other containers can be removed between our
      * mkdir (EEXIST) and the next one by the delete of the container that
      * made it (delete removes the levels it created once they are empty):
-     * walk again, a few times, rather than fail the create. */
+     * walk again, a few times, rather than fail the create. A parent made
+     * again this way was not in the levels recorded before the mkdirs: the
+     * caller records the new count once we return, and a brig killed in
+     * between leaves that empty parent behind. */
     for (int attempt = 0;; attempt++) {
         autoerr struct brig_error *e = NULL;
         bool vanished;
