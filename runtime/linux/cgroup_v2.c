@@ -42,11 +42,47 @@ static int enable_planned(const char *dir, const struct cg_plan *p, struct brig_
     return 0;
 }
 
+/* Append " +name" to out (capacity cap) unless cur has name or out has it. */
+static void add_missing(char *out, size_t cap, const char *cur, const char *name)
+{
+    char plus[64];
+    snprintf(plus, sizeof(plus), "+%s", name);
+    if (cg_list_has(cur, name) || cg_list_has(out, plus)) return;
+    size_t n = strlen(out);
+    snprintf(out + n, cap - n, "%s%s", n > 0 ? " " : "", plus);
+}
+
+/* "+a +b" of the controllers the plan needs and the available ones that
+ * cur (the level's cgroup.subtree_control) does not have yet; "" if none. */
+static char *missing_controllers(const char *cur, const struct cg_plan *p, const char *available)
+{
+    size_t cap = 16 + 65 * (CG_CTRL_COUNT + (available != NULL ? strlen(available) : 0));
+    char *out = brig_calloc(1, cap);
+    for (int c = 0; c < CG_CTRL_COUNT; c++)
+        if (p->where[c] == CG_V2 && cg_ctrl_v2_name(c) != NULL)
+            add_missing(out, cap, cur, cg_ctrl_v2_name(c));
+    autofree char *copy = brig_strdup(available != NULL ? available : "");
+    char *save = NULL;
+    for (char *t = strtok_r(copy, " \n", &save); t; t = strtok_r(NULL, " \n", &save))
+        add_missing(out, cap, cur, t);
+    return out;
+}
+
 /* One ancestor: the controllers the plan needs (fail closed), then, best
- * effort, every other available one (for later update/stats). */
+ * effort, every other available one (for later update/stats). Usually one
+ * read and one write: the kernel applies the tokens of one write to
+ * cgroup.subtree_control all or none, so when it refuses them together
+ * they are enabled one by one, which names the one that fails. */
 static int enable_level(const char *dir, const struct cg_plan *p, const char *available,
                         struct brig_error **err)
 {
+    autofree char *cur = NULL;
+    if (cg_read(dir, "cgroup.subtree_control", &cur, err) < 0) return -1;
+    autofree char *want = missing_controllers(cur, p, available);
+    if (want[0] == '\0') return 0;
+    autoerr struct brig_error *e = NULL;
+    if (cg_write(dir, "cgroup.subtree_control", NULL, want, &e) == 0) return 0;
+    brig_debug("cgroup: \"%s\" refused in %s (%s): one by one", want, dir, e->msg);
     TRY(enable_planned(dir, p, err));
     if (available == NULL) return 0;
     autofree char *copy = brig_strdup(available);

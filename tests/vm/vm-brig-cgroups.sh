@@ -259,5 +259,24 @@ check "mounts: the default \"cgroup\" mount is a cgroup2 mount" \
     grep -q ' /sys/fs/cgroup ro,.* - cgroup2 ' "$W/cgmnt.out"
 check "mounts: it is read-only inside" sh -c "! grep -q WRITABLE '$W/cgmnt.out'"
 
+# ---- controllers cannot be enabled: fail closed, naming the field -----------------------
+# A parent cgroup with a process of its own may not enable domain controllers for its
+# children ("no internal processes"): brig enables all missing ones in one write, which the
+# kernel refuses as a whole; the one-by-one retry then names the field that needs one.
+mkdir -p "$CGP/busy"
+sleep 30 &
+busy=$!
+echo "$busy" >"$CGP/busy/cgroup.procs"
+mk busy1 /bin/true
+cfg busy1 '.linux.cgroupsPath = "/brig-vm/busy/ctr" | .linux.resources = {memory: {limit: 33554432}}'
+b run --bundle "$W/busy1" busy1 >"$W/busy1.out" 2>"$W/busy1.err"
+rc=$?
+check "enable: refused under a cgroup with processes of its own" test "$rc" -ne 0
+check "... naming the field and the reason" \
+    grep -q 'linux.resources.memory.limit: cannot enable the memory controller.*processes of its own' "$W/busy1.err"
+check "... and leaving no cgroup behind" test ! -e "$CGP/busy/ctr"
+kill "$busy" 2>/dev/null; wait "$busy" 2>/dev/null
+rmdir "$CGP/busy" 2>/dev/null
+
 rmdir "$CGP" 2>/dev/null
 [ "$FAILED" = 0 ]
