@@ -3,7 +3,6 @@
 #ifndef BRIG_CLEANUP_H
 #define BRIG_CLEANUP_H
 
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
