@@ -136,3 +136,15 @@ int cg_hugepage_sizes(uint64_t **sizes_kb, size_t *n, struct brig_error **err)
     *n = cnt;
     return 0;
 }
+
+void cg_throttle_lists(const struct brig_resources *r, struct cg_throttle_list out[4])
+{
+    out[0] = (struct cg_throttle_list){ "throttleReadBpsDevice", r->block_io.throttle_read_bps,
+                                        r->block_io.n_throttle_read_bps };
+    out[1] = (struct cg_throttle_list){ "throttleWriteBpsDevice", r->block_io.throttle_write_bps,
+                                        r->block_io.n_throttle_write_bps };
+    out[2] = (struct cg_throttle_list){ "throttleReadIOPSDevice", r->block_io.throttle_read_iops,
+                                        r->block_io.n_throttle_read_iops };
+    out[3] = (struct cg_throttle_list){ "throttleWriteIOPSDevice", r->block_io.throttle_write_iops,
+                                        r->block_io.n_throttle_write_iops };
+}

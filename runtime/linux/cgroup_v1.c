@@ -147,24 +147,20 @@ static int v1_blkio(const char *d, const struct brig_resources *r, struct brig_e
                           (long long)w->major, (long long)w->minor, w->leaf_weight));
         }
     }
-    static const struct { const char *file, *name; } th[] = {
-        {"blkio.throttle.read_bps_device", "throttleReadBpsDevice"},
-        {"blkio.throttle.write_bps_device", "throttleWriteBpsDevice"},
-        {"blkio.throttle.read_iops_device", "throttleReadIOPSDevice"},
-        {"blkio.throttle.write_iops_device", "throttleWriteIOPSDevice"},
+    static const char *const files[4] = {
+        "blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device",
+        "blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device",
     };
-    const struct brig_throttle_device *lists[4] = {
-        r->block_io.throttle_read_bps, r->block_io.throttle_write_bps,
-        r->block_io.throttle_read_iops, r->block_io.throttle_write_iops};
-    size_t ns[4] = {r->block_io.n_throttle_read_bps, r->block_io.n_throttle_write_bps,
-                    r->block_io.n_throttle_read_iops, r->block_io.n_throttle_write_iops};
+    struct cg_throttle_list th[4];
+    cg_throttle_lists(r, th);
     for (size_t k = 0; k < 4; k++) {
-        for (size_t i = 0; i < ns[k]; i++) {
+        for (size_t i = 0; i < th[k].n; i++) {
+            const struct brig_throttle_device *t = &th[k].dev[i];
             char field[96];
             snprintf(field, sizeof(field), "linux.resources.blockIO.%s[%zu]", th[k].name, i);
-            TRY(need_file(d, th[k].file, field, err));
-            TRY(cg_writef(d, th[k].file, field, err, "%lld:%lld %llu", (long long)lists[k][i].major,
-                          (long long)lists[k][i].minor, (unsigned long long)lists[k][i].rate));
+            TRY(need_file(d, files[k], field, err));
+            TRY(cg_writef(d, files[k], field, err, "%lld:%lld %llu", (long long)t->major,
+                          (long long)t->minor, (unsigned long long)t->rate));
         }
     }
     return 0;

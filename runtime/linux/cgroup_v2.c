@@ -203,22 +203,16 @@ static int v2_io(const char *d, const struct brig_resources *r, struct brig_erro
         TRY(cg_writef(d, wf, field, err, "%lld:%lld %llu", (long long)w->major, (long long)w->minor,
                       (unsigned long long)(bfq ? w->weight : cg_blkio_to_io_weight(w->weight))));
     }
-    static const struct { const char *key, *name; } th[] = {
-        {"rbps", "throttleReadBpsDevice"}, {"wbps", "throttleWriteBpsDevice"},
-        {"riops", "throttleReadIOPSDevice"}, {"wiops", "throttleWriteIOPSDevice"},
-    };
-    const struct brig_throttle_device *lists[4] = {
-        r->block_io.throttle_read_bps, r->block_io.throttle_write_bps,
-        r->block_io.throttle_read_iops, r->block_io.throttle_write_iops};
-    size_t ns[4] = {r->block_io.n_throttle_read_bps, r->block_io.n_throttle_write_bps,
-                    r->block_io.n_throttle_read_iops, r->block_io.n_throttle_write_iops};
+    static const char *const keys[4] = { "rbps", "wbps", "riops", "wiops" };
+    struct cg_throttle_list th[4];
+    cg_throttle_lists(r, th);
     for (size_t k = 0; k < 4; k++) {
-        for (size_t i = 0; i < ns[k]; i++) {
+        for (size_t i = 0; i < th[k].n; i++) {
+            const struct brig_throttle_device *t = &th[k].dev[i];
             char field[96];
             snprintf(field, sizeof(field), "linux.resources.blockIO.%s[%zu]", th[k].name, i);
-            TRY(cg_writef(d, "io.max", field, err, "%lld:%lld %s=%llu",
-                          (long long)lists[k][i].major, (long long)lists[k][i].minor, th[k].key,
-                          (unsigned long long)lists[k][i].rate));
+            TRY(cg_writef(d, "io.max", field, err, "%lld:%lld %s=%llu", (long long)t->major,
+                          (long long)t->minor, keys[k], (unsigned long long)t->rate));
         }
     }
     return 0;

@@ -53,6 +53,30 @@ check "memory: events printed stats with the v1 memory limit" \
 b delete "$ID" >/dev/null 2>&1
 assert_clean oomev
 
+# ---- blockIO throttles reach the four v1 blkio.throttle files ----------------------------
+# A whole disk of this machine (the kernel refuses rules for a device that does not exist).
+dev=$(for d in /sys/block/*; do case ${d##*/} in loop*|ram*) ;; *) cat "$d/dev"; break ;; esac; done)
+if [ -n "$dev" ] && [ -f /sys/fs/cgroup/blkio/blkio.throttle.read_bps_device ]; then
+    maj=${dev%%:*} min=${dev##*:}
+    mkb thr -- /bin/true || true
+    cfg thr '.linux.resources = {blockIO: {
+        throttleReadBpsDevice: [{major: $M, minor: $m, rate: 1048576}],
+        throttleWriteBpsDevice: [{major: $M, minor: $m, rate: 2097152}],
+        throttleReadIOPSDevice: [{major: $M, minor: $m, rate: 300}],
+        throttleWriteIOPSDevice: [{major: $M, minor: $m, rate: 400}]}}' \
+        --argjson M "$maj" --argjson m "$min"
+    ID=$(cid thr)
+    create_ct thr
+    for f in read_bps_device:1048576 write_bps_device:2097152 read_iops_device:300 write_iops_device:400; do
+        check_eq "blkio: throttle.${f%%:*} of $dev" \
+            "$(cat "$(v1 blkio "$ID" "blkio.throttle.${f%%:*}")" 2>/dev/null)" "$dev ${f##*:}"
+    done
+    b delete --force "$ID" >/dev/null 2>&1
+    assert_clean thr
+else
+    skip "blkio throttles" "no block device or no v1 blkio hierarchy here"
+fi
+
 # ---- cpu quota and period reach the v1 cfs files; the kernel throttles -------------------
 mkb cpu -- /bin/sh -c 'while :; do :; done' || true
 cfg cpu '.linux.resources = {cpu: {quota: 10000, period: 50000}}'

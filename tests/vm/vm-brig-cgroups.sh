@@ -259,6 +259,23 @@ check "mounts: the default \"cgroup\" mount is a cgroup2 mount" \
     grep -q ' /sys/fs/cgroup ro,.* - cgroup2 ' "$W/cgmnt.out"
 check "mounts: it is read-only inside" sh -c "! grep -q WRITABLE '$W/cgmnt.out'"
 
+# ---- blockIO throttles: one io.max line per device -----------------------------------------
+dev=$(for d in /sys/block/*; do case ${d##*/} in loop*|ram*) ;; *) cat "$d/dev"; break ;; esac; done)
+if [ -n "$dev" ]; then
+    mk thr /bin/sleep 30
+    cfg thr --argjson M "${dev%%:*}" --argjson m "${dev##*:}" '.linux.resources = {blockIO: {
+        throttleReadBpsDevice: [{major: $M, minor: $m, rate: 1048576}],
+        throttleWriteBpsDevice: [{major: $M, minor: $m, rate: 2097152}],
+        throttleReadIOPSDevice: [{major: $M, minor: $m, rate: 300}],
+        throttleWriteIOPSDevice: [{major: $M, minor: $m, rate: 400}]}}'
+    b run -d --bundle "$W/thr" thr >/dev/null 2>"$W/thr.err"
+    check_eq "io: io.max has the four throttles of $dev" "$(cat "$CGP/thr/io.max" 2>/dev/null)" \
+        "$dev rbps=1048576 wbps=2097152 riops=300 wiops=400"
+    b delete --force thr >/dev/null 2>&1
+else
+    diag "no block device in the VM: io.max not checked"
+fi
+
 # ---- controllers cannot be enabled: fail closed, naming the field -----------------------
 # A parent cgroup with a process of its own may not enable domain controllers for its
 # children ("no internal processes"): brig enables all missing ones in one write, which the
