@@ -39,7 +39,11 @@ struct brig_policy {
     struct { enum policy_net mode; char *path; } network;
     bool root_readonly;
     struct policy_tmpfs *tmpfs;             size_t n_tmpfs;
-    struct { char *path; bool required; } workspace;   /* path NULL: no workspace */
+    struct {
+        char *path;                         /* NULL: no workspace */
+        bool required;
+        uint64_t max_size;                  /* bytes it may hold; 0: unbounded */
+    } workspace;
     struct { uint32_t uid, gid; bool userns; } user;
     uint64_t caps;                          /* allowed capabilities (bitmask) */
     char **cap_names;                       /* the same, as names */
@@ -54,6 +58,7 @@ struct brig_policy {
     struct policy_rlimit *rlimits;          size_t n_rlimits;
     char **devices;                         /* allowed linux.devices paths */
     char **forbidden_paths;                 /* host paths (built-in list + policy's) */
+    char **sockets;                         /* UNIX sockets a bind may expose (exact paths) */
     char **hooks;                           /* allowed hook paths; empty: no hooks */
     char **sysctl;                          /* allowed sysctl name patterns */
     char **env_allow;                       /* NULL/empty: any name not denied */

@@ -6,6 +6,7 @@
  * returned: apply never hands out a config that check would refuse. */
 #include "policy_apply.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +84,13 @@ static int apply_mounts(const struct brig_policy *p, struct ptree *cfg, const st
         bool is_ws = dst && p->workspace.path && strcmp(dst, p->workspace.path) == 0;
         if (mount_is_bind(m) && !is_ws && policy_path_forbidden(p, src, &which)) {
             brig_debug("policy apply: drop mount of %s (forbidden %s)", src, which);
+            ptree_remove_at(mounts, i);
+            continue;
+        }
+        char real[PATH_MAX];
+        if (mount_is_bind(m) && src != NULL && src[0] == '/' &&
+            policy_socket_refused(p, src, -1, real, sizeof(real))) {
+            brig_debug("policy apply: drop mount of %s (a socket not in sockets)", src);
             ptree_remove_at(mounts, i);
             continue;
         }

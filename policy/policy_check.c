@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include "../runtime/config/spec.h"
 #include "../runtime/util/cleanup.h"
@@ -158,6 +159,21 @@ bool policy_root_forbidden(const struct brig_policy *p, const char *root, const 
         }
     }
     return false;
+}
+
+bool policy_socket_refused(const struct brig_policy *p, const char *source, int fd, char *real,
+                           size_t len)
+{
+    struct stat st;
+    if (fd >= 0 ? fstat(fd, &st) < 0 : stat(source, &st) < 0) return false;
+    if (!S_ISSOCK(st.st_mode)) return false;
+    char buf[PATH_MAX];
+    /* Pinned at create: source is already the path of what the fd is. */
+    const char *r = fd >= 0 ? source : realpath(source, buf) != NULL ? buf : source;
+    snprintf(real, len, "%s", r);
+    for (char **a = p->sockets; a != NULL && *a != NULL; a++)
+        if (strcmp(*a, r) == 0) return false;
+    return true;
 }
 
 bool policy_mount_is_bind(const struct brig_mount *m)

@@ -4,6 +4,8 @@
 #include "policy_internal.h"
 
 #include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
 #include <fnmatch.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -218,6 +220,27 @@ RULE(rule_mounts_forbidden)
     }
 }
 
+/* A socket is a service's front door (the Docker API, a D-Bus bus, an
+ * SSH agent): judged by what the source is, whatever it is called, and
+ * allowed only by its exact path in the policy's sockets list. A directory
+ * is judged by the forbidden list, not by the sockets it may hold. */
+RULE(rule_mounts_sockets)
+{
+    for (size_t i = 0; i < s->n_mounts; i++) {
+        const struct brig_mount *m = &s->mounts[i];
+        if (!policy_mount_is_bind(m) || m->source == NULL || m->source[0] != '/') continue;
+        if (m->has_source_fd && m->source_fd < 0) continue;     /* the mount refuses it */
+        char real[PATH_MAX];
+        if (!policy_socket_refused(p, m->source, m->has_source_fd ? m->source_fd : -1, real, sizeof(real)))
+            continue;
+        char path[64];
+        snprintf(path, sizeof(path), "mounts[%zu].source", i);
+        bool same = strcmp(real, m->source) == 0;
+        policy_fail(rep, rule, path, "\"%s\"%s%s is a UNIX socket not in the policy's sockets",
+                    m->source, same ? "" : " -> ", same ? "" : real);
+    }
+}
+
 static bool strv_has(char *const *v, const char *s)
 {
     for (; v != NULL && *v != NULL; v++)
@@ -273,6 +296,12 @@ static const struct brig_mount *mount_at(const struct brig_spec *s, const char *
     return found;
 }
 
+const struct brig_mount *policy_workspace_mount(const struct brig_policy *p, const struct brig_spec *s,
+                                                size_t *idx)
+{
+    return p->workspace.path == NULL ? NULL : mount_at(s, p->workspace.path, idx);
+}
+
 RULE(rule_mounts_tmpfs)
 {
     for (size_t i = 0; i < p->n_tmpfs; i++) {
@@ -313,6 +342,21 @@ RULE(rule_workspace)
                     m->type ? m->type : "typeless");
     else if (policy_mount_readonly(m))
         policy_fail(rep, rule, path, "%s is read-only (the workspace is writable)", m->destination);
+}
+
+RULE(rule_workspace_quota)
+{
+    size_t idx = 0;
+    const struct brig_mount *m = policy_workspace_mount(p, s, &idx);
+    /* No workspace, or not a bind: rule workspace says so. */
+    if (p->workspace.max_size == 0 || m == NULL || !policy_mount_is_bind(m) || m->source == NULL) return;
+    if (m->has_source_fd && m->source_fd < 0) return;   /* the mount refuses it */
+    char why[PATH_MAX + 256];
+    if (policy_quota_judge(p, s, m, why, sizeof(why)) != POLICY_QUOTA_NONE) return;
+    char path[64];
+    snprintf(path, sizeof(path), "mounts[%zu].source", idx);
+    policy_fail(rep, rule, path, "workspace.maxSize %llu bytes cannot be enforced: %s",
+                (unsigned long long)p->workspace.max_size, why);
 }
 
 RULE(rule_limits_memory)
@@ -489,9 +533,11 @@ const struct policy_rule policy_rules[] = {
     { "user.nonroot", rule_user, "runs as the policy's uid/gid, or root only inside a user namespace" },
     { "seccomp.present", rule_seccomp, "a default-deny seccomp filter that blocks the risky syscalls" },
     { "mounts.forbidden", rule_mounts_forbidden, "no bind of a forbidden host path" },
+    { "mounts.sockets", rule_mounts_sockets, "no bind of a UNIX socket but the policy's sockets" },
     { "mounts.sys", rule_mounts_sys, "sysfs and cgroup fs read-only, /proc paths masked or read-only" },
     { "mounts.tmpfs", rule_mounts_tmpfs, "the policy's tmpfs mounts, with bounded sizes" },
     { "workspace", rule_workspace, "the workspace is a writable bind mount" },
+    { "workspace.quota", rule_workspace_quota, "the host can bound the workspace to workspace.maxSize" },
     { "limits.memory", rule_limits_memory, "memory and swap limits within the policy's" },
     { "limits.pids", rule_limits_pids, "a pids limit within the policy's" },
     { "limits.cpu", rule_limits_cpu, "a CPU quota within the policy's" },

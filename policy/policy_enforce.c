@@ -68,6 +68,24 @@ static int policy_pin_bind_sources(struct brig_spec *s, struct brig_error **err)
     return 0;
 }
 
+/* workspace.maxSize is set on the host only for a create the policy
+ * allows (or audits): a refused config changes nothing. A bound that
+ * cannot be set is one more failed result, so enforce mode refuses it
+ * like any violation and audit mode logs it. */
+static void policy_enforce_quota(const struct brig_policy *p, const struct brig_spec *s,
+                                 struct policy_report *rep)
+{
+    size_t idx = 0;
+    const struct brig_mount *m = policy_workspace_mount(p, s, &idx);
+    if (p->workspace.max_size == 0 || m == NULL || !m->has_source_fd || m->source_fd < 0) return;
+    autoerr struct brig_error *qerr = NULL;
+    if (policy_quota_apply(p, s, m, &qerr) == 0) return;
+    char path[64];
+    snprintf(path, sizeof(path), "mounts[%zu].source", idx);
+    policy_fail(rep, "workspace.quota", path, "workspace.maxSize %llu bytes cannot be enforced: %s",
+                (unsigned long long)p->workspace.max_size, qerr->msg);
+}
+
 int policy_enforce(const char *flag, struct brig_spec *s, const char *op, const char *id,
                    struct brig_error **err)
 {
@@ -86,6 +104,8 @@ int policy_enforce_resolved(const struct brig_policy *p, struct brig_spec *s, co
     if (strcmp(op, "create") == 0) TRY(policy_pin_bind_sources(s, err));
     struct policy_report rep;
     policy_check(p, s, &rep);
+    if (strcmp(op, "create") == 0 && (rep.failed == 0 || p->mode == POLICY_AUDIT))
+        policy_enforce_quota(p, s, &rep);
     /* An exec'd process is not started through the init (PID 1 already
      * is): the init rule judges the container's own process only. */
     for (size_t i = 0; strcmp(op, "exec") == 0 && i < rep.n; i++) {

@@ -3,6 +3,7 @@
 #define BRIG_POLICY_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "policy.h"
 
@@ -38,6 +39,25 @@ bool policy_glob_any(char *const *patterns, const char *s);
 bool policy_root_forbidden(const struct brig_policy *p, const char *root, const char **which);
 bool policy_mount_is_bind(const struct brig_mount *m);
 bool policy_mount_readonly(const struct brig_mount *m);
+/* A bind source that is a UNIX socket, judged by what fd (>= 0) or else
+ * the path followed as the mount would is, whose real path (in real) is
+ * not on the policy's sockets list. */
+bool policy_socket_refused(const struct brig_policy *p, const char *source, int fd, char *real,
+                           size_t len);
+
+/* workspace.maxSize (policy_quota.c): how the host can keep the bound on
+ * the workspace bind m, or why it cannot (why). */
+enum policy_quota_how { POLICY_QUOTA_NONE, POLICY_QUOTA_FS_SIZE, POLICY_QUOTA_PROJECT };
+enum policy_quota_how policy_quota_judge(const struct brig_policy *p, const struct brig_spec *s,
+                                         const struct brig_mount *m, char *why, size_t len);
+/* At create, on the pinned source: set the project id and limit (or find
+ * the filesystem small enough); an error says why the bound cannot hold. */
+int policy_quota_apply(const struct brig_policy *p, const struct brig_spec *s, const struct brig_mount *m,
+                       struct brig_error **err);
+/* The mount the container sees at the policy's workspace path, or NULL. */
+const struct brig_mount *policy_workspace_mount(const struct brig_policy *p, const struct brig_spec *s,
+                                                size_t *idx);
+
 /* tmpfs "size=" option in bytes: 1 found, 0 absent, -1 unparseable/percent. */
 int policy_tmpfs_size(char *const *options, uint64_t *bytes);
 

@@ -27,6 +27,7 @@ void policy_free(struct brig_policy *p)
     free(p->rlimits);
     brig_strv_free(p->devices);
     brig_strv_free(p->forbidden_paths);
+    brig_strv_free(p->sockets);
     brig_strv_free(p->hooks);
     brig_strv_free(p->sysctl);
     brig_strv_free(p->env_allow);

@@ -5,6 +5,7 @@
  * naming the key. A typo ("capabilites") must fail, never fall back to a
  * default that may be weaker or stronger than what was meant. */
 #include "policy.h"
+#include "policy_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -18,12 +19,43 @@
 
 #define MAX_CAP_BIT 63
 
-/* Host paths no container of a policy may see, whatever the policy adds:
- * container engine sockets (root on the host), homes and keys, secrets. */
+/* Host paths no container of a policy may see, whatever the policy adds.
+ * A bind is refused when its source is one of them, lies inside one or
+ * holds one (binding /run exposes /run/dbus), so each entry is the
+ * narrowest directory that holds the secret, never a parent of places
+ * engines keep a rootfs (a root.path inside one is allowed). */
 static const char *const forbidden_builtin[] = {
+    /* Docker: the API socket is root on the host; state, TLS keys. */
     "/var/run/docker.sock", "/run/docker.sock", "/var/run/docker", "/run/docker",
-    "/run/containerd", "/var/run/containerd", "/run/podman", "/var/run/podman",
-    "/run/crio", "/var/run/crio", "/var/lib/docker", "/var/lib/containerd",
+    "/var/lib/docker", "/etc/docker",
+    /* containerd (and its CRI): socket, shims, images, config. */
+    "/run/containerd", "/var/run/containerd", "/var/lib/containerd", "/etc/containerd",
+    /* podman, CRI-O, buildah, skopeo: sockets, image storage (root runs
+     * what is written there), registry logins (/run/containers/0/auth.json),
+     * signature policy (/etc/containers/policy.json). */
+    "/run/podman", "/var/run/podman", "/run/libpod", "/run/crio", "/var/run/crio",
+    "/var/lib/crio", "/etc/crio", "/run/containers", "/var/run/containers",
+    "/var/lib/containers", "/etc/containers",
+    /* k3s and RKE2: their containerd socket, server token, TLS keys, the
+     * admin kubeconfig (/etc/rancher/k3s/k3s.yaml). */
+    "/run/k3s", "/var/run/k3s", "/var/lib/rancher", "/etc/rancher",
+    /* BuildKit: buildkitd.sock builds as root; its cache and state. */
+    "/run/buildkit", "/var/run/buildkit", "/var/lib/buildkit",
+    /* LXD (snap and deb), Incus, LXC: unix.socket (root on the host),
+     * server keys, instances' root filesystems. */
+    "/var/snap/lxd", "/var/lib/lxd", "/run/lxd", "/var/lib/incus", "/run/incus",
+    "/var/lib/lxc", "/run/lxc",
+    /* libvirt: libvirt-sock and virtqemud-sock start VMs with host disks;
+     * disk images; qemu hooks run as root. */
+    "/run/libvirt", "/var/run/libvirt", "/var/lib/libvirt", "/etc/libvirt",
+    /* The system D-Bus (systemd, polkit, NetworkManager, udisks) and
+     * systemd's private, notify, journal and varlink sockets. */
+    "/run/dbus", "/var/run/dbus", "/run/systemd", "/var/run/systemd",
+    /* Kubernetes: kubelet's pod volumes (every pod's secrets), its client
+     * certificate, pod-resources and device-plugin sockets; the cluster's
+     * CA keys and admin.conf; etcd's data (all cluster secrets). */
+    "/var/lib/kubelet", "/etc/kubernetes", "/var/lib/etcd",
+    /* Homes, keys, secrets, kernel interfaces, logs, brig itself. */
     "/run/user", "/root", "/home", "/etc/shadow", "/etc/gshadow", "/etc/sudoers",
     "/etc/ssh", "/var/run/secrets", "/run/secrets", "/proc", "/sys", "/dev",
     "/boot", "/var/log", "/etc/brig", "/",
@@ -181,6 +213,7 @@ static void pp_defaults(struct brig_policy *p)
     p->rlimits[0] = (struct policy_rlimit){ brig_strdup("RLIMIT_NOFILE"), 1024 };
     p->rlimits[1] = (struct policy_rlimit){ brig_strdup("RLIMIT_CORE"), 0 };
     p->devices = brig_calloc(1, sizeof(char *));
+    p->sockets = brig_calloc(1, sizeof(char *));
     p->forbidden_paths = brig_strv_dup((char *const *)forbidden_builtin);
     p->hooks = brig_calloc(1, sizeof(char *));
     p->sysctl = brig_calloc(1, sizeof(char *));
@@ -252,7 +285,7 @@ static int pp_tmpfs(struct brig_policy *p, brig_json v, struct brig_error **err)
 
 static int pp_workspace(struct brig_policy *p, brig_json v, struct brig_error **err)
 {
-    static const char *const keys[] = { "path", "required", NULL };
+    static const char *const keys[] = { "path", "required", "maxSize", NULL };
     free(p->workspace.path);
     p->workspace.path = NULL;
     if (json_is_null(v)) return 0;      /* no workspace at all */
@@ -260,6 +293,7 @@ static int pp_workspace(struct brig_policy *p, brig_json v, struct brig_error **
     TRY(pp_abs_path(v, "workspace", "path", true, &p->workspace.path, err));
     if (strcmp(p->workspace.path, "/") == 0)
         return brig_failx(err, "workspace.path: \"/\" would make the root writable");
+    if (pp_size(v, "workspace", "maxSize", false, &p->workspace.max_size, err) < 0) return -1;
     return json_get_bool(v, "workspace", "required", false, &p->workspace.required, err) < 0 ? -1 : 0;
 }
 
@@ -375,6 +409,21 @@ static int pp_forbidden(struct brig_policy *p, brig_json obj, struct brig_error 
     return 0;
 }
 
+/* Sockets are allowed by exact path: a socket on the forbidden list (the
+ * Docker API) stays forbidden, and saying so here beats a policy that
+ * reads as if it allowed it. */
+static int pp_sockets(struct brig_policy *p, brig_json obj, struct brig_error **err)
+{
+    if (pp_strv(obj, "", "sockets", true, &p->sockets, err) < 0) return -1;
+    for (size_t i = 0; p->sockets[i] != NULL; i++) {
+        const char *which = NULL;
+        if (policy_path_forbidden(p, p->sockets[i], &which))
+            return brig_failx(err, "sockets[%zu]: \"%s\" is a forbidden host path (%s)", i,
+                              p->sockets[i], which);
+    }
+    return 0;
+}
+
 static int pp_small_objects(struct brig_policy *p, brig_json root, struct brig_error **err)
 {
     brig_json v;
@@ -406,7 +455,7 @@ static int pp_root(struct brig_policy *p, brig_json root, struct brig_error **er
     static const char *const keys[] = {
         "name", "description", "mode", "network", "rootReadonly", "tmpfs", "workspace", "user",
         "capabilities", "noNewPrivileges", "seccomp", "limits", "rlimits", "devices",
-        "forbiddenPaths", "hooks", "sysctl", "env", "timeouts", "output", "init", "audit", NULL
+        "forbiddenPaths", "sockets", "hooks", "sysctl", "env", "timeouts", "output", "init", "audit", NULL
     };
     TRY(pp_keys(root, "", keys, err));
     brig_json v;
@@ -439,6 +488,7 @@ static int pp_root(struct brig_policy *p, brig_json root, struct brig_error **er
         pp_strv(root, "", "sysctl", false, &p->sysctl, err) < 0)
         return -1;
     TRY(pp_forbidden(p, root, err));
+    TRY(pp_sockets(p, root, err));
     if ((v = json_get(root, "env")) != NULL) TRY(pp_env(p, v, err));
     TRY(pp_small_objects(p, root, err));
     if (pp_abs_path(root, "", "init", false, &p->init, err) < 0) return -1;
