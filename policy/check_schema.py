@@ -22,7 +22,8 @@ for path in sys.argv[2:]:
     failed += bool(errors)
 for bad in ['{"capabilites": []}', '{"limits": {"memroy": "1G"}}', '{"limits": {"memory": "1 GB"}}',
             '{"mode": "lenient"}', '{"network": {"mode": "netns"}}', '{"tmpfs": [{"path": "/tmp"}]}',
-            '{"rlimits": {"RLIMIT_NOFLIE": 1}}', '{"env": {"denny": []}}', '{"timeouts": {"wall": "10 min"}}']:
+            '{"rlimits": {"RLIMIT_NOFLIE": 1}}', '{"socket": []}', '{"sockets": ["a.sock"]}',
+            '{"workspace": {"path": "/w", "maxsize": "4MiB"}}', '{"workspace": {"path": "/w", "maxSize": "4 MiB"}}', '{"env": {"denny": []}}', '{"timeouts": {"wall": "10 min"}}']:
     if validator.is_valid(json.loads(bad)):
         print('schema accepts %s, which brig refuses' % bad)
         failed += 1

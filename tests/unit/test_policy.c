@@ -94,6 +94,14 @@ static const struct bad_policy bad[] = {
     { "{\"tmpfs\": [{\"path\": \"tmp\", \"size\": \"1M\"}]}", "tmpfs[0].path" },
     { "{\"tmpfs\": [{\"path\": \"/t\", \"size\": \"1M\"}, {\"path\": \"/t\", \"size\": \"1M\"}]}", "tmpfs[1].path" },
     { "{\"workspace\": {\"path\": \"/\"}}", "workspace.path" },
+    { "{\"workspace\": {\"path\": \"/w\", \"maxSize\": \"4 MiB\"}}", "workspace.maxSize" },
+    { "{\"workspace\": {\"path\": \"/w\", \"maxSize\": 0}}", "workspace.maxSize: must be more than 0" },
+    { "{\"workspace\": {\"path\": \"/w\", \"maxsize\": \"4MiB\"}}", "workspace.maxsize: unknown key" },
+    { "{\"sockets\": [\"agent.sock\"]}", "sockets[0]: expected an absolute path" },
+    { "{\"sockets\": [\"/var/run/docker.sock\"]}", "sockets[0]: \"/var/run/docker.sock\" is a forbidden host path" },
+    { "{\"sockets\": [\"/run/dbus/system_bus_socket\"]}", "sockets[0]" },
+    { "{\"forbiddenPaths\": [\"/srv/s\"], \"sockets\": [\"/srv/s/a.sock\"]}", "sockets[0]" },
+    { "{\"socket\": []}", "socket: unknown key" },
     { "{\"user\": {\"uid\": 0}}", "user.uid/gid" },
     { "{\"user\": {\"uid\": -1}}", "user.uid" },
     { "{\"capabilities\": [\"CAP_SYS_ADMIM\"]}", "capabilities[0]: unknown capability" },
@@ -124,6 +132,42 @@ Test(policy_parse, errors_name_the_key)
             cr_expect(strstr(err->msg, bad[i].expect) != NULL, "%s: got \"%s\", want \"%s\"", bad[i].json,
                       err->msg, bad[i].expect);
     }
+}
+
+/* Each engine's and orchestrator's socket and credential store, by the
+ * entry that holds it (docs/policy.md lists why each is there). */
+Test(policy_parse, builtin_forbidden_paths_cover_the_other_engines)
+{
+    autopolicy struct brig_policy *p = NULL;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(parse("{}", &p, &err), 0);
+    static const char *const want[] = {
+        "/run/k3s", "/var/lib/rancher", "/etc/rancher", "/run/buildkit", "/var/lib/buildkit",
+        "/var/snap/lxd", "/var/lib/lxd", "/var/lib/incus", "/run/incus", "/run/libvirt",
+        "/var/run/libvirt", "/var/lib/libvirt", "/etc/libvirt", "/run/dbus", "/var/run/dbus",
+        "/var/lib/kubelet", "/etc/kubernetes", "/var/lib/etcd", "/var/lib/containers", "/run/containers",
+        "/etc/containers", "/etc/docker", "/etc/containerd", "/var/lib/crio", "/run/systemd",
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        bool found = false;
+        for (char **f = p->forbidden_paths; *f; f++) found |= strcmp(*f, want[i]) == 0;
+        cr_expect(found, "%s is not forbidden", want[i]);
+    }
+}
+
+Test(policy_parse, sockets_and_workspace_max_size)
+{
+    autopolicy struct brig_policy *p = NULL, *d = NULL;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(parse("{\"sockets\": [\"/run/agent.sock\"], "
+                       "\"workspace\": {\"path\": \"/w\", \"maxSize\": \"4MiB\"}}", &p, &err), 0,
+                 "%s", err ? err->msg : "");
+    cr_expect_str_eq(p->sockets[0], "/run/agent.sock");
+    cr_expect_null(p->sockets[1]);
+    cr_expect_eq(p->workspace.max_size, 4ull << 20);
+    cr_assert_eq(parse("{}", &d, &err), 0);
+    cr_expect_null(d->sockets[0], "no socket is allowed by default");
+    cr_expect_eq(d->workspace.max_size, 0, "unbounded unless asked");
 }
 
 Test(policy_parse, lists_only_add_to_the_builtin_ones)

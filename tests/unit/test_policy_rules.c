@@ -2,7 +2,14 @@
  * failing one (one mutation of it), and the failure names the rule and the
  * offending JSON path; apply then check passes, and apply is idempotent. */
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/statfs.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "../../policy/policy.h"
 #include "../../policy/policy_tree.h"
@@ -157,6 +164,9 @@ static void add_bind(struct ptree *c, const char *src, const char *dst)
 static void m_docker_sock(struct ptree *c) { add_bind(c, "/var/run/docker.sock", "/var/run/docker.sock"); }
 static void m_ssh(struct ptree *c) { add_bind(c, "/root/.ssh", "/keys"); }
 static void m_var(struct ptree *c) { add_bind(c, "/var", "/hostvar"); }
+static void m_k3s(struct ptree *c) { add_bind(c, "/run/k3s/containerd/containerd.sock", "/run/containerd.sock"); }
+/* /run holds /run/dbus: binding the parent exposes the bus. */
+static void m_run(struct ptree *c) { add_bind(c, "/var/snap", "/snap"); }
 static void m_sys(struct ptree *c)
 {
     struct ptree *o = ptree_get(find_mount(c, "/sys"), "options");
@@ -249,6 +259,8 @@ static const struct mutation mutations[] = {
     { "devices", m_devices_wild, "linux.resources.devices[" },
     { "hooks", m_hooks, "hooks.createRuntime[0].path" },
     { "sysctl", m_sysctl, "linux.sysctl.kernel.shmmax" },
+    { "mounts.forbidden", m_k3s, "].source" },
+    { "mounts.forbidden", m_run, "].source" },
     { "env.secrets", m_env, "process.env[" },
 };
 
@@ -314,4 +326,149 @@ Test(policy_rules, init_rule_and_netns_policy)
     autofree char *ids2 = policy_report_failed_ids(&rep);
     cr_expect(strstr(ids2, "net.none") != NULL);
     policy_report_free(&rep);
+}
+
+/* ---- mounts.sockets and workspace.quota judge what the source is ------- */
+
+static char *with_bind(const char *cfg, const char *src, const char *dst)
+{
+    autoptree struct ptree *t = NULL;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(ptree_parse(cfg, strlen(cfg), &t, &err), 0);
+    add_bind(t, src, dst);
+    char *text = NULL;
+    cr_assert_eq(ptree_write(t, &text, &err), 0);
+    return text;
+}
+
+/* The failed rule ids of cfg under p, and the first failure's value. */
+static char *failed_ids(const struct brig_policy *p, const char *cfg, char **value)
+{
+    struct policy_report rep;
+    check_text(p, cfg, &rep);
+    char *ids = policy_report_failed_ids(&rep);
+    for (size_t i = 0; value != NULL && i < rep.n; i++)
+        if (!rep.r[i].pass && *value == NULL) *value = brig_strdup(rep.r[i].value);
+    policy_report_free(&rep);
+    return ids;
+}
+
+__attribute__((format(printf, 1, 2))) static struct brig_policy *parsed(const char *fmt, ...)
+{
+    autofree char *text = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    cr_assert_geq(vasprintf(&text, fmt, ap), 0);
+    va_end(ap);
+    struct brig_policy *p = NULL;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(policy_parse(text, strlen(text), &p, &err), 0, "%s: %s", text, err ? err->msg : "");
+    return p;
+}
+
+Test(policy_rules, a_socket_is_judged_by_what_it_is)
+{
+    char dir[] = "/tmp/test_policy_sock.XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    autofree char *sock = brig_asprintf("%s/notes.txt", dir);
+    autofree char *link = brig_asprintf("%s/link", dir);
+    autofree char *file = brig_asprintf("%s/file", dir);
+    autoclose int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+    cr_assert_eq(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    cr_assert_eq(symlink(sock, link), 0);
+    autoclose int f = open(file, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    cr_assert_geq(f, 0);
+
+    autopolicy struct brig_policy *p = agent();
+    autofree char *good = applied(p);
+    autofree char *by_sock = with_bind(good, sock, "/run/a.sock");
+    autofree char *by_link = with_bind(good, link, "/run/a.sock");
+    autofree char *by_file = with_bind(good, file, "/run/a.sock");
+    autofree char *v1 = NULL, *v2 = NULL;
+    autofree char *ids1 = failed_ids(p, by_sock, &v1);
+    cr_expect_str_eq(ids1, "mounts.sockets");
+    cr_expect(v1 && strstr(v1, "is a UNIX socket"), "%s", v1);
+    autofree char *ids2 = failed_ids(p, by_link, &v2);
+    cr_expect_str_eq(ids2, "mounts.sockets", "a symlink is judged by where it leads");
+    cr_expect(v2 && strstr(v2, sock), "%s names the socket", v2);
+    autofree char *ids3 = failed_ids(p, by_file, NULL);
+    cr_expect_str_eq(ids3, "", "a plain file is not a socket");
+
+    /* Allowed by its real path only. */
+    autopolicy struct brig_policy *ok = parsed("{\"sockets\": [\"%s\"], \"workspace\": {\"path\": \"/workspace\"}}", sock);
+    autopolicy struct brig_policy *bylink = parsed("{\"sockets\": [\"%s\"], \"workspace\": {\"path\": \"/workspace\"}}", link);
+    autofree char *ids4 = failed_ids(ok, by_sock, NULL), *ids5 = failed_ids(ok, by_link, NULL);
+    autofree char *ids6 = failed_ids(bylink, by_link, NULL);
+    cr_expect(strstr(ids4, "mounts.sockets") == NULL, "%s", ids4);
+    cr_expect(strstr(ids5, "mounts.sockets") == NULL, "%s", ids5);
+    cr_expect(strstr(ids6, "mounts.sockets") != NULL, "naming the symlink is not naming the socket");
+
+    /* At create the pinned fd is what is judged, not the path's spelling. */
+    autospec struct brig_spec *spec = NULL;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(spec_parse(by_file, strlen(by_file), "/b", &spec, &err), 0);
+    autoclose int sfd = open(sock, O_PATH | O_CLOEXEC);
+    struct brig_mount *m = &spec->mounts[spec->n_mounts - 1];
+    m->has_source_fd = true;
+    m->source_fd = sfd;
+    struct policy_report rep;
+    policy_check(p, spec, &rep);
+    autofree char *ids7 = policy_report_failed_ids(&rep);
+    policy_report_free(&rep);
+    cr_expect_str_eq(ids7, "mounts.sockets", "the fd is a socket");
+
+    /* apply drops the bind, as it drops a forbidden one. */
+    autofree char *fixed = NULL;
+    struct policy_apply_opts o = { .workspace_source = "/srv/ws" };
+    cr_expect_eq(policy_apply(p, by_sock, strlen(by_sock), &o, &fixed, &err), 0, "%s", err ? err->msg : "");
+    cr_expect(fixed && strstr(fixed, sock) == NULL);
+    unlink(sock);
+    unlink(link);
+    unlink(file);
+    rmdir(dir);
+}
+
+Test(policy_rules, workspace_max_size_is_enforceable_or_fails)
+{
+    char dir[] = "/tmp/test_policy_ws.XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    autopolicy struct brig_policy *p = parsed("{\"workspace\": {\"path\": \"/workspace\", \"maxSize\": \"%s\"}}", "4MiB");
+    autofree char *cfg = NULL;
+    /* A config made elsewhere; check judges the workspace it names. */
+    autopolicy struct brig_policy *plain = parsed("{\"workspace\": {\"path\": \"%s\"}}", "/workspace");
+    autoerr struct brig_error *err = NULL;
+    struct policy_apply_opts o = { .workspace_source = dir };
+    cr_assert_eq(policy_apply(plain, base, strlen(base), &o, &cfg, &err), 0, "%s", err ? err->msg : "");
+    struct statfs sf;
+    cr_assert_eq(statfs(dir, &sf), 0);
+    bool big = (uint64_t)sf.f_blocks * (uint64_t)sf.f_bsize > (4ull << 20) || sf.f_blocks == 0;
+    autofree char *value = NULL;
+    autofree char *ids = failed_ids(p, cfg, &value);
+    if (big) {
+        /* /tmp here is no filesystem of 4MiB; unless it enforces project
+         * quotas (and then only in a user namespace), the bound cannot hold. */
+        cr_expect_str_eq(ids, "workspace.quota");
+        cr_expect(value && strstr(value, "workspace.maxSize") && strstr(value, dir), "%s", value);
+        /* apply never hands out a config check refuses. */
+        autofree char *out = NULL;
+        autoerr struct brig_error *aerr = NULL;
+        cr_expect_eq(policy_apply(p, cfg, strlen(cfg), &o, &out, &aerr), -1);
+        cr_expect(aerr && strstr(aerr->msg, "workspace.quota"), "%s", aerr ? aerr->msg : "");
+    }
+    /* A filesystem no bigger than the bound keeps it by itself. */
+    autofree char *huge = brig_asprintf("%lluT", 1ull << 20);
+    autopolicy struct brig_policy *roomy = parsed("{\"workspace\": {\"path\": \"/workspace\", \"maxSize\": \"%s\"}}", huge);
+    autofree char *ids2 = failed_ids(roomy, cfg, NULL);
+    if (sf.f_blocks > 0 && (sf.f_type == 0xEF53 || sf.f_type == 0x01021994))
+        cr_expect_str_eq(ids2, "", "a filesystem within the bound passes");
+    /* A missing workspace cannot be bounded. */
+    autofree char *gone = brig_asprintf("%s/gone", dir);
+    struct policy_apply_opts og = { .workspace_source = gone };
+    autofree char *cfg2 = NULL;
+    cr_assert_eq(policy_apply(plain, base, strlen(base), &og, &cfg2, &err), 0);
+    autofree char *ids3 = failed_ids(p, cfg2, NULL);
+    cr_expect_str_eq(ids3, "workspace.quota");
+    rmdir(dir);
 }
