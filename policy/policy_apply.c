@@ -94,6 +94,12 @@ static int apply_mounts(const struct brig_policy *p, struct ptree *cfg, const st
             ptree_remove_at(mounts, i);
             continue;
         }
+        if (p->workspace.max_size > 0 && mount_is_bind(m) && !is_ws) {
+            /* Under a workspace bound the workspace is the only writable bind. */
+            struct ptree *opts = ptree_arr(m, "options");
+            opts_remove(opts, writable);
+            opts_ensure(opts, "ro");
+        }
         bool sysfs = (type && strcmp(type, "sysfs") == 0) || (mount_is_bind(m) && src && brig_str_has_prefix(src, "/sys"));
         bool cgroup = type && (strcmp(type, "cgroup") == 0 || strcmp(type, "cgroup2") == 0);
         if (sysfs || cgroup) {

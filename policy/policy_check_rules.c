@@ -349,7 +349,20 @@ RULE(rule_workspace_quota)
     size_t idx = 0;
     const struct brig_mount *m = policy_workspace_mount(p, s, &idx);
     /* No workspace, or not a bind: rule workspace says so. */
-    if (p->workspace.max_size == 0 || m == NULL || !policy_mount_is_bind(m) || m->source == NULL) return;
+    if (p->workspace.max_size == 0) return;
+    /* The bound is on what the container can write to disk: another
+     * writable bind (/workspace/cache from a big disk) would go around it. */
+    for (size_t i = 0; i < s->n_mounts; i++) {
+        const struct brig_mount *o = &s->mounts[i];
+        if (!policy_mount_is_bind(o) || policy_mount_readonly(o) ||
+            strcmp(o->destination, p->workspace.path) == 0)     /* it, or shadowed by it */
+            continue;
+        char opath[64];
+        snprintf(opath, sizeof(opath), "mounts[%zu].options", i);
+        policy_fail(rep, rule, opath, "a writable bind of %s at %s besides the workspace (workspace.maxSize "
+                    "bounds the workspace only: make it read-only)", o->source ? o->source : "", o->destination);
+    }
+    if (m == NULL || !policy_mount_is_bind(m) || m->source == NULL) return;
     if (m->has_source_fd && m->source_fd < 0) return;   /* the mount refuses it */
     char why[PATH_MAX + 256];
     if (policy_quota_judge(p, s, m, why, sizeof(why)) != POLICY_QUOTA_NONE) return;

@@ -159,6 +159,14 @@ mount -t tmpfs -o size=64m brig-test "$T/small/ws2/deep"
 ws_bundle submount "$T/small/ws2" && refused submount "a mount below the workspace"
 umount "$T/small/ws2/deep"
 
+# A writable bind of the big disk below (or beside) a bounded workspace
+# would take the writes the bound stops.
+mkdir -p "$T/cache" "$T/aside"
+ln -sfn "$T/hard/rootfs" "$T/aside/rootfs"
+jq --arg s "$T/cache" '.mounts += [{destination: "/workspace/cache", type: "bind", source: $s, options: ["rbind", "rw"]}]' \
+    "$T/tmpfs/config.json" > "$T/aside/config.json"
+refused aside "besides the workspace"
+
 # Audit mode: it runs, and the log says the bound did not hold.
 CLEAN_IDS+=("$(cid big-audit)")
 b --policy "$AUD" run --bundle "$T/big" "$(cid big-audit)" </dev/null >"$T/big-audit.out" 2>"$T/big-audit.err"

@@ -463,6 +463,19 @@ Test(policy_rules, workspace_max_size_is_enforceable_or_fails)
     autofree char *ids2 = failed_ids(roomy, cfg, NULL);
     if (sf.f_blocks > 0 && (sf.f_type == 0xEF53 || sf.f_type == 0x01021994))
         cr_expect_str_eq(ids2, "", "a filesystem within the bound passes");
+    /* Another writable bind would go around the bound; apply makes it ro. */
+    autofree char *extra = with_bind(cfg, "/srv/cache", "/workspace/cache");
+    autofree char *v2 = NULL;
+    autofree char *ids4 = failed_ids(roomy, extra, &v2);
+    cr_expect_str_eq(ids4, "workspace.quota");
+    cr_expect(v2 && strstr(v2, "besides the workspace"), "%s", v2);
+    autofree char *fixed = NULL;
+    autoerr struct brig_error *ferr = NULL;
+    if (strcmp(ids2, "") == 0) {
+        cr_expect_eq(policy_apply(roomy, extra, strlen(extra), NULL, &fixed, &ferr), 0, "%s", ferr ? ferr->msg : "");
+        autofree char *ids5 = fixed ? failed_ids(roomy, fixed, NULL) : NULL;
+        cr_expect(ids5 && strcmp(ids5, "") == 0, "%s", ids5);
+    }
     /* A missing workspace cannot be bounded. */
     autofree char *gone = brig_asprintf("%s/gone", dir);
     struct policy_apply_opts og = { .workspace_source = gone };
