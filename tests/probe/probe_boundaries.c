@@ -387,7 +387,10 @@ int probe_boundaries(int argc, char **argv)
     b_mounts();
     static const char *const socks[] = {
         "/var/run/docker.sock", "/run/docker.sock", "/run/containerd/containerd.sock",
-        "/run/podman/podman.sock", "/run/crio/crio.sock",
+        "/run/podman/podman.sock", "/run/crio/crio.sock", "/run/k3s/containerd/containerd.sock",
+        "/run/buildkit/buildkitd.sock", "/var/snap/lxd/common/lxd/unix.socket",
+        "/var/lib/lxd/unix.socket", "/var/lib/incus/unix.socket", "/run/libvirt/libvirt-sock",
+        "/run/dbus/system_bus_socket", "/run/systemd/private",
     };
     nest_open("sockets");
     for (size_t i = 0; i < sizeof(socks) / sizeof(socks[0]); i++) {
