@@ -230,6 +230,8 @@ RULE(rule_mounts_sockets)
         const struct brig_mount *m = &s->mounts[i];
         if (!policy_mount_is_bind(m) || m->source == NULL || m->source[0] != '/') continue;
         if (m->has_source_fd && m->source_fd < 0) continue;     /* the mount refuses it */
+        const char *which = NULL;
+        if (policy_path_forbidden(p, m->source, &which)) continue;  /* mounts.forbidden says so */
         char real[PATH_MAX];
         if (!policy_socket_refused(p, m->source, m->has_source_fd ? m->source_fd : -1, real, sizeof(real)))
             continue;

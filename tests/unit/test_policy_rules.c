@@ -419,6 +419,11 @@ Test(policy_rules, a_socket_is_judged_by_what_it_is)
     policy_report_free(&rep);
     cr_expect_str_eq(ids7, "mounts.sockets", "the fd is a socket");
 
+    /* A forbidden socket is one finding, mounts.forbidden, not two. */
+    autopolicy struct brig_policy *fb = parsed("{\"forbiddenPaths\": [\"%s\"]}", dir);
+    autofree char *ids8 = failed_ids(fb, by_sock, NULL);
+    cr_expect(strstr(ids8, "mounts.forbidden") && !strstr(ids8, "mounts.sockets"), "%s", ids8);
+
     /* apply drops the bind, as it drops a forbidden one. */
     autofree char *fixed = NULL;
     struct policy_apply_opts o = { .workspace_source = "/srv/ws" };
