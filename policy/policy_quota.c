@@ -110,9 +110,18 @@ enum policy_quota_how policy_quota_judge(const struct brig_policy *p, const stru
         snprintf(why, len, "%s: not a directory", m->source);
         return POLICY_QUOTA_NONE;
     }
-    char sub[PATH_MAX];
-    if (quota_has_submount(m->source, sub, sizeof(sub))) {
-        snprintf(why, len, "%s is a mount below the workspace %s, outside its bound", sub, m->source);
+    /* Mount points are spelled as real paths: compare with what was
+     * opened, not with the config's spelling (a symlink for check). */
+    char link[64], real[PATH_MAX], sub[PATH_MAX];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, real, sizeof(real) - 1);
+    if (n <= 0 || real[0] != '/') {
+        snprintf(why, len, "%s: where it leads cannot be told", m->source);
+        return POLICY_QUOTA_NONE;
+    }
+    real[n] = '\0';
+    if (quota_has_submount(real, sub, sizeof(sub))) {
+        snprintf(why, len, "%s is a mount below the workspace %s, outside its bound", sub, real);
         return POLICY_QUOTA_NONE;
     }
     const char *fs = quota_sized_fs(sf.f_type);

@@ -157,6 +157,11 @@ ws_bundle nolimit "$T/nolimit/ws" && refused nolimit "tmpfs of 0 bytes"
 mkdir -p "$T/small/ws2/deep"
 mount -t tmpfs -o size=64m brig-test "$T/small/ws2/deep"
 ws_bundle submount "$T/small/ws2" && refused submount "a mount below the workspace"
+# The same through a symlink to the workspace: check judges where it leads.
+ln -sfn "$T/small/ws2" "$T/ws2link"
+ws_bundle sublink "$T/ws2link" && refused sublink "a mount below the workspace"
+out=$("$BRIG" policy check --policy "$ENF" "$T/sublink" 2>&1)
+check "check sees the mount below a symlinked workspace" grep -q "mount below the workspace" <<<"$out"
 umount "$T/small/ws2/deep"
 
 # A writable bind of the big disk below (or beside) a bounded workspace
