@@ -78,6 +78,8 @@ static void policy_enforce_quota(const struct brig_policy *p, const struct brig_
     size_t idx = 0;
     const struct brig_mount *m = policy_workspace_mount(p, s, &idx);
     if (p->workspace.max_size == 0 || m == NULL || !m->has_source_fd || m->source_fd < 0) return;
+    for (size_t i = 0; i < rep->n; i++)     /* audit mode: already judged unenforceable */
+        if (!rep->r[i].pass && strcmp(rep->r[i].rule, "workspace.quota") == 0) return;
     autoerr struct brig_error *qerr = NULL;
     if (policy_quota_apply(p, s, m, &qerr) == 0) return;
     char path[64];
