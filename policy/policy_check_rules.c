@@ -4,10 +4,10 @@
 #include "policy_internal.h"
 
 #include <ctype.h>
-#include <limits.h>
-#include <stdio.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
@@ -348,10 +348,9 @@ RULE(rule_workspace)
 
 RULE(rule_workspace_quota)
 {
+    if (p->workspace.max_size == 0 || p->workspace.path == NULL) return;
     size_t idx = 0;
     const struct brig_mount *m = policy_workspace_mount(p, s, &idx);
-    /* No workspace, or not a bind: rule workspace says so. */
-    if (p->workspace.max_size == 0) return;
     /* The bound is on what the container can write to disk: another
      * writable bind (/workspace/cache from a big disk) would go around it. */
     for (size_t i = 0; i < s->n_mounts; i++) {
@@ -364,6 +363,7 @@ RULE(rule_workspace_quota)
         policy_fail(rep, rule, opath, "a writable bind of %s at %s besides the workspace (workspace.maxSize "
                     "bounds the workspace only: make it read-only)", o->source ? o->source : "", o->destination);
     }
+    /* No workspace, or not a bind: rule workspace says so. */
     if (m == NULL || !policy_mount_is_bind(m) || m->source == NULL) return;
     if (m->has_source_fd && m->source_fd < 0) return;   /* the mount refuses it */
     char why[PATH_MAX + 256];
