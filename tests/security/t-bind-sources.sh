@@ -156,6 +156,21 @@ check_rule "check refuses a symlink to a socket, naming where it leads" "$ENF" "
     mounts.sockets "-> $T/decoy/agent.txt"
 refused "create refuses a symlink to a socket" "$ENF" link mounts.sockets
 
+# A config made the way users make them (`runc spec`), hardened by apply,
+# then given the socket: refused the same way.
+if command -v runc >/dev/null; then
+    mkdir -p "$T/runc" && ln -sfn "$T/hard/rootfs" "$T/runc/rootfs"
+    (cd "$T/runc" && runc spec) &&
+        jq '.process.terminal = false | .linux.cgroupsPath = "/brig-test/" + $id' --arg id "$(cid runc)" \
+            "$T/runc/config.json" > "$T/runc/c.json" &&
+        "$BRIG" policy apply --policy "$ENF" --workspace "$T/ws" --output "$T/runc/config.json" "$T/runc/c.json" &&
+        jq --arg s "$T/notes" '.mounts += [{"destination": "/run/agent.sock", "type": "bind", "source": $s, "options": ["rbind"]}]' \
+            "$T/runc/config.json" > "$T/runc/c.json" && mv "$T/runc/c.json" "$T/runc/config.json"
+    refused "create refuses a socket bound into a runc spec config" "$ENF" runc mounts.sockets
+else
+    skip "create refuses a socket bound into a runc spec config" "runc is not installed"
+fi
+
 # The policy names the socket: allowed, and the container sees it.
 ALLOW=$(policy_file allow '.sockets = [$t + "/decoy/agent.txt"]')
 check "check allows the socket the policy names" "$BRIG" policy check --policy "$ALLOW" "$T/sock"
