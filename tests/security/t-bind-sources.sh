@@ -6,7 +6,7 @@
 #    storage and logins), by their real host paths, and any parent of them;
 #  - any UNIX socket, judged by what the source is (not by its name), through
 #    a symlink too, unless the policy's sockets list names its exact path;
-#  - a source swapped between a directory and a socket while create runs
+#  - a source swapped between a plain file and a socket while create runs
 #    (a rename-exchange swapper): never a socket in the container.
 # shellcheck disable=SC2016  # jq filters are single-quoted on purpose
 # shellcheck source=tests/security/lib.sh
@@ -202,8 +202,8 @@ fi
 check "apply drops the socket bind" jq -e --arg s "$T/decoy/agent.txt" \
     '[.mounts[] | select(.source == $s)] | length == 0' "$T/sock-applied.json"
 
-# ---- a source swapped between a directory and a socket during create --------
-# The swapper exchanges $T/swap/src (a directory) and $T/swap/alt (a socket)
+# ---- a source swapped between a plain file and a socket during create -------
+# The swapper exchanges $T/swap/src (a plain file) and $T/swap/alt (a socket)
 # (every 20 ms, so that creates see both sides); each create opens the source once and judges, then
 # mounts, what it opened: a socket is refused, never mounted.
 cat > "$T/swapper.c" <<'EOF'
@@ -222,24 +222,25 @@ int main(int argc, char **argv)
 }
 EOF
 build_static "$T/swapper" "$T/swapper.c"
-mkdir -p "$T/swap/src"
+mkdir -p "$T/swap" && echo notes > "$T/swap/src"
 python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$T/swap/alt"
 SWAP_ALLOW=$(policy_file swapallow '.')
 "$T/swapper" "$T/swap/src" "$T/swap/alt" 20000 &
 SWAP_PID=$!
-with_bind swap "$T/swap/src" /mnt/swapped "${SH//\/run\/agent.sock//mnt/swapped}"
-sockets=0 dirs=0 refusals=0
+with_bind swap "$T/swap/src" /run/swapped \
+    'if test -S /run/swapped; then echo SOCKET; elif test -f /run/swapped; then echo FILE; else echo ABSENT; fi'
+sockets=0 files=0 refusals=0
 for i in $(seq 1 20); do
     CLEAN_IDS+=("$(cid "swap$i")")
     b --policy "$SWAP_ALLOW" run --bundle "$T/swap" "$(cid "swap$i")" </dev/null >"$T/swap$i.out" 2>"$T/swap$i.err"
     if grep -q SOCKET "$T/swap$i.out"; then sockets=$((sockets + 1))
     elif grep -q "refuses create: mounts.sockets" "$T/swap$i.err"; then refusals=$((refusals + 1))
-    elif grep -q DIR "$T/swap$i.out"; then dirs=$((dirs + 1)); fi
+    elif grep -q FILE "$T/swap$i.out"; then files=$((files + 1)); fi
 done
 kill "$SWAP_PID" 2>/dev/null; wait "$SWAP_PID" 2>/dev/null
-diag "swapped source: $dirs runs saw the directory, $refusals refused the socket, $sockets saw a socket"
+diag "swapped source: $files runs saw the file, $refusals refused the socket, $sockets saw a socket"
 check_eq "a swapped source never mounts a socket" "$sockets" 0
-if [ $((dirs + refusals)) -gt 0 ]; then ok "the swap race ran (creates judged both sides)"
+if [ $((files + refusals)) -gt 0 ]; then ok "the swap race ran (creates judged both sides)"
 else not_ok "the swap race ran (creates judged both sides)" "$(cat "$T/swap1.err")"; fi
 
 kill "$SOCK_PID" 2>/dev/null; wait "$SOCK_PID" 2>/dev/null
