@@ -147,11 +147,14 @@ bool policy_path_forbidden(const struct brig_policy *p, const char *source, cons
 /* root.path is refused when it is or holds a forbidden path ("/", "/home",
  * "/run"): the container would see it all. A root inside one is allowed:
  * engines keep their rootfs under /run/containerd and /var/lib/docker. */
-bool policy_root_forbidden(const struct brig_policy *p, const char *root, const char **which)
+bool policy_root_forbidden(const struct brig_policy *p, const struct brig_root *root, const char **which)
 {
-    if (root == NULL || root[0] != '/') return false;
+    if (root->path == NULL || root->path[0] != '/') return false;
+    /* Opened by create (rootfs_open): the path is where the directory the
+     * init will use is, judged as it is. Otherwise (policy check of a
+     * config) where the path leads now. */
     char real[PATH_MAX];
-    const char *r = realpath(root, real) != NULL ? real : root;
+    const char *r = root->has_fd || realpath(root->path, real) == NULL ? root->path : real;
     for (char **f = p->forbidden_paths; f != NULL && *f != NULL; f++) {
         if (path_at_or_below(*f, r)) {
             *which = *f;

@@ -200,7 +200,7 @@ static bool mount_type_pseudo(const char *type)
 RULE(rule_mounts_forbidden)
 {
     const char *rwhich = NULL;
-    if (policy_root_forbidden(p, s->root.path, &rwhich))
+    if (policy_root_forbidden(p, &s->root, &rwhich))
         policy_fail(rep, rule, "root.path", "\"%s\" (holds the forbidden host path %s)", s->root.path, rwhich);
     for (size_t i = 0; i < s->n_mounts; i++) {
         const struct brig_mount *m = &s->mounts[i];

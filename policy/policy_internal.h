@@ -9,6 +9,7 @@
 
 struct brig_spec;
 struct brig_mount;
+struct brig_root;
 
 /* Record a failed result for rule: path (may be NULL) and a printf value. */
 void policy_fail(struct policy_report *rep, const char *rule, const char *path, const char *fmt, ...)
@@ -36,7 +37,7 @@ extern const char *const policy_readonly_paths[];
 bool policy_path_forbidden(const struct brig_policy *p, const char *source, const char **which);
 bool policy_env_name_denied(const struct brig_policy *p, const char *name);
 bool policy_glob_any(char *const *patterns, const char *s);
-bool policy_root_forbidden(const struct brig_policy *p, const char *root, const char **which);
+bool policy_root_forbidden(const struct brig_policy *p, const struct brig_root *root, const char **which);
 bool policy_mount_is_bind(const struct brig_mount *m);
 bool policy_mount_readonly(const struct brig_mount *m);
 /* A bind source that is a UNIX socket, judged by what fd (>= 0) or else

@@ -4,6 +4,7 @@
  * module's parser, the same one config.json's linux.resources uses. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,7 +235,7 @@ static int cgcli_read_resources(const char *file, struct brig_resources *r, stru
         }
         if (ferror(in)) return brig_fail(err, errno, "--resources -: read stdin");
         text[len] = '\0';
-    } else if (brig_read_file(file, 16u << 20, &text, &len, err) < 0) {
+    } else if (brig_read_regular_at(AT_FDCWD, file, 16u << 20, &text, &len, err) < 0) {
         return brig_wrap(err, "--resources");
     }
     if (spec_parse_resources_text(text, len, r, err) < 0)

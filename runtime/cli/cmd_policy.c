@@ -16,6 +16,7 @@
 #include "brig-config.h"
 #include "cli.h"
 #include "../../policy/policy.h"
+#include "../config/bundle.h"
 #include "../config/spec.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -48,18 +49,23 @@ static int policy_pick(const struct brig_globals *g, const char *flag, struct br
     return 0;
 }
 
-/* CONFIG.json or a bundle directory: text and the bundle directory. */
+/* CONFIG.json or a bundle directory: text and the bundle directory. The
+ * config file is read as create reads it (bundle.h): never through a
+ * symlink, never a fifo or a device, and never quoted in an error. */
 static int policy_read_config(const char *arg, char **text, size_t *len, char **bundle,
                               struct brig_error **err)
 {
     struct stat st;
     if (stat(arg, &st) < 0) return brig_fail(err, errno, "%s", arg);
-    autofree char *path = S_ISDIR(st.st_mode) ? brig_asprintf("%s/config.json", arg) : brig_strdup(arg);
-    TRY(brig_read_file(path, CONFIG_MAX, text, len, err));
-    autofree char *copy = brig_strdup(path);
-    char real[PATH_MAX];
-    if (realpath(dirname(copy), real) == NULL) return brig_fail(err, errno, "%s", path);
-    *bundle = brig_strdup(real);
+    autofree char *dir_copy = brig_strdup(arg), *base_copy = brig_strdup(arg);
+    const char *dir = S_ISDIR(st.st_mode) ? arg : dirname(dir_copy);
+    const char *name = S_ISDIR(st.st_mode) ? "config.json" : basename(base_copy);
+    struct brig_bundle b;
+    TRY(bundle_open(dir, name, &b, err));
+    *text = steal_ptr(&b.config);
+    *len = b.config_len;
+    *bundle = steal_ptr(&b.path);
+    bundle_close(&b);
     return 0;
 }
 
@@ -252,7 +258,8 @@ static int policy_selftest_cmd(const struct brig_globals *g, int argc, char **ar
     autofree char *base = NULL;
     if (config != NULL) {
         size_t len = 0;
-        if (brig_read_file(config, CONFIG_MAX, &base, &len, err) < 0) return policy_bad_input(err, status);
+        if (brig_read_regular_at(AT_FDCWD, config, CONFIG_MAX, &base, &len, err) < 0)
+            return policy_bad_input(err, status);
     } else {
         base = spec_default_json(false);
     }

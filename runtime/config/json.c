@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <yajl/yajl_gen.h>
+#include <yajl/yajl_parse.h>
 #include <yajl/yajl_tree.h>
 
 #include "spec.h"
@@ -64,36 +65,46 @@ static int json_precheck(const char *text, size_t len, struct brig_error **err)
     return 0;
 }
 
-/* yajl's verbose message is three lines: the error, an excerpt of the text
- * and an arrow under the excerpt. One line reads better in logs and in
- * "create ID: ..." errors: "error, near: excerpt", whitespace collapsed. */
-static void json_flatten_msg(char *s, size_t size)
+/* Where yajl_tree_parse() failed, told without quoting the text: its
+ * message shows an excerpt of the input, and the input may be a file nobody
+ * meant to show (config.json made a link to /etc/shadow). The tree parser
+ * keeps its handle to itself, so a second, callback-free parse of the same
+ * text (same options: comments allowed) finds the error again and reports
+ * the short message and the byte offset, turned into line and column. */
+static int json_syntax_error(const char *text, size_t len, struct brig_error **err)
 {
-    char *nl = strchr(s, '\n');
-    if (nl != NULL) {
-        char *ctx = nl + 1;
-        char *end = strchr(ctx, '\n');
-        if (end != NULL) *end = '\0';     /* drop the arrow line */
-        *nl = '\0';
-        char tmp[512];
-        while (*ctx == ' ') ctx++;
-        if (*ctx != '\0') {
-            snprintf(tmp, sizeof(tmp), "%s, near: %s", s, ctx);
-            snprintf(s, size, "%s", tmp);
+    yajl_handle h = yajl_alloc(NULL, NULL, NULL);
+    if (h == NULL) abort();
+    yajl_config(h, yajl_allow_comments, 1);
+    size_t off = len;
+    yajl_status st = yajl_parse(h, (const unsigned char *)text, len);
+    if (st != yajl_status_ok) off = yajl_get_bytes_consumed(h);
+    else st = yajl_complete_parse(h);   /* an error here is at the end (premature EOF) */
+    char msg[160] = "parse error";
+    if (st != yajl_status_ok) {
+        unsigned char *m = yajl_get_error(h, 0, (const unsigned char *)text, len);
+        if (m != NULL) {
+            /* "lexical error: invalid char in json text.\n": yajl's own words */
+            snprintf(msg, sizeof(msg), "%s", (const char *)m);
+            size_t n = strcspn(msg, "\n");
+            while (n > 0 && (msg[n - 1] == '.' || msg[n - 1] == ' ')) n--;
+            msg[n] = '\0';
+            yajl_free_error(h, m);
         }
     }
-    char *o = s;
-    bool space = false;
-    for (char *p = s; *p; p++) {
-        if (*p == '\n' || *p == '\r' || *p == '\t' || *p == ' ') {
-            space = true;
-            continue;
+    yajl_free(h);
+    if (off > len) off = len;
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < off; i++) {
+        if (text[i] == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
         }
-        if (space && o != s) *o++ = ' ';
-        space = false;
-        *o++ = *p;
     }
-    *o = '\0';
+    return brig_failx(err, "invalid JSON: %s at line %zu, column %zu (byte offset %zu)", msg, line,
+                      col, off);
 }
 
 static int key_cmp(const void *a, const void *b)
@@ -140,12 +151,11 @@ int json_parse(const char *text, size_t len, brig_json *out, struct brig_error *
     memcpy(copy, text, len);
     copy[len] = '\0';
 
+    /* yajl writes its message with an excerpt of the text here: never shown. */
     char ebuf[512] = "";
     yajl_val v = yajl_tree_parse(copy, ebuf, sizeof(ebuf));
-    if (v == NULL) {
-        json_flatten_msg(ebuf, sizeof(ebuf));
-        return brig_failx(err, "invalid JSON: %s", ebuf[0] ? ebuf : "parse error");
-    }
+    explicit_bzero(ebuf, sizeof(ebuf));
+    if (v == NULL) return json_syntax_error(copy, len, err);
     if (json_check_dups(v, err) < 0) {
         yajl_tree_free(v);
         return -1;

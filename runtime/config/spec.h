@@ -100,6 +100,10 @@ struct brig_process {
 struct brig_root {
     char *path;             /* absolute: resolved against the bundle */
     bool readonly;
+    /* Set by create (rootfs_open): the directory opened once (O_PATH), and
+     * path is then where it is. The policy judges that path and the init
+     * mounts only this directory. Not owned by the spec. */
+    bool has_fd;            int fd;
 };
 
 /* Mount options turned into syscall arguments (runtime/config/mount_options.c). */

@@ -18,13 +18,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bundle.h"
 #include "mount_options.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "../util/strutil.h"
 
-#define SPEC_MAX_SIZE (16u << 20)
 
 static const char *const ns_names[BRIG_NS_COUNT] = {
     [BRIG_NS_PID] = "pid",       [BRIG_NS_NETWORK] = "network", [BRIG_NS_MOUNT] = "mount",
@@ -300,16 +300,9 @@ int spec_parse(const char *json, size_t len, const char *bundle_dir, struct brig
 int spec_load(const char *bundle_dir, struct brig_spec **out, struct brig_error **err)
 {
     *out = NULL;
-    char dir[PATH_MAX];
-    if (realpath(bundle_dir, dir) == NULL) return brig_fail(err, errno, "bundle %s", bundle_dir);
-    autofree char *path = brig_asprintf("%s/config.json", dir);
-    autofree char *text = NULL;
-    size_t len = 0;
-    if (brig_read_file(path, SPEC_MAX_SIZE, &text, &len, err) < 0) {
-        if (err != NULL && *err != NULL && (*err)->errnum == EFBIG)
-            return brig_failx(err, "%s: larger than %u MiB", path, SPEC_MAX_SIZE >> 20);
-        return -1;
-    }
-    if (spec_parse(text, len, dir, out, err) < 0) return brig_wrap(err, "config.json");
-    return 0;
+    struct brig_bundle b;
+    if (bundle_open(bundle_dir, "config.json", &b, err) < 0) return -1;
+    int r = spec_parse(b.config, b.config_len, b.path, out, err);
+    bundle_close(&b);
+    return r < 0 ? brig_wrap(err, "config.json") : 0;
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../config/bundle.h"
 #include "../config/spec.h"
 #include "../../policy/policy.h"
 #include "../linux/cgroup.h"
@@ -25,6 +26,7 @@
 #include "../linux/console.h"
 #include "../linux/ns.h"
 #include "../linux/process_attrs.h"
+#include "../linux/rootfs.h"
 #include "../linux/seccomp.h"
 #include "../linux/seccomp_cache.h"
 #include "../linux/sync.h"
@@ -35,8 +37,6 @@
 #include "hooks.h"
 #include "launch.h"
 #include "state.h"
-
-#define CONFIG_MAX (16u << 20)
 
 #ifndef CLONE_INTO_CGROUP
 #define CLONE_INTO_CGROUP 0x200000000ULL
@@ -111,11 +111,18 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     } else if (realpath(o->bundle ? o->bundle : ".", bundle) == NULL) {
         return brig_fail(err, errno, "bundle %s", o->bundle ? o->bundle : ".");
     }
-    autofree char *path = brig_asprintf("%s/config.json", bundle);
-    if (brig_read_file(path, CONFIG_MAX, &L->config_text, &L->config_len, err) < 0) return -1;
-    if (spec_parse(L->config_text, L->config_len, bundle, &L->spec, err) < 0)
-        return brig_wrap(err, "config.json");
+    /* The bundle, config.json and root.path are each opened once; what
+     * was opened is what the policy judges and the init uses (bundle.h). */
+    struct brig_bundle b;
+    TRY(bundle_open(bundle, "config.json", &b, err));
+    L->bundle_fd = steal_fd(&b.dirfd);
+    L->config_text = steal_ptr(&b.config);
+    L->config_len = b.config_len;
+    int r = spec_parse(L->config_text, L->config_len, b.path, &L->spec, err);
+    bundle_close(&b);
+    if (r < 0) return brig_wrap(err, "config.json");
     TRY(spec_check_supported(L->spec, err));
+    TRY(rootfs_open(L->bundle_fd, L->spec, &L->root_fd, err));
     /* The trusted side's sandbox policy (--policy, /etc/brig/policy.json),
      * resolved once: run audits its exit and its delete under it. */
     TRY(policy_resolve(g->policy, &L->policy, err));
@@ -212,6 +219,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
         brig_closep(&L->rootfd);
         brig_closep(&L->sync_fd);
         brig_closep(&L->console_sock);
+        brig_closep(&L->bundle_fd);
         struct child_ctx c = {
             .spec = L->spec, .bpf = L->bpf, .ns = &L->ns, .sync_fd = child_end,
             .cg = self_attach ? L->cg : NULL, .cloned_into = cloned_into,
@@ -225,6 +233,8 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     if (L->pid < 0) return brig_fail(err, clone_errno, "clone container init");
     brig_closep(&child_end);
     brig_closep(&L->fifo_fd);       /* only the init may hold it: start sees ENXIO once it is gone */
+    brig_closep(&L->root_fd);       /* the init has its copy */
+    brig_closep(&L->bundle_fd);
     brig_debug("container init is pid %d", (int)L->pid);
 
     if (!self_attach) TRY(cgroup_attach(L->cg, L->pid, cloned_into, err));
@@ -293,6 +303,8 @@ void launch_release(struct launch *L)
 {
     brig_closep(&L->sync_fd);
     brig_closep(&L->fifo_fd);
+    brig_closep(&L->bundle_fd);
+    brig_closep(&L->root_fd);
     brig_closep(&L->dirfd);
     brig_closep(&L->rootfd);
     brig_closep(&L->console_sock);
@@ -317,7 +329,7 @@ int launch_container(struct launch *L, const struct brig_globals *g, const struc
                      bool run_mode, struct brig_error **err)
 {
     *L = (struct launch){ .sync_fd = -1, .fifo_fd = -1, .rootfd = -1, .dirfd = -1,
-                          .console_sock = -1, .console_fd = -1 };
+                          .console_sock = -1, .console_fd = -1, .bundle_fd = -1, .root_fd = -1 };
     if (launch_validate(L, g, o, run_mode, err) < 0 || launch_resources(L, g, o->id, run_mode, err) < 0 ||
         launch_init(L, o, err) < 0) {
         launch_undo(L, g, o->id);

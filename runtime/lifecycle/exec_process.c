@@ -3,6 +3,7 @@
 #include "exec.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +94,9 @@ static int exec_load_process_file(struct brig_spec *s, const char *path, struct 
 {
     autofree char *text = NULL;
     size_t len = 0;
-    TRY(brig_read_file(path, EXEC_PROCESS_MAX, &text, &len, err));
+    /* The caller's file, read as config.json is (util/fs.h). */
+    if (brig_read_regular_at(AT_FDCWD, path, EXEC_PROCESS_MAX, &text, &len, err) < 0)
+        return brig_wrap(err, "--process");
     struct brig_process p;
     if (spec_parse_process_json(text, len, &p, err) < 0) return brig_wrap(err, "--process %s", path);
     spec_process_clear(&s->process);

@@ -17,8 +17,10 @@ struct brig_cgroup;
 struct brig_state;
 
 struct launch {
-    char *config_text;
+    char *config_text;          /* config.json as read through bundle_fd */
     size_t config_len;
+    int bundle_fd;              /* O_PATH of the bundle, until the clone */
+    int root_fd;                /* root.path as opened by rootfs_open, until the clone */
     struct brig_spec *spec;
     struct brig_bpf *bpf;
     struct ns_plan ns;

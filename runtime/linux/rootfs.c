@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -83,6 +84,68 @@ static int rootfs_check_own_mntns(const struct stat *caller, struct brig_error *
     return 0;
 }
 
+/* root.path with no symlink anywhere on the way (runc refuses one too:
+ * "invalid rootfs: not an absolute path, or a symlink"). A symlink would
+ * be followed wherever it leads when it is opened, and whoever can rename
+ * entries of the directory holding it can put one there at any moment. */
+static int rootfs_open_nofollow(int dirfd, const char *path, const char *shown, int *out,
+                                struct brig_error **err)
+{
+    struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
+    int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+    if (fd < 0 && errno == ELOOP)
+        return brig_failx(err, "root.path: %s: a symlink on the way, refusing it (name the "
+                               "directory it leads to)", shown);
+    if (fd < 0) return brig_fail(err, errno, "root.path: %s", shown);
+    *out = fd;
+    return 0;
+}
+
+int rootfs_open(int bundle_fd, struct brig_spec *s, int *fd, struct brig_error **err)
+{
+    if (s->root.path == NULL || s->root.path[0] != '/')
+        return brig_failx(err, "root.path: must be an absolute path");
+    /* A root in the bundle (the usual "rootfs") is looked up from the
+     * bundle's fd: the directory create read config.json from. */
+    size_t bl = s->bundle ? strlen(s->bundle) : 0;
+    bool in_bundle = bundle_fd >= 0 && bl > 0 && strncmp(s->root.path, s->bundle, bl) == 0 &&
+                     s->root.path[bl] == '/';
+    autoclose int dirfd = -1;
+    TRY(rootfs_open_nofollow(in_bundle ? bundle_fd : AT_FDCWD,
+                             in_bundle ? s->root.path + bl + 1 : s->root.path, s->root.path, &dirfd,
+                             err));
+    char where[PATH_MAX];
+    if (brig_fd_where(dirfd, where, sizeof(where), err) < 0) return brig_wrap(err, "root.path");
+    if (strcmp(where, s->root.path) != 0) {
+        brig_debug("rootfs: root.path %s is %s", s->root.path, where);
+        free(s->root.path);
+        s->root.path = brig_strdup(where);
+    }
+    s->root.has_fd = true;
+    s->root.fd = dirfd;
+    *fd = steal_fd(&dirfd);
+    return 0;
+}
+
+/* In the init's mount namespace: the directory create opened (a copy of
+ * the host's mount, which open_tree refuses to clone from here), reached
+ * again by its symlink-free path and checked to be the same inode. One
+ * swapped since (for a symlink or another directory) fails the create. */
+static int rootfs_reopen(const struct brig_spec *s, int *out, struct brig_error **err)
+{
+    autoclose_path int judged = s->root.fd;
+    autoclose_path int fd = -1;
+    TRY(rootfs_open_nofollow(AT_FDCWD, s->root.path, s->root.path, &fd, err));
+    struct stat now, then;
+    if (fstat(fd, &now) < 0 || fstat(judged, &then) < 0)
+        return brig_fail(err, errno, "root.path: stat %s", s->root.path);
+    if (now.st_dev != then.st_dev || now.st_ino != then.st_ino)
+        return brig_failx(err, "root.path: %s is no longer the directory create opened, refusing it",
+                          s->root.path);
+    *out = steal_fd(&fd);
+    return 0;
+}
+
 int rootfs_prepare(const struct brig_spec *s, const struct stat *caller_mntns, int *rootfd,
                    struct brig_error **err)
 {
@@ -98,16 +161,16 @@ int rootfs_prepare(const struct brig_spec *s, const struct stat *caller_mntns, i
         return brig_fail(err, errno, "%sset propagation of /",
                          s->linux_cfg.has_rootfs_propagation ? "linux.rootfsPropagation: " : "");
 
-    /* One open of root.path (following its symlinks, as realpath would,
-     * but in the kernel: not one readlink per component); O_DIRECTORY is
-     * the "not a directory" check. */
-    autoclose_path int dirfd = open(s->root.path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (dirfd < 0) return brig_fail(err, errno, "root.path: %s", s->root.path);
+    /* The directory create opened (rootfs_open), or, for a spec that did
+     * not come through create, root.path opened here by the same rule. */
+    autoclose_path int dirfd = -1;
+    if (s->root.has_fd)
+        TRY(rootfs_reopen(s, &dirfd, err));
+    else
+        TRY(rootfs_open_nofollow(AT_FDCWD, s->root.path, s->root.path, &dirfd, err));
     if (!(prop & MS_REC)) {
-        char p[64], real[PATH_MAX];
-        ssize_t n = readlink(brig_fd_path(dirfd, p, sizeof(p)), real, sizeof(real) - 1);
-        if (n < 0) return brig_fail(err, errno, "root.path: %s", s->root.path);
-        real[n] = '\0';
+        char real[PATH_MAX];
+        if (brig_fd_where(dirfd, real, sizeof(real), err) < 0) return brig_wrap(err, "root.path");
         TRY(rootfs_parent_private(real, err));
     }
 

@@ -12,6 +12,13 @@
 
 #include "../config/spec.h"
 
+/* In create, before anything exists: open root.path once (from bundle_fd
+ * when it lies in the bundle; no symlink on the way), make root.path the
+ * path of what was opened and record the fd in s->root (the policy judges
+ * that path; the init uses that directory only). *fd is the caller's to
+ * close after the init is cloned. */
+int rootfs_open(int bundle_fd, struct brig_spec *s, int *fd, struct brig_error **err);
+
 /* Make the host's mounts not propagate into ours (rslave by default, or
  * linux.rootfsPropagation), bind the root onto itself so it is a mount
  * point, and return an O_PATH fd of it in *rootfd. caller_mntns (the stat

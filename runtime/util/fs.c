@@ -11,11 +11,10 @@
 
 #include "cleanup.h"
 
-int brig_read_file_at(int dirfd, const char *name, size_t max, char **out, size_t *len,
+/* Read what fd (open for reading) holds, at most max bytes. */
+static int fs_read_fd(int fd, const char *name, size_t max, char **out, size_t *len,
                       struct brig_error **err)
 {
-    autoclose int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return brig_fail(err, errno, "open %s", name);
     size_t cap = 4096, n = 0;
     autofree char *buf = malloc(cap);
     if (buf == NULL) abort();
@@ -40,6 +39,34 @@ int brig_read_file_at(int dirfd, const char *name, size_t max, char **out, size_
     if (len != NULL) *len = n;
     *out = steal_ptr(&buf);
     return 0;
+}
+
+int brig_read_file_at(int dirfd, const char *name, size_t max, char **out, size_t *len,
+                      struct brig_error **err)
+{
+    autoclose int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return brig_fail(err, errno, "open %s", name);
+    return fs_read_fd(fd, name, max, out, len, err);
+}
+
+/* A name is judged before anything is opened for reading: O_PATH opens a
+ * fifo without waiting for a writer and a device without calling its
+ * driver, and O_NOFOLLOW opens a symlink itself. Only a regular file is
+ * then opened for reading, through that fd (the same inode, whatever the
+ * name means by then). */
+int brig_read_regular_at(int dirfd, const char *name, size_t max, char **out, size_t *len,
+                         struct brig_error **err)
+{
+    autoclose int pfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (pfd < 0) return brig_fail(err, errno, "open %s", name);
+    struct stat st;
+    if (fstat(pfd, &st) < 0) return brig_fail(err, errno, "stat %s", name);
+    if (S_ISLNK(st.st_mode)) return brig_failx(err, "%s: a symlink, refusing to follow it", name);
+    if (!S_ISREG(st.st_mode)) return brig_failx(err, "%s: not a regular file, refusing to read it", name);
+    char p[32];
+    autoclose int fd = open(brig_fd_path(pfd, p, sizeof(p)), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return brig_fail(err, errno, "open %s", name);
+    return fs_read_fd(fd, name, max, out, len, err);
 }
 
 int brig_read_file(const char *path, size_t max, char **out, size_t *len, struct brig_error **err)
@@ -133,4 +160,19 @@ const char *brig_fd_path(int fd, char *buf, size_t len)
 {
     snprintf(buf, len, "/proc/self/fd/%d", fd);
     return buf;
+}
+
+int brig_fd_where(int fd, char *buf, size_t len, struct brig_error **err)
+{
+    char p[32];
+    ssize_t n = readlink(brig_fd_path(fd, p, sizeof(p)), buf, len - 1);
+    if (n < 0) return brig_fail(err, errno, "readlink %s", p);
+    if ((size_t)n >= len - 1) return brig_fail(err, ENAMETOOLONG, "readlink %s", p);
+    buf[n] = '\0';
+    /* Not a path at all (a pipe, an unreachable directory), or removed. */
+    static const char deleted[] = " (deleted)";
+    size_t dl = sizeof(deleted) - 1;
+    if (buf[0] != '/' || ((size_t)n > dl && strcmp(buf + n - dl, deleted) == 0))
+        return brig_fail(err, ENOENT, "%s: no path leads to it any more", p);
+    return 0;
 }

@@ -14,6 +14,12 @@
 int brig_read_file(const char *path, size_t max, char **out, size_t *len, struct brig_error **err);
 int brig_read_file_at(int dirfd, const char *name, size_t max, char **out, size_t *len,
                       struct brig_error **err);
+/* brig_read_file_at for a file somebody else may have named: name (its last
+ * component) must not be a symlink and must be a regular file (not a
+ * fifo, a directory, a device), judged before it is opened for
+ * reading. The errors name the file, never quote it. */
+int brig_read_regular_at(int dirfd, const char *name, size_t max, char **out, size_t *len,
+                         struct brig_error **err);
 /* Write data to an existing file (e.g. /proc/<pid>/uid_map) in one write(). */
 int brig_write_file(const char *path, const char *data, size_t len, struct brig_error **err);
 /* Write a file atomically: temp file in dirfd, fsync-free rename over name. */
@@ -24,6 +30,10 @@ int brig_rm_rf_at(int dirfd, const char *name, struct brig_error **err);
 
 /* "/proc/self/fd/N" into buf (>= 32 bytes). */
 const char *brig_fd_path(int fd, char *buf, size_t len);
+/* Where fd is: the kernel's absolute, symlink-free path of what it opened
+ * (readlink of /proc/self/fd/N). Fails when there is none (removed, or out
+ * of our root). */
+int brig_fd_where(int fd, char *buf, size_t len, struct brig_error **err);
 
 /* openat2 with RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS relative to rootfd.
  * path may be absolute ("/dev/null" means rootfd/dev/null). */

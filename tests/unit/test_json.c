@@ -62,6 +62,26 @@ Test(json, invalid_json_carries_yajl_message)
     cr_assert_null(strchr(err->msg, '\n'), "message must be one line: %s", err->msg);
 }
 
+/* The text may be a file nobody meant to show (config.json made a link to
+ * /etc/shadow): the message says where, never what. */
+Test(json, syntax_error_names_offset_not_text)
+{
+    struct { const char *text; const char *where; } cases[] = {
+        { "{\"a\": 1,\n \"b\": s3cr3t-value }", "at line 2, column 8 (byte offset 16)" },
+        { "root:s3cr3t-value:19000:0:99999:7:::", "at line 1, column 2 (byte offset 1)" },
+        { "{\"a\": [\"s3cr3t-value\"", "premature EOF at line 1, column 22 (byte offset 21)" },
+        { "/* s3cr3t-value */ {\"a\" s3cr3t-value}", "at line 1, column 26 (byte offset 25)" },
+    };
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(cases); i++) {
+        brig_json v = NULL;
+        autoerr struct brig_error *err = NULL;
+        const char *t = cases[i].text;
+        cr_assert_eq(json_parse(t, strlen(t), &v, &err), -1, "accepted %s", t);
+        cr_assert_null(strstr(err->msg, "s3cr3t"), "the text is quoted: %s", err->msg);
+        cr_assert_not_null(strstr(err->msg, cases[i].where), "msg: %s", err->msg);
+    }
+}
+
 Test(json, rejects_truncated_and_trailing)
 {
     const char *bad[] = { "", "{", "{\"a\": 1", "{\"a\": 1} x", "[1,]", "{\"a\" 1}" };
