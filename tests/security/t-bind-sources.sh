@@ -26,13 +26,16 @@ ENF=$(policy_file enforce '.')
 mkb hard -- /usr/bin/brig-probe report || bail "cannot build a bundle"
 "$BRIG" policy apply --policy "$ENF" --workspace "$T/ws" --output "$T/hard/config.json" "$T/hard" ||
     bail "policy apply failed"
+# Every bundle below shares hard's root by its real path (a symlinked rootfs
+# is refused, as by runc).
+jq --arg r "$T/hard/rootfs" '.root.path = $r' "$T/hard/config.json" > "$T/hard/c.json" &&
+    mv "$T/hard/c.json" "$T/hard/config.json"
 
 # with_bind NAME SOURCE DEST [SCRIPT]: the hardened bundle plus one bind
 # (and /bin/sh -c SCRIPT as its process).
 with_bind() {
     local name=$1 src=$2 dst=$3 script=${4:-}
     mkdir -p "$T/$name"
-    ln -sfn "$T/hard/rootfs" "$T/$name/rootfs"
     jq --arg s "$src" --arg d "$dst" --arg c "$script" \
         '.mounts += [{"destination": $d, "type": "bind", "source": $s, "options": ["rbind"]}] |
          if $c != "" then .process.args = ["/bin/sh", "-c", $c] else . end' \
@@ -159,9 +162,9 @@ refused "create refuses a symlink to a socket" "$ENF" link mounts.sockets
 # A config made the way users make them (`runc spec`), hardened by apply,
 # then given the socket: refused the same way.
 if command -v runc >/dev/null; then
-    mkdir -p "$T/runc" && ln -sfn "$T/hard/rootfs" "$T/runc/rootfs"
+    mkdir -p "$T/runc"
     (cd "$T/runc" && runc spec) &&
-        jq '.process.terminal = false | .linux.cgroupsPath = "/brig-test/" + $id' --arg id "$(cid runc)" \
+        jq '.process.terminal = false | .linux.cgroupsPath = "/brig-test/" + $id | .root.path = $r' --arg id "$(cid runc)" --arg r "$T/hard/rootfs" \
             "$T/runc/config.json" > "$T/runc/c.json" &&
         "$BRIG" policy apply --policy "$ENF" --workspace "$T/ws" --output "$T/runc/config.json" "$T/runc/c.json" &&
         jq --arg s "$T/notes" '.mounts += [{"destination": "/run/agent.sock", "type": "bind", "source": $s, "options": ["rbind"]}]' \

@@ -33,9 +33,10 @@ PLAIN=$T/plain.json
 # ws_bundle NAME WORKSPACE-DIR: the bundle hardened with the workspace there.
 ws_bundle() {
     mkdir -p "$T/$1"
-    ln -sfn "$T/hard/rootfs" "$T/$1/rootfs"
     chown 1000:1000 "$2"
-    "$BRIG" policy apply --policy "$PLAIN" --workspace "$2" --output "$T/$1/config.json" "$T/hard/config.json"
+    # hard's root by its real path (a symlinked rootfs is refused, as by runc)
+    jq --arg r "$T/hard/rootfs" '.root.path = $r' "$T/hard/config.json" > "$T/$1/in.json" &&
+    "$BRIG" policy apply --policy "$PLAIN" --workspace "$2" --output "$T/$1/config.json" "$T/$1/in.json"
 }
 
 # bounded NAME DIR WHAT: the container runs, the kernel stops the writes at
@@ -106,7 +107,7 @@ if mkfs.ext4 -q -F -O quota,project -E quotatype=prjquota "$T/prj.img" >/dev/nul
     ws_bundle prj-nouserns "$T/prj/ws" || bail "policy apply failed"
     refused prj-nouserns "no user namespace"
     USERNS=$(policy_file userns enforce '.user = {"uid": 0, "gid": 0, "userns": true}')
-    mkdir -p "$T/prj-userns" && ln -sfn "$T/hard/rootfs" "$T/prj-userns/rootfs"
+    mkdir -p "$T/prj-userns"
     jq '.linux.namespaces += [{type: "user"}]
         | .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
         | .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
@@ -167,7 +168,6 @@ umount "$T/small/ws2/deep"
 # A writable bind of the big disk below (or beside) a bounded workspace
 # would take the writes the bound stops.
 mkdir -p "$T/cache" "$T/aside"
-ln -sfn "$T/hard/rootfs" "$T/aside/rootfs"
 jq --arg s "$T/cache" '.mounts += [{destination: "/workspace/cache", type: "bind", source: $s, options: ["rbind", "rw"]}]' \
     "$T/tmpfs/config.json" > "$T/aside/config.json"
 refused aside "besides the workspace"
