@@ -202,6 +202,13 @@ for n in $FDS; do
     done
 done
 report "exec -t -d --console-socket"
+# /proc/self/exe during execve is brig itself (CVE-2019-5736's ingredient):
+# a #! script naming it must not run the runtime binary in the container.
+printf '#!/proc/self/exe\n' >"$T/ex/rootfs/s/self"
+chmod 0755 "$T/ex/rootfs/s/self"
+out=$(b exec "$(cid ex)" /s/self </dev/null 2>&1)
+check "exec of a script whose #! is /proc/self/exe does not run brig" \
+    bash -c '! grep -q "no such command: /s/self" <<<"$1"' _ "$out"
 b exec "$(cid ex)" "$(via 0)" </dev/null >/dev/null 2>"$T/ex.err"
 check "exec: args[0] through /proc/self/fd is refused, the error names process.args[0]" \
     grep -q 'process.args\[0\]' "$T/ex.err"
