@@ -134,7 +134,8 @@ void child_main(struct child_ctx *c)
     child_exec(c, exe, &err);
 fail:
     /* After `brig create` has exited nobody listens on sync_fd any more:
-     * the log is the only place left to tell. */
+     * the log is the only place left to tell, or, once fds_close_from
+     * closed the --log fd, the process's own stderr. */
     if (sync_send_error(c->sync_fd, err) < 0) {
         if (brig_log_fd() < 0) brig_log_set_fd(2);             /* --log was closed */
         brig_errorf("%s", err ? err->msg : "container init failed");

@@ -48,7 +48,7 @@ static int proc_stat_in_root(int rootfd, const struct brig_process *p, const cha
  * not the opened fd (execveat would hand a #! script /dev/fd/N as its $0
  * and need N open in the new program): by then every fd above the
  * preserved ones but the sync socket is closed and the cwd is checked to
- * be inside the root (proc_execve), so the kernel's own lookup of the
+ * be inside the root (proc_verify_cwd), so the kernel's own lookup of the
  * path, of a #! interpreter and of PT_INTERP has nothing but the root to
  * walk, with no more rights than the program itself. */
 int proc_find_exec(const struct brig_process *p, char **out, struct brig_error **err)

@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <linux/ioprio.h>
 #include <linux/magic.h>
 #include <sched.h>
