@@ -145,6 +145,7 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
 {
     const struct brig_process *p = &X->spec->process;
     TRY(sync_expect(sync_fd, SYNC_GO, "brig exec went away", NULL, err));
+    TRY(session_new(err));                                  /* not the caller's tty */
     /* The container's cgroups, joined by ourselves while we still see the
      * host's cgroupfs with host rights: no RCU grace period to wait for
      * (cgroup_attach_self), before anything of the process runs. */

@@ -61,6 +61,7 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
     autoclose int rootfd = -1;
 
     TRY(sync_expect(c->sync_fd, SYNC_GO, "parent went away", NULL, err));
+    TRY(session_new(err));                                     /* not the caller's tty */
     if (c->cg != NULL) TRY(cgroup_attach_self(c->cg, c->cloned_into, err));   /* before cgroupns */
     TRY(ns_child_join(s, c->ns, err));
     if (c->ns->new_uts) TRY(hostname_apply(s, err));
@@ -97,7 +98,7 @@ static int child_exec(struct child_ctx *c, const char *exe, struct brig_error **
 
     TRY(hooks_run(s, BRIG_HOOK_START_CONTAINER, c->state_json, err));
     /* sync_fd stays open until execve: the parent of `run` sees EOF on
-     * success, or our error. Everything else is closed on exec. */
+     * success, or our error. Every other fd is closed now (CVE-2024-21626). */
     TRY(fds_close_from(3 + c->preserve_fds, c->sync_fd, err));
     /* The cwd entered before "created" is still the one to check unless a
      * startContainer hook ran in our mount namespace since. */
@@ -133,8 +134,11 @@ void child_main(struct child_ctx *c)
     child_exec(c, exe, &err);
 fail:
     /* After `brig create` has exited nobody listens on sync_fd any more:
-     * the log is the only place left to tell. */
-    if (sync_send_error(c->sync_fd, err) < 0)
+     * the log is the only place left to tell, or, once fds_close_from
+     * closed the --log fd, the process's own stderr. */
+    if (sync_send_error(c->sync_fd, err) < 0) {
+        if (brig_log_fd() < 0) brig_log_set_fd(2);             /* --log was closed */
         brig_errorf("%s", err ? err->msg : "container init failed");
+    }
     _exit(127);
 }

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <signal.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "../util/cleanup.h"
+#include "../util/fs.h"
 #include "../util/log.h"
 #include "../util/strutil.h"
 #include "caps.h"
@@ -22,12 +24,47 @@
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
+/* A path execve would take, opened inside the root (RESOLVE_IN_ROOT |
+ * RESOLVE_NO_MAGICLINKS): a relative one from process.cwd, as execve will
+ * see it once the cwd is entered. Fills st; -1 with errno (ELOOP for a
+ * /proc magic link such as /proc/self/fd/N on the way). */
+static int proc_stat_in_root(int rootfd, const struct brig_process *p, const char *path,
+                             struct stat *st)
+{
+    autofree char *rel = NULL;
+    if (path[0] != '/') rel = brig_asprintf("%s/%s", p->cwd != NULL ? p->cwd : "/", path);
+    autoerr struct brig_error *e = NULL;
+    autoclose int fd = brig_open_in_root(rootfd, rel != NULL ? rel : path, O_PATH, 0, &e);
+    if (fd < 0) {
+        errno = e != NULL ? e->errnum : EINVAL;
+        return -1;
+    }
+    return fstat(fd, st);
+}
+
+/* The program is found through the root only, never through a host fd
+ * brig holds (a path like /proc/self/fd/N/../../bin/sh): such a path is
+ * refused here, before "created". execve then takes the same path by name,
+ * not the opened fd (execveat would hand a #! script /dev/fd/N as its $0
+ * and need N open in the new program): by then every fd above the
+ * preserved ones but the sync socket is closed and the cwd is checked to
+ * be inside the root (proc_verify_cwd), so the kernel's own lookup of the
+ * path, of a #! interpreter and of PT_INTERP has nothing but the root to
+ * walk, with no more rights than the program itself. */
 int proc_find_exec(const struct brig_process *p, char **out, struct brig_error **err)
 {
     const char *arg0 = p->args[0];
+    autoclose int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0) return brig_fail(err, errno, "exec: open /");
+    struct stat st;
     if (strchr(arg0, '/') != NULL) {
-        struct stat st;
-        if (stat(arg0, &st) < 0) return brig_fail(err, errno, "exec: %s", arg0);
+        if (proc_stat_in_root(rootfd, p, arg0, &st) < 0) {
+            if (errno == ELOOP)
+                return brig_fail(err, errno, "process.args[0] %s: a /proc magic link (or a "
+                                 "symlink loop) on the way: the program must be a path inside "
+                                 "the container's root", arg0);
+            return brig_fail(err, errno, "exec: %s", arg0);
+        }
         if (!S_ISREG(st.st_mode)) return brig_failx(err, "exec: %s: not a regular file", arg0);
         *out = brig_strdup(arg0);
         return 0;
@@ -39,13 +76,28 @@ int proc_find_exec(const struct brig_process *p, char **out, struct brig_error *
     char *save = NULL;
     for (char *d = strtok_r(dirs, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
         autofree char *cand = brig_asprintf("%s/%s", *d ? d : ".", arg0);
-        struct stat st;
-        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)) {
+        if (proc_stat_in_root(rootfd, p, cand, &st) == 0 && S_ISREG(st.st_mode) &&
+            (st.st_mode & 0111)) {
             *out = steal_ptr(&cand);
             return 0;
         }
     }
     return brig_failx(err, "exec: \"%s\": executable file not found in $PATH", arg0);
+}
+
+/* runc's verifyCwd: getcwd(2) names a cwd outside the root
+ * "(unreachable)/..." (glibc: ENOENT). The cwd was entered by a lookup
+ * inside the root (cwd_apply); this proves it at the last moment, since a
+ * relative path, a #! interpreter or PT_INTERP is looked up from it. */
+static int proc_verify_cwd(struct brig_error **err)
+{
+    char buf[PATH_MAX];
+    errno = 0;
+    if (getcwd(buf, sizeof(buf)) != NULL && buf[0] == '/') return 0;
+    if (errno == ENOENT || errno == 0)
+        return brig_failx(err, "process.cwd: the working directory is outside the container's "
+                               "root");
+    return brig_fail(err, errno, "process.cwd: getcwd");
 }
 
 /* The cwd is entered again after the identity switch: a uid that may not
@@ -69,12 +121,16 @@ static int proc_confine_cwd(const struct brig_process *p, const struct brig_bpf 
     if (p->no_new_privileges) {
         TRY(identity_apply(&p->user, in_userns, err));
         TRY(proc_reenter_cwd(p, entered_as_root, err));
+        TRY(proc_verify_cwd(err));
         TRY(caps_apply(&p->caps, err));
         TRY(no_new_privs_apply(p, err));
         if (bpf) TRY(seccomp_bpf_load(bpf, err));               /* last: fewest syscalls after */
     } else {
         /* Without no_new_privs an unprivileged process may not load a
-         * filter: load it while still privileged (runc does the same). */
+         * filter: load it while still privileged (runc does the same).
+         * The cwd is checked before the filter may deny getcwd; entered
+         * again after it, it is found inside the root by cwd_apply. */
+        TRY(proc_verify_cwd(err));
         if (bpf) TRY(seccomp_bpf_load(bpf, err));
         TRY(identity_apply(&p->user, in_userns, err));
         TRY(proc_reenter_cwd(p, entered_as_root, err));

@@ -7,8 +7,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <linux/ioprio.h>
+#include <linux/magic.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "../util/cleanup.h"
@@ -140,6 +141,16 @@ int no_new_privs_apply(const struct brig_process *p, struct brig_error **err)
     return 0;
 }
 
+/* issue 13: a new session also without a terminal. The caller's terminal,
+ * which stdio may still be, is then not the process's controlling one, so
+ * TIOCSTI into it needs CAP_SYS_ADMIN over the host (issue 10, escape 3),
+ * and the caller's job control does not reach into the container. */
+int session_new(struct brig_error **err)
+{
+    if (setsid() < 0 && getsid(0) != getpid()) return brig_fail(err, errno, "setsid");
+    return 0;
+}
+
 int cwd_apply(const struct brig_process *p, struct brig_error **err)
 {
     if (p->cwd == NULL || p->cwd[0] != '/')
@@ -155,33 +166,61 @@ int cwd_apply(const struct brig_process *p, struct brig_error **err)
     return 0;
 }
 
-/* Without CLOSE_RANGE_CLOEXEC (Linux < 5.11): walk /proc/self/fd. */
-static int fds_cloexec_walk(int first, struct brig_error **err)
+/* Without close_range (Linux < 5.9): close what /proc/self/fd lists, read
+ * only from a real procfs (a container may mount a tmpfs over its /proc:
+ * an empty listing would leave every fd open). */
+static int fds_close_walk(int first, int keep, struct brig_error **err)
 {
-    DIR *d = opendir("/proc/self/fd");
-    if (d == NULL) return brig_fail(err, errno, "fds: open /proc/self/fd");
-    int dfd = dirfd(d);
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        char *end;
-        long fd = strtol(de->d_name, &end, 10);
-        if (*end != '\0' || end == de->d_name || fd < first || fd == dfd) continue;
-        int fl = fcntl((int)fd, F_GETFD);
-        if (fl >= 0 && !(fl & FD_CLOEXEC)) fcntl((int)fd, F_SETFD, fl | FD_CLOEXEC);
+    autoclose int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct statfs sfs;
+    if (dfd < 0 || fstatfs(dfd, &sfs) < 0)
+        return brig_fail(err, errno, "fds: close_range is unavailable and /proc/self/fd cannot "
+                                     "be read");
+    if (sfs.f_type != PROC_SUPER_MAGIC)
+        return brig_failx(err, "fds: close_range is unavailable and /proc is not a procfs");
+    DIR *d = fdopendir(dfd);
+    if (d == NULL) return brig_fail(err, errno, "fds: read /proc/self/fd");
+    int own = steal_fd(&dfd);
+    /* Closing while reading: rewind until a pass finds nothing to close. */
+    for (bool closed = true; closed;) {
+        closed = false;
+        rewinddir(d);
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL) {
+            char *end;
+            long fd = strtol(de->d_name, &end, 10);
+            if (*end != '\0' || end == de->d_name || fd < first || fd == keep || fd == own) continue;
+            close((int)fd);
+            closed = true;
+        }
     }
     closedir(d);
     return 0;
 }
 
-/* Every fd >= first is marked close-on-exec rather than closed: the ones
- * still needed until execve (keep: the sync socket or exec fifo, the log
- * fd) keep working, and none of them reaches the container's process. */
+static int fds_close_range(unsigned int lo, unsigned int hi)
+{
+    if (lo > hi) return 0;
+    return (int)syscall(SYS_close_range, lo, hi, 0);
+}
+
+/* Closed, not marked close-on-exec: execve resolves process.args[0], a
+ * script's #! interpreter and an ELF's PT_INTERP before it closes
+ * close-on-exec fds, so /proc/self/fd/N/.. of a host directory fd would
+ * lead out of the root (CVE-2024-21626). keep (the sync socket, or -1)
+ * stays: a socket is no directory, /proc/self/fd/N/.. is ENOTDIR and
+ * /proc/self/fd/N cannot be opened (ENXIO), so it leads nowhere. */
 int fds_close_from(int first, int keep, struct brig_error **err)
 {
     if (first < 0) return brig_failx(err, "fds: invalid first fd %d", first);
-    brig_debug("fds: close-on-exec from %d (fd %d stays usable until execve)", first, keep);
-    if (syscall(SYS_close_range, (unsigned int)first, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return 0;
-    if (errno != ENOSYS && errno != EINVAL)
-        return brig_fail(err, errno, "fds: close_range(%d, CLOSE_RANGE_CLOEXEC)", first);
-    return fds_cloexec_walk(first, err);
+    if (keep < first) keep = -1;
+    brig_debug("fds: closing every fd from %d but %d", first, keep);
+    int log = brig_log_fd();
+    if (log >= first && log != keep) brig_log_set_fd(-1);   /* closed below */
+    int r = keep < 0 ? fds_close_range((unsigned int)first, ~0U)
+                     : fds_close_range((unsigned int)first, (unsigned int)keep - 1);
+    if (r == 0 && keep >= 0) r = fds_close_range((unsigned int)keep + 1, ~0U);
+    if (r == 0) return 0;
+    if (errno != ENOSYS) return brig_fail(err, errno, "fds: close_range from %d", first);
+    return fds_close_walk(first, keep, err);
 }

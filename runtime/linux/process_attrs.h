@@ -24,11 +24,13 @@ int personality_apply(const struct brig_linux *l, struct brig_error **err);
 int scheduler_apply(const struct brig_process *p, struct brig_error **err);
 int io_priority_apply(const struct brig_process *p, struct brig_error **err);
 int no_new_privs_apply(const struct brig_process *p, struct brig_error **err);
+/* setsid(): the process leads a new session, terminal or not. */
+int session_new(struct brig_error **err);
 /* chdir to process.cwd, checked to be inside the (already pivoted) root. */
 int cwd_apply(const struct brig_process *p, struct brig_error **err);
-/* Every fd >= first (3 + preserve_fds) is marked close-on-exec
- * (close_range CLOSE_RANGE_CLOEXEC): keep (or -1) and the others stay
- * usable until execve, none reaches the container's process. */
+/* Every fd >= first (3 + preserve_fds) but keep (the sync socket, or -1)
+ * is closed, not only marked close-on-exec: execve resolves its paths
+ * while those are still open. The log fd among them stops logging. */
 int fds_close_from(int first, int keep, struct brig_error **err);
 
 #endif

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""The argument rules of seccomp-default.json say what docs/security.md says.
+
+check_seccomp_default.py PROFILE.json
+
+The filter is default-deny; ioctl and socket are allowed only by rules with
+one SCMP_CMP_MASKED_EQ condition each (several rules for one syscall are
+ORed by every runtime). The kernel reads ioctl's cmd and socket's family as
+32-bit ints, so the masks must ignore the high 32 bits: a cmd of
+0x1_0000_5412 is TIOCSTI to the kernel. This evaluates the rules as the BPF
+does, on 64-bit values, and checks:
+  ioctl: allowed iff the low 32 bits are neither TIOCSTI nor TIOCLINUX;
+  socket: allowed iff the family is AF_UNIX, AF_INET, AF_INET6, AF_NETLINK
+  or AF_PACKET."""
+import json
+import sys
+
+TIOCSTI, TIOCLINUX = 0x5412, 0x541C
+FAMILIES = {1, 2, 10, 16, 17}
+HIGH = [0, 1 << 32, 0xFFFFFFFF << 32, 0x8000000000000000]
+
+
+def rules_for(profile, name):
+    out = []
+    for r in profile['syscalls']:
+        if name not in r['names'] or r['action'] not in ('SCMP_ACT_ALLOW', 'SCMP_ACT_LOG'):
+            continue
+        args = r.get('args') or []
+        if len(args) != 1 or args[0]['op'] != 'SCMP_CMP_MASKED_EQ':
+            sys.exit('%s: allowed by a rule without exactly one SCMP_CMP_MASKED_EQ condition' % name)
+        out.append(args[0])
+    if not out:
+        sys.exit('%s: no rule allows it' % name)
+    return out
+
+
+def allowed(rules, index, v):
+    return any(a['index'] == index and (v & a['value']) == a.get('valueTwo', 0) for a in rules)
+
+
+def main():
+    profile = json.load(open(sys.argv[1], encoding='utf-8'))
+    if profile['defaultAction'] not in ('SCMP_ACT_ERRNO', 'SCMP_ACT_KILL', 'SCMP_ACT_KILL_PROCESS'):
+        sys.exit('the default action must deny')
+    ioctl = rules_for(profile, 'ioctl')
+    cmds = set(range(0x10000)) | {TIOCSTI ^ (1 << b) for b in range(32)} | \
+        {TIOCLINUX ^ (1 << b) for b in range(32)} | {0x80086601, 0xC0045877, 0xFFFFFFFF}
+    for low in cmds:
+        for high in HIGH:
+            want = low not in (TIOCSTI, TIOCLINUX)
+            if allowed(ioctl, 1, high | low) != want:
+                sys.exit('ioctl cmd %#x: %s, should be %s' % (high | low, not want and 'allowed'
+                         or 'denied', want and 'allowed' or 'denied'))
+    sock = rules_for(profile, 'socket')
+    for fam in range(64):
+        for high in HIGH:
+            if allowed(sock, 0, high | fam) != (fam in FAMILIES):
+                sys.exit('socket family %#x: wrong verdict' % (high | fam))
+    print('ok: ioctl denies exactly TIOCSTI and TIOCLINUX, socket allows exactly %s, '
+          'high 32 bits ignored' % sorted(FAMILIES))
+
+
+if __name__ == '__main__':
+    main()
