@@ -166,38 +166,59 @@ static int v1_blkio(const char *d, const struct brig_resources *r, struct brig_e
     return 0;
 }
 
+/* dir without its last n components */
+static char *cpuset_ancestor(const char *dir, unsigned n)
+{
+    char *base = brig_strdup(dir);
+    for (unsigned up = 0; up < n; up++) {
+        char *s = strrchr(base, '/');
+        if (s == NULL || s == base) break;
+        *s = '\0';
+    }
+    return base;
+}
+
+/* Fill one file (cpuset.cpus or mems) of the levels below base down to the
+ * leaf, from the nearest ancestor (base or above) that has a value. */
+static int cpuset_fill(const struct cg_dir *d, unsigned created, const char *file,
+                       struct brig_error **err)
+{
+    /* a cpu list is at most a few KB even on the largest machines */
+    autofree char *val = brig_calloc(1, 16384);
+    unsigned up = created;
+    for (;; up++) {
+        autofree char *base = cpuset_ancestor(d->path, up);
+        TRY(cg_read_value(base, file, val, 16384, err));
+        if (*val != '\0') break;
+        /* Empty: a parent another create made a moment ago and has not
+         * filled yet (a task cannot join it or anything below it: ENOSPC).
+         * The root of the hierarchy always has a value (above it the
+         * read fails). */
+    }
+    /* Top-down, so each level is a subset of its parent when written. Two
+     * creates filling the same shared level write the same value. */
+    for (unsigned level = up; level-- > 0;) {
+        autofree char *dir = cpuset_ancestor(d->path, level);
+        TRY(cg_write(dir, file, NULL, val, err));
+    }
+    return 0;
+}
+
 int cgv1_cpuset_init(const struct cg_dir *d, struct brig_error **err)
 {
     /* A task can join a cpuset only once it has cpus and mems, and a fresh
      * directory starts empty (or, under cgroup.clone_children, with its
      * parent's values). Each level brig made gets the values of the nearest
      * level it did not make, read once, top-down: what copying each
-     * parent's in turn gave, without reading every level back. */
+     * parent's in turn gave, without reading every level back. A level it
+     * did not make may be empty too: a parent made at the same moment by a
+     * create racing this one, found existing here (EEXIST) before that
+     * create filled it. Then the levels are filled from the nearest
+     * ancestor that has values: the same values the other create writes. */
     if (d->created == 0) return 0;
-    autofree char *base = brig_strdup(d->path);
-    for (unsigned up = 0; up < d->created; up++) {
-        char *s = strrchr(base, '/');
-        if (s == NULL) return 0;
-        *s = '\0';
-    }
     static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
-    /* a cpu list is at most a few KB even on the largest machines */
-    autofree char *cpus = brig_calloc(1, 16384);
-    autofree char *mems = brig_calloc(1, 16384);
-    char *vals[2] = {cpus, mems};
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < 2; i++) rc = cg_read_value(base, files[i], vals[i], 16384, err);
-    size_t blen = strlen(base);
-    for (unsigned level = 1; rc == 0 && level <= d->created; level++) {
-        /* the level-th component below base */
-        const char *end = d->path + blen;
-        for (unsigned k = 0; k < level && end != NULL; k++) end = strchr(end + 1, '/');
-        autofree char *dir = end != NULL ? brig_asprintf("%.*s", (int)(end - d->path), d->path)
-                                         : brig_strdup(d->path);
-        for (size_t i = 0; rc == 0 && i < 2; i++)
-            if (*vals[i] != '\0') rc = cg_write(dir, files[i], NULL, vals[i], err);
-    }
-    return rc;
+    for (size_t i = 0; i < 2; i++) TRY(cpuset_fill(d, d->created, files[i], err));
+    return 0;
 }
 
 static const char *const default_devices[] = {
