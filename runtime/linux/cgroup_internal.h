@@ -68,9 +68,11 @@ bool cg_systemd_running(void);
 uint64_t cg_shares_to_weight(uint64_t shares);
 /* blkio.weight (10..1000) -> io.weight (1..10000); 0 stays 0. */
 uint64_t cg_blkio_to_io_weight(uint64_t w);
-/* OCI memory.swap is memory+swap; v2 memory.swap.max is swap only.
- * *out: -1 "max", 0 leave unset (when *set is false), else bytes. */
-int cg_swap_to_v2(int64_t swap, int64_t limit, int64_t *out, bool *set, struct brig_error **err);
+/* OCI memory.swap is memory+swap; v2 memory.swap.max is swap only. An
+ * explicit 0 is "no swap" (0). *out: -1 "max", 0 leave unset (when *set is
+ * false), else bytes. */
+int cg_swap_to_v2(const struct brig_opt_i64 *swap, int64_t limit, int64_t *out, bool *set,
+                  struct brig_error **err);
 /* "2MB", "1GB", "64kB" -> size in kB. */
 int cg_hugepage_parse(const char *s, uint64_t *kb);
 /* kB -> kernel's hugetlb file infix ("2MB", "1GB", "64KB"). */

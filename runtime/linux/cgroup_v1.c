@@ -22,10 +22,38 @@ static int need_file(const char *dir, const char *file, const char *field, struc
                       file);
 }
 
+/* memory.limit_in_bytes reads this (PAGE_COUNTER_MAX pages) or more when
+ * unlimited; anything at or above 2^62 is taken as unlimited. */
+#define V1_MEMORY_UNLIMITED (1ULL << 62)
+
+/* Swap 0 is "no swap": memory+swap capped at the memory limit, the one
+ * given or (update) the cgroup's current one. memsw cannot cap swap alone:
+ * without a memory limit it is refused, not left unlimited. */
+static int v1_no_swap(const char *d, int64_t limit, int64_t *swap, struct brig_error **err)
+{
+    uint64_t cur = 0;
+    if (limit > 0) {
+        *swap = limit;
+        return 0;
+    }
+    autofree char *text = NULL;
+    if (limit == 0 && cg_read(d, "memory.limit_in_bytes", &text, NULL) == 0) {
+        text[strcspn(text, "\n")] = '\0';
+        if (brig_parse_u64(text, &cur) < 0) cur = 0;
+    }
+    if (cur == 0 || cur >= V1_MEMORY_UNLIMITED)
+        return brig_failx(err, "linux.resources.memory.swap: 0 (no swap) needs "
+                          "linux.resources.memory.limit on cgroup v1 (%s/memory.memsw."
+                          "limit_in_bytes caps memory plus swap)", d);
+    *swap = (int64_t)cur;
+    return 0;
+}
+
 static int v1_memory(const char *d, const struct brig_resources *r, struct brig_error **err)
 {
     int64_t limit = r->memory.limit.set ? r->memory.limit.v : 0;
     int64_t swap = r->memory.swap.set ? r->memory.swap.v : 0;
+    if (r->memory.swap.set && swap == 0) TRY(v1_no_swap(d, limit, &swap, err));
     /* As runc: an unlimited memory with no explicit swap means unlimited swap. */
     if (limit == -1 && swap == 0) swap = -1;
     /* looked at only when a swap value is to be written */
