@@ -385,13 +385,18 @@ RULE(rule_limits_memory)
     if (lim > p->limits.memory)
         policy_fail(rep, rule, "linux.resources.memory.limit", "%llu bytes, more than %llu",
                     (unsigned long long)lim, (unsigned long long)p->limits.memory);
-    /* memory.swap is memory + swap, as cgroup v1's memsw. */
+    /* memory.swap is memory + swap, as cgroup v1's memsw. Judged as the
+     * runtime writes it: 0 is "no swap" (memsw = the limit, v2 swap.max 0),
+     * absent leaves swap unlimited. */
     uint64_t swap_max = (lim < p->limits.memory ? lim : p->limits.memory) + p->limits.swap;
-    if (!r->memory.swap.set || r->memory.swap.v < 0)
+    if (!r->memory.swap.set || r->memory.swap.v < 0) {
         policy_fail(rep, rule, "linux.resources.memory.swap", "unlimited");
-    else if ((uint64_t)r->memory.swap.v > swap_max)
-        policy_fail(rep, rule, "linux.resources.memory.swap", "%lld bytes, more than %llu",
-                    (long long)r->memory.swap.v, (unsigned long long)swap_max);
+        return;
+    }
+    uint64_t memsw = r->memory.swap.v == 0 ? lim : (uint64_t)r->memory.swap.v;
+    if (memsw > swap_max)
+        policy_fail(rep, rule, "linux.resources.memory.swap", "%llu bytes, more than %llu",
+                    (unsigned long long)memsw, (unsigned long long)swap_max);
 }
 
 RULE(rule_limits_pids)

@@ -96,6 +96,24 @@ static int launch_check_terminal(const struct brig_process *p, const char *conso
     return 0;
 }
 
+static struct brig_state *launch_state_new(const struct brig_spec *s, const char *id)
+{
+    struct brig_state *st = brig_calloc(1, sizeof(*st));
+    st->id = brig_strdup(id);
+    st->bundle = brig_strdup(s->bundle);
+    st->oci_version = brig_strdup(s->oci_version);
+    st->rootfs = brig_strdup(s->root.path);
+    char now[BRIG_TIME_LEN];
+    st->created = brig_strdup(brig_time_now_rfc3339(now, sizeof(now)));
+    st->n_annotations = s->n_annotations;
+    st->annotations = brig_calloc(s->n_annotations + 1, sizeof(*st->annotations));
+    for (size_t i = 0; i < s->n_annotations; i++) {
+        st->annotations[i].key = brig_strdup(s->annotations[i].key);
+        st->annotations[i].value = brig_strdup(s->annotations[i].value);
+    }
+    return st;
+}
+
 /* Everything that can be checked before any process, cgroup or state
  * exists: a bad config changes nothing. */
 static int launch_validate(struct launch *L, const struct brig_globals *g,
@@ -127,6 +145,9 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
      * resolved once: run audits its exit and its delete under it. */
     TRY(policy_resolve(g->policy, &L->policy, err));
     TRY(policy_enforce_resolved(L->policy, L->spec, "create", o->id, err));
+    /* A state that state_read could not take back would strand the init. */
+    L->st = launch_state_new(L->spec, o->id);
+    TRY(state_check_size(L->st, err));
     TRY(sysctl_validate(L->spec, err));
     TRY(hostname_validate(L->spec, err));
     /* Compiled once per profile, then loaded from the state root's cache. */
@@ -137,24 +158,6 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     TRY(ns_plan_prepare(L->spec, &L->ns, err));
     L->ns_ready = true;
     return 0;
-}
-
-static struct brig_state *launch_state_new(const struct brig_spec *s, const char *id)
-{
-    struct brig_state *st = brig_calloc(1, sizeof(*st));
-    st->id = brig_strdup(id);
-    st->bundle = brig_strdup(s->bundle);
-    st->oci_version = brig_strdup(s->oci_version);
-    st->rootfs = brig_strdup(s->root.path);
-    char now[BRIG_TIME_LEN];
-    st->created = brig_strdup(brig_time_now_rfc3339(now, sizeof(now)));
-    st->n_annotations = s->n_annotations;
-    st->annotations = brig_calloc(s->n_annotations + 1, sizeof(*st->annotations));
-    for (size_t i = 0; i < s->n_annotations; i++) {
-        st->annotations[i].key = brig_strdup(s->annotations[i].key);
-        st->annotations[i].value = brig_strdup(s->annotations[i].value);
-    }
-    return st;
 }
 
 /* The cgroup about to be made goes to state.json before its first mkdir:
@@ -174,7 +177,6 @@ static int launch_resources(struct launch *L, const struct brig_globals *g, cons
     TRY(state_dir_make(g->root, id, &L->rootfd, &L->dirfd, err));
     L->state_dir_made = true;
     TRY(state_write_config(L->dirfd, L->config_text, L->config_len, err));
-    L->st = launch_state_new(L->spec, id);
     TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, launch_record_cgroup, L, &L->cg, err));
     if (!run_mode) {
         if (mkfifoat(L->dirfd, "exec.fifo", 0600) < 0) return brig_fail(err, errno, "mkfifo exec.fifo");

@@ -60,6 +60,8 @@ static struct brig_spec *delete_load_config(int dirfd, const struct brig_state *
     autofree char *text = NULL;
     size_t len = 0;
     autoerr struct brig_error *e = NULL;
+    /* a salvaged state may not know its bundle: no hooks then */
+    if (st->bundle == NULL) return NULL;
     if (faccessat(dirfd, "config.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0) return NULL;
     struct brig_spec *spec = NULL;
     if (brig_read_file_at(dirfd, "config.json", DELETE_CONFIG_MAX, &text, &len, &e) == 0 &&
@@ -102,6 +104,23 @@ static int delete_state_unreadable(const struct brig_globals *g, const char *id,
     return brig_wrap(err, "container %s", id);
 }
 
+/* state.json is there but state_read refuses it (too large, cut short,
+ * corrupt): --force ends the container from what it still says (the init,
+ * its cgroup), rather than strand a running init behind a file no command
+ * can read. */
+static int delete_salvage(int dirfd, const char *id, struct brig_state **st,
+                          struct brig_error **err)
+{
+    autoerr struct brig_error *why = steal_ptr(err);
+    autoerr struct brig_error *e = NULL;
+    if (state_read_salvage(dirfd, id, st, &e) < 0)
+        return brig_failx(err, "container %s: %s; %s: remove its state directory by hand once "
+                          "its processes and cgroup are gone", id, why->msg, e->msg);
+    brig_warn("delete --force %s: %s; deleting from what it still says (init %d, %s)", id,
+              why->msg, (int)(*st)->pid, (*st)->cgroup != NULL ? "its cgroup" : "no cgroup");
+    return 0;
+}
+
 static int delete_unaudited(const struct brig_globals *g, const char *id, bool force, struct brig_error **err)
 {
     autoclose int dirfd = -1;
@@ -116,7 +135,11 @@ static int delete_unaudited(const struct brig_globals *g, const char *id, bool f
         return -1;
     }
     autostate struct brig_state *st = NULL;
-    if (state_read(dirfd, &st, err) < 0) return delete_state_unreadable(g, id, force, err);
+    if (state_read(dirfd, &st, err) < 0) {
+        if (!force || err == NULL || *err == NULL || (*err)->errnum == ENOENT)
+            return delete_state_unreadable(g, id, force, err);
+        TRY(delete_salvage(dirfd, id, &st, err));
+    }
 
     enum brig_status status = cgroup_ops_status(st, state_status(dirfd, st));
     brig_debug("delete %s: status %s", id, state_status_name(status));

@@ -29,7 +29,6 @@
 
 #define STATE_ID_MAX 1024
 #define STATE_FILE "state.json"
-#define STATE_FILE_MAX (4u << 20)
 
 int state_validate_id(const char *id, struct brig_error **err)
 {
@@ -297,27 +296,61 @@ int state_write_config(int dirfd, const char *text, size_t len, struct brig_erro
     return 0;
 }
 
-int state_write(int dirfd, const struct brig_state *st, struct brig_error **err)
+/* The members a `delete --force` needs to end the container (the init, its
+ * cgroup) come first and are short: a state.json cut short or grown past
+ * STATE_FILE_MAX still names them (state_salvage.c). */
+static struct brig_jw *state_json(const struct brig_state *st, bool annotations)
 {
-    autojw struct brig_jw *w = jw_new(false);
+    struct brig_jw *w = jw_new(false);
     jw_obj_open(w);
     jw_kstr(w, "id", st->id);
+    jw_ki64(w, "pid", st->pid);
+    jw_ku64(w, "pidStartTime", st->pid_start_time);
+    jw_kbool(w, "setupDone", st->setup_done);
+    jw_kstr(w, "cgroup", st->cgroup);
     jw_kstr(w, "bundle", st->bundle);
     jw_kstr(w, "ociVersion", st->oci_version);
     jw_kstr(w, "rootfs", st->rootfs);
-    jw_ki64(w, "pid", st->pid);
-    jw_ku64(w, "pidStartTime", st->pid_start_time);
     jw_kstr(w, "created", st->created);
-    jw_kbool(w, "setupDone", st->setup_done);
-    jw_kstr(w, "cgroup", st->cgroup);
     jw_key(w, "annotations");
     jw_obj_open(w);
-    for (size_t i = 0; i < st->n_annotations; i++)
+    for (size_t i = 0; annotations && i < st->n_annotations; i++)
         jw_kstr(w, st->annotations[i].key, st->annotations[i].value);
     jw_obj_close(w);
     jw_obj_close(w);
+    return w;
+}
+
+int state_check_size(const struct brig_state *st, struct brig_error **err)
+{
+    autojw struct brig_jw *w = state_json(st, true);
+    size_t len = 0;
+    jw_text(w, &len);
+    if (len + STATE_CGROUP_RESERVE <= STATE_FILE_MAX) return 0;
+    autojw struct brig_jw *core = state_json(st, false);
+    size_t core_len = 0;
+    jw_text(core, &core_len);
+    /* Blame what makes it large: annotations, unless a path alone does. */
+    const char *field = len - core_len >= core_len ? "annotations"
+                      : st->rootfs != NULL && strlen(st->rootfs) > STATE_CGROUP_RESERVE ? "root.path"
+                      : "bundle";
+    return brig_failx(err, "%s: the container's state would be %zu bytes (%zu of them "
+                      "annotations), more than the %u brig can keep and read back (state.json "
+                      "is read up to %u bytes, %u of them kept for the cgroup)", field,
+                      len + STATE_CGROUP_RESERVE, len - core_len,
+                      STATE_FILE_MAX - STATE_CGROUP_RESERVE, STATE_FILE_MAX, STATE_CGROUP_RESERVE);
+}
+
+int state_write(int dirfd, const struct brig_state *st, struct brig_error **err)
+{
+    autojw struct brig_jw *w = state_json(st, true);
     size_t len = 0;
     const char *text = jw_text(w, &len);
+    /* Never write what state_read would refuse: every later command,
+     * delete included, would fail on it. */
+    if (len > STATE_FILE_MAX)
+        return brig_failx(err, "container %s: state.json would be %zu bytes, more than the %u "
+                          "brig reads back", st->id ? st->id : "?", len, STATE_FILE_MAX);
     if (state_replace_file(dirfd, STATE_FILE, text, len, err) < 0)
         return brig_wrap(err, "container %s: write %s", st->id ? st->id : "?", STATE_FILE);
     brig_debug("wrote state of %s: pid %d setupDone %d", st->id, (int)st->pid, st->setup_done);

@@ -34,6 +34,12 @@ struct brig_state {
     struct brig_kv *annotations; size_t n_annotations;
 };
 
+/* state_read takes a state.json up to this size. */
+#define STATE_FILE_MAX (4u << 20)
+/* Room kept for the cgroup's description (every hierarchy's path, escaped
+ * twice) when a new container's state is measured before it exists. */
+#define STATE_CGROUP_RESERVE (512u << 10)
+
 /* Validate a container id: [A-Za-z0-9][A-Za-z0-9_.+-]*, at most 1024. */
 int state_validate_id(const char *id, struct brig_error **err);
 
@@ -72,6 +78,18 @@ int state_list_ids(const char *root, char ***ids, size_t *n, struct brig_error *
 int state_write(int dirfd, const struct brig_state *st, struct brig_error **err);
 int state_write_config(int dirfd, const char *text, size_t len, struct brig_error **err);
 int state_read(int dirfd, struct brig_state **out, struct brig_error **err);
+/* A new container's state (its cgroup not known yet) will fit what
+ * state_read takes back; else fails naming the field that makes it large
+ * ("annotations: ..."). Checked before anything of the container exists. */
+int state_check_size(const struct brig_state *st, struct brig_error **err);
+/* For `delete --force` of a state.json state_read refuses (larger than it
+ * takes, cut short, corrupt after its first members): the members that can
+ * still be read from its start, up to the first that cannot. *out has the
+ * id (given, or checked against it), and what was read of pid,
+ * pidStartTime, setupDone, cgroup, bundle, rootfs, created; no annotations.
+ * Fails when neither the init nor the cgroup can be known. */
+int state_read_salvage(int dirfd, const char *id, struct brig_state **out,
+                       struct brig_error **err);
 void state_free(struct brig_state *st);
 void state_freep(struct brig_state **st);
 #define autostate __attribute__((cleanup(state_freep)))

@@ -28,10 +28,18 @@ uint64_t cg_blkio_to_io_weight(uint64_t w)
     return 1 + ((w - 10) * 9999) / 990;
 }
 
-/* runc's ConvertMemorySwapToCgroupV2Value. */
-int cg_swap_to_v2(int64_t swap, int64_t limit, int64_t *out, bool *set, struct brig_error **err)
+/* runc's ConvertMemorySwapToCgroupV2Value, except for an explicit 0: runc
+ * reads it as "not set" (unlimited swap on a fresh cgroup); here it is what
+ * memory+swap = 0 can only mean, no swap, as on v1 (memsw = limit). */
+int cg_swap_to_v2(const struct brig_opt_i64 *swap_opt, int64_t limit, int64_t *out, bool *set,
+                  struct brig_error **err)
 {
+    int64_t swap = swap_opt->set ? swap_opt->v : 0;
     *set = true;
+    if (swap_opt->set && swap == 0) {
+        *out = 0;
+        return 0;
+    }
     if (limit == -1 && swap == 0) {
         /* "memory unlimited, swap not given" means both unlimited, as on v1. */
         *out = -1;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
@@ -73,6 +74,25 @@ int cg_read_value(const char *dir, const char *file, char *buf, size_t size, str
     return 0;
 }
 
+/* Parents brig makes for containers carry this mark, so that the delete of
+ * whichever container leaves one empty removes it, not only the delete of
+ * the container that happened to make it (creates racing into a new parent
+ * each see it made by another). A parent without it (the admin's, with
+ * limits of its own) is never removed. trusted.* needs CAP_SYS_ADMIN: a
+ * brig without it makes unmarked parents, which stay, as before. */
+#define CG_PARENT_MARK "trusted.brig.parent"
+
+static void mark_parent(const char *dir)
+{
+    if (setxattr(dir, CG_PARENT_MARK, "1", 1, 0) < 0)
+        brig_debug("cgroup: cannot mark %s as brig's parent: %s", dir, strerror(errno));
+}
+
+bool cg_parent_marked(const char *dir)
+{
+    return getxattr(dir, CG_PARENT_MARK, NULL, 0) >= 0;
+}
+
 /* One walk from the mount point down; ENOENT means a level made or found a
  * moment ago was removed before the next mkdir: *vanished is set. */
 static int cg_mkdir_walk(const char *mnt, const char *path, unsigned *created, bool *vanished,
@@ -81,27 +101,45 @@ static int cg_mkdir_walk(const char *mnt, const char *path, unsigned *created, b
     *created = 0;
     *vanished = false;
     autofree char *buf = brig_strdup(path);
+    /* the deepest level this walk made, for the undo of a failure */
+    size_t made_len = 0;
+    unsigned made_run = 0;
     for (char *p = buf + strlen(mnt); *p != '\0';) {
         while (*p == '/') p++;
         if (*p == '\0') break;
         char *slash = strchr(p, '/');
         if (slash) *slash = '\0';
+        bool last = slash == NULL || slash[1] == '\0';
+        int e = 0;
         if (mkdir(buf, 0755) == 0) {
             (*created)++;
+            made_len = strlen(buf);
+            made_run = *created;
+            if (!last) mark_parent(buf);
         } else if (errno != EEXIST) {
-            int e = errno;
+            e = errno;
+        } else {
+            /* Someone raced us below a directory we just made: not ours
+             * (it is marked: whoever empties it removes it). */
+            *created = 0;
+            /* A leaf that exists must be a cgroup, not a control file (a
+             * middle level that is a file fails the next mkdir, ENOTDIR). */
+            struct stat st;
+            if (last && (stat(buf, &st) < 0 || !S_ISDIR(st.st_mode))) e = ENOTDIR;
+        }
+        if (e != 0) {
             /* Undo what this call made so a failure leaves nothing: the
-             * levels above the one that failed. */
+             * deepest level made and its marked parents. */
             autofree char *failed = brig_strdup(buf);
-            char *last = strrchr(buf, '/');
-            if (last != NULL) *last = '\0';
-            cg_rmdir_created(buf, *created, NULL);
+            if (made_len > 0) {
+                buf[made_len] = '\0';
+                cg_rmdir_created(buf, made_run, NULL);
+            }
             *created = 0;
             *vanished = e == ENOENT;
+            if (e == ENOTDIR)
+                return brig_fail(err, e, "linux.cgroupsPath: %s is not a cgroup directory", failed);
             return brig_fail(err, e, "mkdir %s", failed);
-        } else if (*created > 0) {
-            /* Someone raced us below a directory we just made: not ours. */
-            *created = 0;
         }
         if (slash) {
             *slash = '/';
@@ -148,7 +186,10 @@ static void sleep_ms(long ms)
 int cg_rmdir_created(const char *path, unsigned created, struct brig_error **err)
 {
     autofree char *buf = brig_strdup(path);
-    for (unsigned level = 0; level < created; level++) {
+    for (unsigned level = 0;; level++) {
+        /* Above the levels this container made: a parent another brig made
+         * for containers is removed too once empty; anything else stays. */
+        if (level >= created && (level == 0 || !cg_parent_marked(buf))) break;
         int r = rmdir(buf);
         /* An exiting task keeps its cgroup busy for a moment after SIGKILL:
          * retry the leaf for about a second. */

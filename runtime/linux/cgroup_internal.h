@@ -57,6 +57,9 @@ int cg_path_expand_slice(const char *slice, char **out, struct brig_error **err)
  * caller's cgroup (v1) or its parent (v2: the caller's own cgroup has
  * processes, so it cannot delegate controllers to a child). */
 char *cg_path_in_hier(const struct cg_hier *h, const char *inner);
+/* name[0..n) is the name of a control file in some cgroup ("cgroup.procs",
+ * "tasks", "<controller>.<file>"): never a cgroup directory's name. */
+bool cg_path_component_is_control(const char *name, size_t n);
 bool cg_systemd_running(void);
 
 /* ---- conversions (cgroup_convert.c) ----------------------------------- */
@@ -65,9 +68,11 @@ bool cg_systemd_running(void);
 uint64_t cg_shares_to_weight(uint64_t shares);
 /* blkio.weight (10..1000) -> io.weight (1..10000); 0 stays 0. */
 uint64_t cg_blkio_to_io_weight(uint64_t w);
-/* OCI memory.swap is memory+swap; v2 memory.swap.max is swap only.
- * *out: -1 "max", 0 leave unset (when *set is false), else bytes. */
-int cg_swap_to_v2(int64_t swap, int64_t limit, int64_t *out, bool *set, struct brig_error **err);
+/* OCI memory.swap is memory+swap; v2 memory.swap.max is swap only. An
+ * explicit 0 is "no swap" (0). *out: -1 "max", 0 leave unset (when *set is
+ * false), else bytes. */
+int cg_swap_to_v2(const struct brig_opt_i64 *swap, int64_t limit, int64_t *out, bool *set,
+                  struct brig_error **err);
 /* "2MB", "1GB", "64kB" -> size in kB. */
 int cg_hugepage_parse(const char *s, uint64_t *kb);
 /* kB -> kernel's hugetlb file infix ("2MB", "1GB", "64KB"). */
@@ -148,8 +153,11 @@ int cg_freeze_wait(const char *dir, const char *file, const char *value, const c
                    bool (*frozen)(const char *dir), struct brig_error **err);
 /* mkdir -p of path below mnt; *created counts the trailing components made. */
 int cg_mkdir_p(const char *mnt, const char *path, unsigned *created, struct brig_error **err);
-/* rmdir path and `created - 1` parents; the leaf is retried while busy. */
+/* rmdir path and `created - 1` parents (the leaf retried while busy), then
+ * the parents above marked as made by brig for containers, while empty. */
 int cg_rmdir_created(const char *path, unsigned created, struct brig_error **err);
+/* dir carries the mark of a parent brig made for containers. */
+bool cg_parent_marked(const char *dir);
 /* Pids listed in dir/cgroup.procs. */
 int cg_read_pids(const char *dir, pid_t **pids, size_t *n, struct brig_error **err);
 /* path is on a cgroup (v1 or v2) filesystem. */

@@ -7,8 +7,12 @@
  *   - "slice:prefix:name" only with --systemd-cgroup: brig does not talk to
  *     systemd yet, so it needs systemd running and places the container at the
  *     cgroupfs path systemd would use, "<expanded slice>/<prefix>-<name>.scope".
- * A ".." component is refused rather than cleaned: it is never meaningful. */
+ * A ".." component is refused rather than cleaned: it is never meaningful.
+ * So is a component that names a control file ("cgroup.procs", "tasks",
+ * "memory.max"): mkdir finds the file there (EEXIST) and the walk would
+ * take it for a cgroup made by someone else; refused before anything is made. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -123,6 +127,47 @@ static int resolve_systemd(const char *path, const char *id, char **inner,
     return 0;
 }
 
+/* The prefixes of every cgroup's control files, v1 and v2: "<prefix>.<file>".
+ * Any name with one of them may be a file in some hierarchy, now or on a
+ * later kernel; a cgroup directory never needs such a name. */
+static const char *const control_prefixes[] = {
+    "cgroup", "cpu", "cpuacct", "cpuset", "memory", "memsw", "blkio", "io", "devices",
+    "freezer", "net_cls", "net_prio", "perf_event", "hugetlb", "pids", "rdma", "misc", "irq",
+};
+static const char *const control_names[] = { "tasks", "notify_on_release", "release_agent" };
+
+bool cg_path_component_is_control(const char *name, size_t n)
+{
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(control_names); i++)
+        if (strlen(control_names[i]) == n && strncmp(name, control_names[i], n) == 0) return true;
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(control_prefixes); i++) {
+        size_t pl = strlen(control_prefixes[i]);
+        if (n > pl && name[pl] == '.' && strncmp(name, control_prefixes[i], pl) == 0) return true;
+    }
+    return false;
+}
+
+/* Every component a directory name the kernel can make, none a control
+ * file's name; the whole path short enough to open below a mount point. */
+static int check_components(const char *given, const char *inner, struct brig_error **err)
+{
+    if (strlen(inner) > PATH_MAX / 2)
+        return brig_failx(err, "linux.cgroupsPath: %zu bytes long, at most %d", strlen(inner),
+                          PATH_MAX / 2);
+    for (const char *p = inner; *p != '\0';) {
+        while (*p == '/') p++;
+        size_t n = strcspn(p, "/");
+        if (n > NAME_MAX)
+            return brig_failx(err, "linux.cgroupsPath: a component is %zu bytes long, at most %d",
+                              n, NAME_MAX);
+        if (cg_path_component_is_control(p, n))
+            return brig_failx(err, "linux.cgroupsPath: \"%s\": \"%.*s\" is the name of a cgroup "
+                              "control file, not of a cgroup", given, (int)n, p);
+        p += n;
+    }
+    return 0;
+}
+
 int cg_path_resolve(const char *cgroups_path, const char *id, bool systemd,
                     bool systemd_running, char **inner, struct brig_error **err)
 {
@@ -131,6 +176,10 @@ int cg_path_resolve(const char *cgroups_path, const char *id, bool systemd,
             return brig_failx(err, "--systemd-cgroup: systemd is not running on this host "
                               "(no /run/systemd/system); use cgroupfs paths instead");
         TRY(resolve_systemd(cgroups_path, id, inner, err));
+        if (check_components(cgroups_path ? cgroups_path : "", *inner, err) < 0) {
+            free(steal_ptr(inner));
+            return -1;
+        }
         brig_debug("cgroup: systemd path \"%s\" -> %s", cgroups_path ? cgroups_path : "", *inner);
         return 0;
     }
@@ -150,6 +199,7 @@ int cg_path_resolve(const char *cgroups_path, const char *id, bool systemd,
     TRY(normalize(p, &n, err));
     if (strcmp(n, "/") == 0 || *n == '\0')
         return brig_failx(err, "linux.cgroupsPath: \"%s\" names the root cgroup", p);
+    TRY(check_components(p, n, err));
     *inner = steal_ptr(&n);
     return 0;
 }

@@ -37,7 +37,8 @@ static void collect(const struct brig_resources *r, struct cg_plan *p)
     if (r->memory.limit.set && r->memory.limit.v != 0) need(p, CG_MEMORY, "linux.resources.memory.limit");
     if (r->memory.reservation.set && r->memory.reservation.v != 0)
         need(p, CG_MEMORY, "linux.resources.memory.reservation");
-    if (r->memory.swap.set && r->memory.swap.v != 0) need(p, CG_MEMORY, "linux.resources.memory.swap");
+    /* 0 too: "no swap" is a limit to enforce */
+    if (r->memory.swap.set) need(p, CG_MEMORY, "linux.resources.memory.swap");
     if (r->memory.kernel.set && r->memory.kernel.v != 0) need(p, CG_MEMORY, "linux.resources.memory.kernel");
     if (r->memory.kernel_tcp.set && r->memory.kernel_tcp.v != 0)
         need(p, CG_MEMORY, "linux.resources.memory.kernelTCP");
@@ -109,9 +110,14 @@ static int check_v2_fields(const struct brig_resources *r, const struct cg_plan 
             return brig_failx(err, "linux.resources.memory.swappiness: not supported by cgroup v2");
         int64_t sw;
         bool set;
-        TRY(cg_swap_to_v2(r->memory.swap.set ? r->memory.swap.v : 0,
-                          r->memory.limit.set ? r->memory.limit.v : 0, &sw, &set, err));
+        TRY(cg_swap_to_v2(&r->memory.swap, r->memory.limit.set ? r->memory.limit.v : 0, &sw,
+                          &set, err));
     }
+    if (p->where[CG_MEMORY] == CG_V1 && r->memory.swap.set && r->memory.swap.v == 0 &&
+        r->memory.limit.set && r->memory.limit.v < 0)
+        return brig_failx(err, "linux.resources.memory.swap: 0 (no swap) cannot be enforced with "
+                          "an unlimited linux.resources.memory.limit on cgroup v1 "
+                          "(memory.memsw.limit_in_bytes caps memory plus swap)");
     if (p->where[CG_CPU] == CG_V2) {
         if (r->cpu.realtime_runtime.set && r->cpu.realtime_runtime.v != 0)
             return brig_failx(err, "linux.resources.cpu.realtimeRuntime: not supported by cgroup v2");

@@ -22,10 +22,38 @@ static int need_file(const char *dir, const char *file, const char *field, struc
                       file);
 }
 
+/* memory.limit_in_bytes reads this (PAGE_COUNTER_MAX pages) or more when
+ * unlimited; anything at or above 2^62 is taken as unlimited. */
+#define V1_MEMORY_UNLIMITED (1ULL << 62)
+
+/* Swap 0 is "no swap": memory+swap capped at the memory limit, the one
+ * given or (update) the cgroup's current one. memsw cannot cap swap alone:
+ * without a memory limit it is refused, not left unlimited. */
+static int v1_no_swap(const char *d, int64_t limit, int64_t *swap, struct brig_error **err)
+{
+    uint64_t cur = 0;
+    if (limit > 0) {
+        *swap = limit;
+        return 0;
+    }
+    autofree char *text = NULL;
+    if (limit == 0 && cg_read(d, "memory.limit_in_bytes", &text, NULL) == 0) {
+        text[strcspn(text, "\n")] = '\0';
+        if (brig_parse_u64(text, &cur) < 0) cur = 0;
+    }
+    if (cur == 0 || cur >= V1_MEMORY_UNLIMITED)
+        return brig_failx(err, "linux.resources.memory.swap: 0 (no swap) needs "
+                          "linux.resources.memory.limit on cgroup v1 (%s/memory.memsw."
+                          "limit_in_bytes caps memory plus swap)", d);
+    *swap = (int64_t)cur;
+    return 0;
+}
+
 static int v1_memory(const char *d, const struct brig_resources *r, struct brig_error **err)
 {
     int64_t limit = r->memory.limit.set ? r->memory.limit.v : 0;
     int64_t swap = r->memory.swap.set ? r->memory.swap.v : 0;
+    if (r->memory.swap.set && swap == 0) TRY(v1_no_swap(d, limit, &swap, err));
     /* As runc: an unlimited memory with no explicit swap means unlimited swap. */
     if (limit == -1 && swap == 0) swap = -1;
     /* looked at only when a swap value is to be written */
@@ -166,38 +194,59 @@ static int v1_blkio(const char *d, const struct brig_resources *r, struct brig_e
     return 0;
 }
 
+/* dir without its last n components */
+static char *cpuset_ancestor(const char *dir, unsigned n)
+{
+    char *base = brig_strdup(dir);
+    for (unsigned up = 0; up < n; up++) {
+        char *s = strrchr(base, '/');
+        if (s == NULL || s == base) break;
+        *s = '\0';
+    }
+    return base;
+}
+
+/* Fill one file (cpuset.cpus or mems) of the levels below base down to the
+ * leaf, from the nearest ancestor (base or above) that has a value. */
+static int cpuset_fill(const struct cg_dir *d, unsigned created, const char *file,
+                       struct brig_error **err)
+{
+    /* a cpu list is at most a few KB even on the largest machines */
+    autofree char *val = brig_calloc(1, 16384);
+    unsigned up = created;
+    for (;; up++) {
+        autofree char *base = cpuset_ancestor(d->path, up);
+        TRY(cg_read_value(base, file, val, 16384, err));
+        if (*val != '\0') break;
+        /* Empty: a parent another create made a moment ago and has not
+         * filled yet (a task cannot join it or anything below it: ENOSPC).
+         * The root of the hierarchy always has a value (above it the
+         * read fails). */
+    }
+    /* Top-down, so each level is a subset of its parent when written. Two
+     * creates filling the same shared level write the same value. */
+    for (unsigned level = up; level-- > 0;) {
+        autofree char *dir = cpuset_ancestor(d->path, level);
+        TRY(cg_write(dir, file, NULL, val, err));
+    }
+    return 0;
+}
+
 int cgv1_cpuset_init(const struct cg_dir *d, struct brig_error **err)
 {
     /* A task can join a cpuset only once it has cpus and mems, and a fresh
      * directory starts empty (or, under cgroup.clone_children, with its
      * parent's values). Each level brig made gets the values of the nearest
      * level it did not make, read once, top-down: what copying each
-     * parent's in turn gave, without reading every level back. */
+     * parent's in turn gave, without reading every level back. A level it
+     * did not make may be empty too: a parent made at the same moment by a
+     * create racing this one, found existing here (EEXIST) before that
+     * create filled it. Then the levels are filled from the nearest
+     * ancestor that has values: the same values the other create writes. */
     if (d->created == 0) return 0;
-    autofree char *base = brig_strdup(d->path);
-    for (unsigned up = 0; up < d->created; up++) {
-        char *s = strrchr(base, '/');
-        if (s == NULL) return 0;
-        *s = '\0';
-    }
     static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
-    /* a cpu list is at most a few KB even on the largest machines */
-    autofree char *cpus = brig_calloc(1, 16384);
-    autofree char *mems = brig_calloc(1, 16384);
-    char *vals[2] = {cpus, mems};
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < 2; i++) rc = cg_read_value(base, files[i], vals[i], 16384, err);
-    size_t blen = strlen(base);
-    for (unsigned level = 1; rc == 0 && level <= d->created; level++) {
-        /* the level-th component below base */
-        const char *end = d->path + blen;
-        for (unsigned k = 0; k < level && end != NULL; k++) end = strchr(end + 1, '/');
-        autofree char *dir = end != NULL ? brig_asprintf("%.*s", (int)(end - d->path), d->path)
-                                         : brig_strdup(d->path);
-        for (size_t i = 0; rc == 0 && i < 2; i++)
-            if (*vals[i] != '\0') rc = cg_write(dir, files[i], NULL, vals[i], err);
-    }
-    return rc;
+    for (size_t i = 0; i < 2; i++) TRY(cpuset_fill(d, d->created, files[i], err));
+    return 0;
 }
 
 static const char *const default_devices[] = {

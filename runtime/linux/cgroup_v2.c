@@ -124,8 +124,8 @@ static int v2_memory(const char *d, const struct brig_resources *r, struct brig_
     char v[32];
     int64_t sw = 0;
     bool sw_set = false;
-    TRY(cg_swap_to_v2(r->memory.swap.set ? r->memory.swap.v : 0,
-                      r->memory.limit.set ? r->memory.limit.v : 0, &sw, &sw_set, err));
+    TRY(cg_swap_to_v2(&r->memory.swap, r->memory.limit.set ? r->memory.limit.v : 0, &sw,
+                      &sw_set, err));
     if (sw_set) {
         if (!cg_file_exists(d, "memory.swap.max")) {
             if (sw != -1)

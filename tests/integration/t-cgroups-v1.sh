@@ -151,3 +151,42 @@ check_probe "update: the fork bomb stops at the new limit" upd \
     '.forked >= 3 and .forked <= 4 and .result == "EAGAIN"'
 b delete "$ID" >/dev/null 2>&1
 assert_clean upd
+
+# ---- swap 0 is "no swap": memory+swap capped at the memory limit -----------------------
+# OCI memory.swap is memory+swap; 0 can only mean no swap at all. runc reads it as
+# "not set", which leaves memory.memsw.limit_in_bytes unlimited: the container swaps
+# as much as it likes while `policy check` judged it swapless.
+if [ -f /sys/fs/cgroup/memory/memory.memsw.limit_in_bytes ]; then
+    mkb swap0 -- /usr/bin/brig-probe sleep 30 || true
+    cfg swap0 '.linux.resources = {memory: {limit: 33554432, swap: 0}}'
+    ID=$(cid swap0)
+    create_ct swap0
+    check_eq "swap 0: create succeeds" "$RC" 0
+    check_eq "swap 0: memory.memsw.limit_in_bytes is the memory limit" \
+        "$(cat "$(v1 memory "$ID" memory.memsw.limit_in_bytes)" 2>/dev/null)" 33554432
+    check_eq "swap 0: memory.limit_in_bytes is the limit" \
+        "$(cat "$(v1 memory "$ID" memory.limit_in_bytes)" 2>/dev/null)" 33554432
+    # update: --memory-swap 0 caps memsw at the current limit; with --memory at the new one
+    check "update: --memory 64M --memory-swap 128M" b update --memory 67108864 --memory-swap 134217728 "$ID"
+    check_eq "update: memsw 128M" "$(cat "$(v1 memory "$ID" memory.memsw.limit_in_bytes)" 2>/dev/null)" 134217728
+    check "update: --memory-swap 0 alone" b update --memory-swap 0 "$ID"
+    check_eq "update: --memory-swap 0 caps memsw at the current limit" \
+        "$(cat "$(v1 memory "$ID" memory.memsw.limit_in_bytes)" 2>/dev/null)" 67108864
+    b delete --force "$ID" >/dev/null 2>&1
+    assert_clean swap0
+
+    # Without a memory limit there is nothing to cap memory+swap at on v1: refused
+    # (naming the field), not left unlimited, and nothing is left behind.
+    mkb swap0nl -- /bin/true || true
+    cfg swap0nl '.linux.resources = {memory: {swap: 0}}'
+    create_ct swap0nl
+    check "swap 0 without a memory limit: refused" test "$RC" != 0
+    check "... naming linux.resources.memory.swap" grep -q 'linux.resources.memory.swap: 0 (no swap) needs linux.resources.memory.limit' "$T/swap0nl.err"
+    assert_clean swap0nl
+    cfg swap0nl '.linux.resources = {memory: {limit: -1, swap: 0}}'
+    create_ct swap0nl
+    check "swap 0 with memory limit -1: refused" grep -q 'linux.resources.memory.swap: 0 (no swap) cannot be enforced' "$T/swap0nl.err"
+    assert_clean swap0nl
+else
+    skip "swap 0" "no swap accounting (memory.memsw.limit_in_bytes) on this kernel"
+fi

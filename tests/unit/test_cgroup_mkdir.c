@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "linux/cgroup_internal.h"
@@ -23,6 +24,7 @@ static const char *inject_at;   /* a path whose mkdir is interfered with */
 static const char *remove_first;/* ... by removing this directory first */
 static int inject_times;        /* ... this many times */
 static int inject_errno;        /* or by failing with this errno */
+static bool inject_file;        /* or by making a file there (a control file) */
 
 int mkdir(const char *path, mode_t mode)
 {
@@ -32,7 +34,8 @@ int mkdir(const char *path, mode_t mode)
             errno = inject_errno;
             return -1;
         }
-        rmdir(remove_first);
+        if (inject_file) close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+        else rmdir(remove_first);
     }
     return (int)syscall(SYS_mkdirat, AT_FDCWD, path, mode);
 }
@@ -99,4 +102,63 @@ Test(cgroup_mkdir, failure_leaves_nothing_it_made)
     cr_assert_not(exists(a), "%s left behind", a);
     brig_error_free(e);
     rmdir(mnt);
+}
+
+/* A leaf that turns out to be a file (as /x/cgroup.procs is in a cgroup
+ * mount once /x is made) is refused, and the level made above it removed
+ * (in a cgroup mount the control file goes with it; here the test's file
+ * keeps /x until it is unlinked, then the undo is done again by hand). */
+Test(cgroup_mkdir, leaf_that_is_a_file_is_refused_and_undone)
+{
+    autofree char *mnt = tmp_dir();
+    autofree char *x = brig_asprintf("%s/x", mnt);
+    autofree char *leaf = brig_asprintf("%s/cgroup.procs", x);
+    inject_at = leaf, inject_times = 1, inject_file = true;
+    unsigned created = 0;
+    struct brig_error *e = NULL;
+    int r = cg_mkdir_p(mnt, leaf, &created, &e);
+    inject_file = false;
+    cr_assert_eq(r, -1, "a file accepted as the leaf");
+    cr_assert_eq(e->errnum, ENOTDIR);
+    cr_assert(strstr(e->msg, "linux.cgroupsPath") != NULL, "%s", e->msg);
+    cr_assert_eq(created, 0);
+    unlink(leaf);
+    cr_assert_eq(cg_rmdir_created(x, 1, NULL), 0);
+    cr_assert_not(exists(x), "%s left behind", x);
+    brig_error_free(e);
+    rmdir(mnt);
+}
+
+/* Parents made for containers are marked: the delete that empties one
+ * removes it, whichever container made it. The admin's stay. */
+Test(cgroup_mkdir, marked_parents_go_with_the_last_container)
+{
+    autofree char *mnt = tmp_dir();
+    autofree char *adm = brig_asprintf("%s/adm", mnt);
+    cr_assert_eq(syscall(SYS_mkdirat, AT_FDCWD, adm, 0755), 0);
+    autofree char *p = brig_asprintf("%s/p", adm);
+    autofree char *q = brig_asprintf("%s/q", p);
+    autofree char *l1 = brig_asprintf("%s/l1", q);
+    autofree char *l2 = brig_asprintf("%s/l2", q);
+    unsigned c1 = 0, c2 = 0;
+    cr_assert_eq(cg_mkdir_p(mnt, l1, &c1, NULL), 0);
+    if (!cg_parent_marked(p)) {
+        rmdir(l1), rmdir(q), rmdir(p), rmdir(adm), rmdir(mnt);
+        cr_skip_test("no trusted.* xattrs on %s (not root, or the filesystem lacks them)", mnt);
+    }
+    cr_assert_eq(c1, 3);
+    cr_assert(cg_parent_marked(q));
+    cr_assert_not(cg_parent_marked(l1), "the leaf needs no mark");
+    cr_assert_eq(cg_mkdir_p(mnt, l2, &c2, NULL), 0);
+    cr_assert_eq(c2, 1, "the parents were made by the first");
+    /* the maker goes first: its parents are busy with the other */
+    cr_assert_eq(cg_rmdir_created(l1, c1, NULL), 0);
+    cr_assert_not(exists(l1));
+    cr_assert(exists(q));
+    /* the last one empties them: gone, up to the admin's */
+    cr_assert_eq(cg_rmdir_created(l2, c2, NULL), 0);
+    cr_assert_not(exists(q));
+    cr_assert_not(exists(p));
+    cr_assert(exists(adm), "the admin's parent was removed");
+    rmdir(adm), rmdir(mnt);
 }

@@ -30,35 +30,45 @@ Test(cgroup_convert, blkio_weight)
     cr_assert_eq(cg_blkio_to_io_weight(500), 1 + (490 * 9999) / 990);
 }
 
-static int64_t swap_ok(int64_t swap, int64_t limit, bool *set)
+#define SWAP(v) (&(struct brig_opt_i64){true, (v)})
+#define NO_SWAP (&(struct brig_opt_i64){false, 0})
+
+static int64_t swap_ok(const struct brig_opt_i64 *swap, int64_t limit, bool *set)
 {
     autoerr struct brig_error *e = NULL;
     int64_t out = 12345;
     cr_assert_eq(cg_swap_to_v2(swap, limit, &out, set, &e), 0, "swap %lld limit %lld: %s",
-                 (long long)swap, (long long)limit, e ? e->msg : "");
+                 (long long)swap->v, (long long)limit, e ? e->msg : "");
     return out;
 }
 
 Test(cgroup_convert, swap_v2)
 {
     bool set;
-    cr_assert_eq(swap_ok(200, 100, &set), 100);
+    cr_assert_eq(swap_ok(SWAP(200), 100, &set), 100);
     cr_assert(set);
-    cr_assert_eq(swap_ok(100, 100, &set), 0);          /* no swap at all */
+    cr_assert_eq(swap_ok(SWAP(100), 100, &set), 0);    /* no swap at all */
     cr_assert(set);
-    cr_assert_eq(swap_ok(-1, 100, &set), -1);
+    cr_assert_eq(swap_ok(SWAP(-1), 100, &set), -1);
     cr_assert(set);
-    swap_ok(0, 100, &set);
+    swap_ok(NO_SWAP, 100, &set);                        /* not given: left alone */
     cr_assert_not(set);
-    cr_assert_eq(swap_ok(0, -1, &set), -1);            /* unlimited memory: swap too */
+    cr_assert_eq(swap_ok(NO_SWAP, -1, &set), -1);      /* unlimited memory: swap too */
+    cr_assert(set);
+    /* An explicit 0 (memory+swap = 0) is "no swap", never "unlimited". */
+    cr_assert_eq(swap_ok(SWAP(0), 100, &set), 0);
+    cr_assert(set);
+    cr_assert_eq(swap_ok(SWAP(0), -1, &set), 0);
+    cr_assert(set);
+    cr_assert_eq(swap_ok(SWAP(0), 0, &set), 0);
     cr_assert(set);
 
     autoerr struct brig_error *e = NULL;
     int64_t out;
-    cr_assert_eq(cg_swap_to_v2(50, 100, &out, &set, &e), -1);
+    cr_assert_eq(cg_swap_to_v2(SWAP(50), 100, &out, &set, &e), -1);
     cr_assert(strstr(e->msg, "linux.resources.memory.swap") != NULL, "%s", e->msg);
     autoerr struct brig_error *e2 = NULL;
-    cr_assert_eq(cg_swap_to_v2(200, 0, &out, &set, &e2), -1);
+    cr_assert_eq(cg_swap_to_v2(SWAP(200), 0, &out, &set, &e2), -1);
     cr_assert(strstr(e2->msg, "without linux.resources.memory.limit") != NULL, "%s", e2->msg);
 }
 
@@ -127,6 +137,33 @@ Test(cgroup_path, cgroupfs_forms)
     resolve_fails("../escape", false, false, "\"..\" is not allowed");
     resolve_fails("/", false, false, "root cgroup");
     resolve_fails("system.slice:docker:abc", false, false, "needs --systemd-cgroup");
+}
+
+/* A component naming a control file: mkdir finds the file (EEXIST) and
+ * the walk would take it for a cgroup; refused before anything is made. */
+Test(cgroup_path, control_file_names_refused)
+{
+    resolve_fails("/x/cgroup.procs", false, false,
+                  "linux.cgroupsPath: \"/x/cgroup.procs\": \"cgroup.procs\" is the name of a "
+                  "cgroup control file");
+    resolve_fails("/tasks/c1", false, false, "\"tasks\" is the name of a cgroup control file");
+    resolve_fails("a/memory.limit_in_bytes", false, false, "memory.limit_in_bytes");
+    resolve_fails("/x/cpuset.cpus", false, false, "cpuset.cpus");
+    resolve_fails("/io.max", false, false, "io.max");
+    resolve_fails("/x/notify_on_release", false, false, "notify_on_release");
+    resolve_fails("/release_agent", false, false, "release_agent");
+    char big[300];
+    memset(big, 'a', sizeof(big) - 1);
+    big[0] = '/';
+    big[sizeof(big) - 1] = '\0';
+    resolve_fails(big, false, false, "linux.cgroupsPath: a component is 298 bytes long");
+    /* dots elsewhere are names like any other (systemd's units have them) */
+    autofree char *a = resolve("/system.slice/memory-hog.scope/cgroupx", "c1", false, false);
+    cr_assert_str_eq(a, "/system.slice/memory-hog.scope/cgroupx");
+    autofree char *b = resolve("/a/cpu/tasks2/memory", "c1", false, false);
+    cr_assert_str_eq(b, "/a/cpu/tasks2/memory");
+    cr_assert(cg_path_component_is_control("cgroup.kill", 11));
+    cr_assert_not(cg_path_component_is_control("cgroup.kill", 6));   /* "cgroup" alone */
 }
 
 Test(cgroup_path, systemd_forms)
@@ -337,6 +374,38 @@ Test(cgroup_plan, v2_refuses_v1_only_fields)
     r = (struct brig_resources){.present = true};
     r.cpu.realtime_runtime = (struct brig_opt_i64){true, 1000};
     cr_assert(strstr(plan_fails(&l, &r), "linux.resources.cpu.realtimeRuntime") != NULL);
+    cg_layout_clear(&l);
+}
+
+/* Swap 0 is "no swap": it needs the memory controller like any limit,
+ * and on v1 (memsw caps memory + swap) a memory limit to cap it at. */
+Test(cgroup_plan, swap_zero_is_a_limit)
+{
+    struct cg_layout l;
+    hybrid_layout(&l, "hugetlb");
+    struct brig_resources r = {.present = true};
+    r.memory.swap = (struct brig_opt_i64){true, 0};
+    struct cg_plan p;
+    cr_assert_eq(cg_plan_make(&l, &r, &p, NULL), 0);
+    cr_assert_eq(p.where[CG_MEMORY], CG_V1);
+    cr_assert_str_eq(p.field[CG_MEMORY], "linux.resources.memory.swap");
+    r.memory.limit = (struct brig_opt_i64){true, -1};
+    cr_assert(strstr(plan_fails(&l, &r), "linux.resources.memory.swap: 0 (no swap) cannot be "
+                     "enforced with an unlimited linux.resources.memory.limit on cgroup v1") != NULL);
+    r.memory.limit = (struct brig_opt_i64){true, 1 << 20};
+    cr_assert_eq(cg_plan_make(&l, &r, &p, NULL), 0);
+    cg_layout_clear(&l);
+    /* v2 has a swap-only knob: memory.swap.max = 0, with or without a limit */
+    unified_layout(&l, "hugetlb");
+    r = (struct brig_resources){.present = true};
+    r.memory.swap = (struct brig_opt_i64){true, 0};
+    cr_assert_str_eq(plan_fails(&l, &r), "linux.resources.memory.swap: memory controller not "
+                     "available (cgroup v2 at /sys/fs/cgroup has: hugetlb)");
+    cg_layout_clear(&l);
+    unified_layout(&l, "memory");
+    r.memory.limit = (struct brig_opt_i64){true, -1};
+    cr_assert_eq(cg_plan_make(&l, &r, &p, NULL), 0);
+    cr_assert_eq(p.where[CG_MEMORY], CG_V2);
     cg_layout_clear(&l);
 }
 

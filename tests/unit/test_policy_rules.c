@@ -490,3 +490,28 @@ Test(policy_rules, workspace_max_size_is_enforceable_or_fails)
     cr_expect_str_eq(ids3, "workspace.quota");
     rmdir(dir);
 }
+
+/* memory.swap is judged as the runtime writes it: 0 is "no swap" (memsw =
+ * the limit), within any policy; -1 or absent is unlimited. */
+Test(policy_rules, swap_zero_is_judged_as_no_swap)
+{
+    autopolicy struct brig_policy *p = agent();
+    autofree char *good = applied(p);
+    const int64_t swaps[] = { 0, -1 };
+    for (size_t i = 0; i < 2; i++) {
+        autoptree struct ptree *cfg = NULL;
+        autoerr struct brig_error *err = NULL;
+        cr_assert_eq(ptree_parse(good, strlen(good), &cfg, &err), 0);
+        ptree_set(ptree_obj(ptree_obj(ptree_obj(cfg, "linux"), "resources"), "memory"), "swap",
+                  ptree_new_i64(swaps[i]));
+        autofree char *text = NULL;
+        cr_assert_eq(ptree_write(cfg, &text, &err), 0);
+        struct policy_report rep;
+        check_text(p, text, &rep);
+        bool mem_pass = true;
+        for (size_t j = 0; j < rep.n; j++)
+            if (strcmp(rep.r[j].rule, "limits.memory") == 0 && !rep.r[j].pass) mem_pass = false;
+        cr_expect_eq(mem_pass, swaps[i] == 0, "swap %lld", (long long)swaps[i]);
+        policy_report_free(&rep);
+    }
+}

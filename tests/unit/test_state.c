@@ -372,3 +372,97 @@ Test(state, list_ids_sorted_and_filtered)
     cr_assert_eq(state_list_ids(none, &ids2, &n, &e), 0);
     cr_expect_eq(n, 0);
 }
+
+/* ---- a state that state_read refuses ------------------------------------ */
+
+static int salvage_dir(const char *text, size_t len)
+{
+    int dirfd = -1;
+    cr_assert_eq(state_dir_create(root, "sv", &dirfd, NULL), 0);
+    int fd = openat(dirfd, "state.json", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, text, len), (ssize_t)len);
+    close(fd);
+    return dirfd;
+}
+
+static const char written[] =
+    "{\"id\":\"sv\",\"pid\":4242,\"pidStartTime\":99,\"setupDone\":true,"
+    "\"cgroup\":\"{\\\"layout\\\":\\\"hybrid\\\",\\\"dirs\\\":[]}\",\"bundle\":\"/b/x\","
+    "\"ociVersion\":\"1.0.2\",\"rootfs\":\"/b/x/rootfs\",\"created\":\"t\","
+    "\"annotations\":{\"annotations\":\"x\",\"k\":\"v\\\"}\"}}";
+
+Test(state, salvage_reads_complete_leading_members)
+{
+    /* every cut from just after the cgroup member to the whole file */
+    const char *after_cgroup = strstr(written, ",\"bundle\"");
+    for (size_t cut = (size_t)(after_cgroup - written); cut <= strlen(written); cut++) {
+        autoclose int dirfd = salvage_dir(written, cut);
+        autostate struct brig_state *st = NULL;
+        autoerr struct brig_error *e = NULL;
+        cr_assert_eq(state_read_salvage(dirfd, "sv", &st, &e), 0, "cut %zu: %s", cut,
+                     e ? e->msg : "");
+        cr_assert_eq(st->pid, 4242);
+        cr_assert_eq(st->pid_start_time, 99);
+        cr_assert(st->setup_done);
+        cr_assert_str_eq(st->cgroup, "{\"layout\":\"hybrid\",\"dirs\":[]}");
+        cr_assert_eq(st->n_annotations, 0);
+        /* a member cut short is absent, never half-read */
+        if (st->bundle != NULL) cr_assert_str_eq(st->bundle, "/b/x");
+        if (st->rootfs != NULL) cr_assert_str_eq(st->rootfs, "/b/x/rootfs");
+        autoerr struct brig_error *e2 = NULL;
+        cr_assert_eq(state_dir_remove(root, "sv", &e2), 0);
+    }
+}
+
+Test(state, salvage_refuses_what_says_nothing)
+{
+    const char *cuts[] = { "", "{", "{\"id\":\"sv\"", "{\"id\":\"sv\",\"pid\":42", "garbage" };
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(cuts); i++) {
+        autoclose int dirfd = salvage_dir(cuts[i], strlen(cuts[i]));
+        autostate struct brig_state *st = NULL;
+        autoerr struct brig_error *e = NULL;
+        cr_assert_eq(state_read_salvage(dirfd, "sv", &st, &e), -1, "\"%s\" accepted", cuts[i]);
+        autoerr struct brig_error *e2 = NULL;
+        cr_assert_eq(state_dir_remove(root, "sv", &e2), 0);
+    }
+    /* the pid without the cgroup: its children could not all be found */
+    const char *no_cg = "{\"id\":\"sv\",\"pid\":42,\"pidStartTime\":1,\"setupDone\":true,\"cgr";
+    autoclose int dirfd = salvage_dir(no_cg, strlen(no_cg));
+    autostate struct brig_state *st = NULL;
+    autoerr struct brig_error *e = NULL;
+    cr_assert_eq(state_read_salvage(dirfd, "sv", &st, &e), -1);
+    cr_assert(strstr(e->msg, "cut before its cgroup") != NULL, "%s", e->msg);
+    /* another container's state is not this one's */
+    autoclose int d2 = -1;
+    autoerr struct brig_error *e3 = NULL;
+    cr_assert_eq(state_dir_create(root, "other", &d2, NULL), 0);
+    int fd = openat(d2, "state.json", O_WRONLY | O_CREAT, 0600);
+    cr_assert_eq(write(fd, written, strlen(written)), (ssize_t)strlen(written));
+    close(fd);
+    autostate struct brig_state *st2 = NULL;
+    cr_assert_eq(state_read_salvage(d2, "other", &st2, &e3), -1);
+    cr_assert(strstr(e3->msg, "names container \"sv\"") != NULL, "%s", e3->msg);
+}
+
+Test(state, size_checked_before_create)
+{
+    struct brig_kv kv[2] = {{"a", "b"}, {"c", NULL}};
+    size_t big = STATE_FILE_MAX;
+    autofree char *v = brig_calloc(1, big);
+    memset(v, 'x', big - 1);
+    kv[1].value = v;
+    struct brig_state st = { .id = "c1", .bundle = "/b", .annotations = kv, .n_annotations = 1 };
+    cr_assert_eq(state_check_size(&st, NULL), 0);
+    st.n_annotations = 2;
+    autoerr struct brig_error *e = NULL;
+    cr_assert_eq(state_check_size(&st, &e), -1);
+    cr_assert(strncmp(e->msg, "annotations: the container's state would be ", 44) == 0, "%s", e->msg);
+    /* and the writer never writes what the reader refuses */
+    autoclose int dirfd = -1;
+    cr_assert_eq(state_dir_create(root, "c1", &dirfd, NULL), 0);
+    autoerr struct brig_error *e2 = NULL;
+    cr_assert_eq(state_write(dirfd, &st, &e2), -1);
+    cr_assert(strstr(e2->msg, "brig reads back") != NULL, "%s", e2->msg);
+    cr_assert_eq(faccessat(dirfd, "state.json", F_OK, 0), -1);
+}

@@ -222,6 +222,15 @@ check_eq "update: ... and nothing changed" "$(cat $CGP/pause/pids.max)" 5
 check "update: --pids-limit -1" b update --pids-limit -1 pause
 check_eq "update: pids.max lifted" "$(cat $CGP/pause/pids.max)" max
 b update --pids-limit 5 pause >/dev/null 2>&1
+# memory.swap 0 is "no swap" (runc reads it as unset: swap.max stays max).
+if [ -f "$CGP/pause/memory.swap.max" ]; then
+    check "update: --memory-swap 0" b update --memory-swap 0 pause
+    check_eq "update: memory.swap.max is 0" "$(cat $CGP/pause/memory.swap.max)" 0
+    check "update: --memory-swap -1" b update --memory-swap -1 pause
+    check_eq "update: memory.swap.max is max" "$(cat $CGP/pause/memory.swap.max)" max
+else
+    ok "update: --memory-swap 0 # SKIP no memory.swap.max (no swap accounting in this kernel)"
+fi
 s=$(b events --stats pause)
 check "events --stats: runc's format (cpu, memory, pids) from the v2 files" \
     jq -e '.type == "stats" and .id == "pause" and .data.cpu.usage.total > 0 and
