@@ -51,12 +51,10 @@ extern char **environ;
 
 static int exe_sealed = -1;     /* what exe_seal_ensure found: -1 not asked */
 
-bool exe_seal_is_sealed(void)
+/* F_GET_SEALS answers only for shmem files; a plain tmpfs file says
+ * F_SEAL_SEAL alone. */
+static bool exe_fd_sealed(int fd)
 {
-    autoclose int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    /* F_GET_SEALS answers only for shmem files; a plain tmpfs file says
-     * F_SEAL_SEAL alone. */
     int seals = fcntl(fd, F_GET_SEALS);
     return seals >= 0 && (seals & EXE_SEALS) == EXE_SEALS;
 }
@@ -126,7 +124,9 @@ int exe_seal_ensure(char **argv, struct brig_error **err)
 {
     bool guard = getenv(EXE_GUARD_ENV) != NULL;
     if (guard) unsetenv(EXE_GUARD_ENV);     /* nothing we spawn inherits it */
-    if (exe_seal_is_sealed()) {
+    autoclose int src = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (src < 0) return brig_fail(err, errno, "open /proc/self/exe");
+    if (exe_fd_sealed(src)) {
         exe_sealed = 1;
         if (guard) exe_set_comm(argv);
         return 0;
@@ -136,8 +136,6 @@ int exe_seal_ensure(char **argv, struct brig_error **err)
         return brig_failx(err, "brig re-executed itself from a sealed memfd, but /proc/self/exe is "
                                "not one: refusing to spawn container processes from the host binary");
 
-    autoclose int src = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-    if (src < 0) return brig_fail(err, errno, "open /proc/self/exe");
     struct stat st;
     if (fstat(src, &st) < 0) return brig_fail(err, errno, "stat /proc/self/exe");
     autoclose int fd = exe_memfd(&st, err);

@@ -12,11 +12,10 @@
 
 /* If /proc/self/exe is not a sealed memfd, copy it into one, seal it and
  * execveat() it with the same argv and environment: returns only on error
- * (brig refuses to go on) or when already sealed (0). */
+ * (brig refuses to go on) or when already sealed (0). Sealed means every
+ * seal exe_seal adds (write, grow, shrink, seal) is on /proc/self/exe: an
+ * admin's sealed memfd of brig is accepted as is, nothing else. */
 int exe_seal_ensure(char **argv, struct brig_error **err);
-
-/* Whether /proc/self/exe is a memfd carrying every seal exe_seal adds. */
-bool exe_seal_is_sealed(void);
 
 /* The identity (dev, ino, size, mtime) of the brig binary on disk: the one
  * this sealed copy was made from (kept in the memfd's name), or
