@@ -26,16 +26,24 @@ POL=$T/agent.json
     bail "cannot write the agent policy"
 mkdir -p "$T/ws" && chown 1000:1000 "$T/ws"
 
-# hostile NAME [policy] [ARGS...]: a busybox bundle whose image carries the
-# fake loader and /pwn (`#!/proc/self/exe`); process.args are ARGS (/pwn).
+# The hostile image, made once: a busybox bundle whose image carries the fake
+# loader and /pwn (`#!/proc/self/exe`).
+mkb image || bail "cannot build the hostile bundle"
+r=$T/image/rootfs
+mkdir -p "$r/lib64" && cp "$T/loader" "$r/lib64/ld-linux-x86-64.so.2" &&
+    chmod 0755 "$r/lib64/ld-linux-x86-64.so.2" &&
+    printf '#!/proc/self/exe\n' >"$r/pwn" && chmod 0755 "$r/pwn" || bail "cannot plant the loader"
+
+# hostile NAME POLICY [ARGS...]: a copy of the image as bundle NAME, with its
+# own cgroup and tag, process.args ARGS (default /pwn), under POLICY.
 hostile() {
-    local name=$1 pol=$2; shift 2
+    local name=$1 pol=$2 id; shift 2
     [ $# -gt 0 ] || set -- /pwn
-    mkb "$name" -- "$@" || return 1
-    local r=$T/$name/rootfs
-    mkdir -p "$r/lib64" && cp "$T/loader" "$r/lib64/ld-linux-x86-64.so.2" &&
-        chmod 0755 "$r/lib64/ld-linux-x86-64.so.2" &&
-        printf '#!/proc/self/exe\n' >"$r/pwn" && chmod 0755 "$r/pwn" || return 1
+    id=$(cid "$name")
+    cp -a "$T/image" "$T/$name" || return 1
+    cfg "$name" '.linux.cgroupsPath = "/brig-test/" + $id | .process.args = $a
+        | .process.env = [.process.env[] | select(startswith("BRIG_IT_TAG=") | not)] + ["BRIG_IT_TAG=" + $id]' \
+        --arg id "$id" --argjson a "$(jq -nc '$ARGS.positional' --args "$@")" || return 1
     if [ "$pol" = agent ]; then
         "$BRIG" policy apply --policy "$POL" --workspace "$T/ws" --output "$T/$name/config.json.p" \
             "$T/$name" >"$T/$name.apply" 2>&1 && mv "$T/$name/config.json.p" "$T/$name/config.json"
