@@ -156,6 +156,40 @@ for pol in none agent; do
     d delete --force "$id" >/dev/null 2>&1
 done
 
+# ---- a container that joins another's pid namespace by path -----------------------
+# The created init of "peer" (brig, before its execve) is visible in "host-a":
+# its exe must not be reachable from there (non-dumpable), and is a sealed copy.
+hostile host-a none /bin/sleep 60 || bail "cannot build bundle host-a"
+hostile peer none /bin/true || bail "cannot build bundle peer"
+CLEAN_IDS+=("$(cid host-a)" "$(cid peer)")
+d run -d --bundle "$T/host-a" "$(cid host-a)" </dev/null >/dev/null 2>"$T/host-a.err"
+apid=$(d state "$(cid host-a)" 2>/dev/null | jq -r '.pid // empty')
+if [ -n "$apid" ]; then
+    cfg peer '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)' \
+        --arg p "/proc/$apid/ns/pid"
+    d create --bundle "$T/peer" "$(cid peer)" </dev/null >/dev/null 2>"$T/peer.err"
+    check_eq "pid ns joined by path: the peer is created" "$?" 0
+    ppid=$(d state "$(cid peer)" 2>/dev/null | jq -r '.pid // empty')
+    host_exe_sealed "pid ns joined by path: the peer's created init" "${ppid:-0}"
+    # The peer's init as host-a numbers it (the last NSpid field).
+    nsp=$(awk '/^NSpid/ {print $NF}' "/proc/${ppid:-0}/status" 2>/dev/null)
+    seen=$(d exec "$(cid host-a)" /bin/sh -c "test -d /proc/$nsp && echo VISIBLE
+        readlink /proc/$nsp/exe || echo NO-LINK
+        cat /proc/$nsp/exe >/dev/null 2>&1 && echo READABLE || echo NOT-READABLE" 2>&1)
+    check "pid ns joined by path: host-a sees the peer's init" grep -qx VISIBLE <<<"$seen"
+    if grep -q -e "$DECOY" -e decoy-brig -e READABLE <<<"$(grep -v NOT-READABLE <<<"$seen")"; then
+        not_ok "pid ns joined by path: the peer's exe is out of host-a's reach" "$seen"
+    else
+        ok "pid ns joined by path: the peer's exe is out of host-a's reach"
+    fi
+    d delete --force "$(cid peer)" >/dev/null 2>&1
+else
+    not_ok "pid ns joined by path: host-a runs" "$(cat "$T/host-a.err")"
+fi
+d delete --force "$(cid host-a)" >/dev/null 2>&1
+assert_clean host-a
+assert_clean peer
+
 for n in cs run rund args exec; do
     for pol in none agent; do assert_clean "$n-$pol"; done
 done
