@@ -6,6 +6,7 @@
 
 #include "brig-config.h"
 #include "cli.h"
+#include "../linux/exe_seal.h"
 #include "../util/cleanup.h"
 #include "../util/log.h"
 
@@ -26,6 +27,14 @@ static int cmd_restore(const struct brig_globals *g, int argc, char **argv, int 
                        struct brig_error **err)
 {
     return brig_failx(err, "brig restore: not supported (brig has no checkpoint/restore)");
+}
+
+/* The commands that clone processes into a container (the init, an exec's
+ * process, the hooks they run): they run from a sealed copy of brig, never
+ * the host binary (linux/exe_seal.h, docs/security.md). */
+static bool cmd_spawns(const char *name)
+{
+    return strcmp(name, "create") == 0 || strcmp(name, "run") == 0 || strcmp(name, "exec") == 0;
 }
 
 static const struct cli_command commands[] = {
@@ -155,7 +164,8 @@ int main(int argc, char **argv)
         if (strcmp(cargv[0], commands[i].name) != 0) continue;
         brig_debug("command %s", commands[i].name);
         int status = 0;
-        if (commands[i].fn(&g, cargc - 1, cargv + 1, &status, &err) < 0) {
+        if ((cmd_spawns(commands[i].name) && exe_seal_ensure(argv, &err) < 0) ||
+            commands[i].fn(&g, cargc - 1, cargv + 1, &status, &err) < 0) {
             report_error(err, log_to_file, fmt == BRIG_LOG_JSON);
             return 1;
         }

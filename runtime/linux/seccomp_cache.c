@@ -27,6 +27,7 @@
 #include "../util/log.h"
 #include "../util/sha256.h"
 #include "../util/strutil.h"
+#include "exe_seal.h"
 
 #define CACHE_DIR ".seccomp-cache"
 #define CACHE_MAGIC "BRIGBPF1"
@@ -92,8 +93,10 @@ static void key_environment(struct buf *b)
     buf_str(b, "brig seccomp cache 1");
     buf_str(b, BRIG_VERSION);
     buf_str(b, BRIG_COMMIT);
+    /* The binary on disk, not the sealed memfd copy we run from (a new
+     * inode every time: exe_seal.h). */
     struct stat st;
-    if (stat("/proc/self/exe", &st) == 0) {
+    if (exe_seal_origin(&st) == 0) {
         buf_u64(b, st.st_dev);
         buf_u64(b, st.st_ino);
         buf_u64(b, (uint64_t)st.st_size);

@@ -1,0 +1,171 @@
+/* The runtime binary out of the container's reach (CVE-2019-5736 class).
+ *
+ * brig's container init is a clone of `brig create`/`run` and an exec's
+ * process a clone of `brig exec`: until their last execve their
+ * /proc/self/exe is brig's, and an image can make that execve run brig again
+ * inside the container (`#!/proc/self/exe`, process.args of
+ * /proc/self/exe), with the image's own dynamic loader. Whatever then opens
+ * /proc/self/exe for writing must not reach the host binary. So the commands
+ * that spawn container processes first turn themselves into a copy of brig
+ * in a memfd, sealed against every write, as runc and crun do
+ * (cloned_binary.c): the container can reach only that copy, and the copy
+ * cannot change under the host-side brig that runs from it too. */
+#include "exe_seal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/sendfile.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "../util/log.h"
+
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U           /* Linux 6.3: executable even under vm.memfd_noexec=1 */
+#endif
+#ifndef F_SEAL_EXEC
+#define F_SEAL_EXEC 0x0020         /* Linux 6.3: the mode (exec bits) is fixed */
+#endif
+
+/* Every seal we rely on: no write, no resize, no more seals (nobody can
+ * take one away). F_SEAL_EXEC is added where the kernel knows it. */
+#define EXE_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+
+/* Only breaks an exec loop should the kernel ever run us unsealed after the
+ * re-exec; whether we are sealed is judged by /proc/self/exe alone. */
+#define EXE_GUARD_ENV "_BRIG_EXE_SEALED"
+
+/* The binary's identity travels in the memfd's name (what
+ * /proc/self/exe reads as), so no environment variable can fake it. */
+#define EXE_NAME_PREFIX "brig-exe:"
+
+extern char **environ;
+
+static int exe_sealed = -1;     /* what exe_seal_ensure found: -1 not asked */
+
+/* F_GET_SEALS answers only for shmem files; a plain tmpfs file says
+ * F_SEAL_SEAL alone. */
+static bool exe_fd_sealed(int fd)
+{
+    int seals = fcntl(fd, F_GET_SEALS);
+    return seals >= 0 && (seals & EXE_SEALS) == EXE_SEALS;
+}
+
+/* A memfd for the copy: executable (MFD_EXEC where the kernel has it),
+ * sealable, closed on exec (the process keeps it as its exe). */
+static int exe_memfd(const struct stat *st, struct brig_error **err)
+{
+    char name[200];
+    snprintf(name, sizeof(name), EXE_NAME_PREFIX "%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%" PRIx64 ".%lx",
+             (uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+             (uint64_t)st->st_mtim.tv_sec, (unsigned long)st->st_mtim.tv_nsec);
+    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
+    if (fd < 0 && errno == EINVAL) fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return brig_fail(err, errno, "memfd_create for a sealed copy of brig%s",
+                         errno == EACCES ? " (vm.memfd_noexec=2 forbids executable memfds)" : "");
+    return fd;
+}
+
+static int exe_copy(int dst, int src, off_t size, struct brig_error **err)
+{
+    off_t done = 0;
+    while (done < size) {
+        ssize_t n = sendfile(dst, src, NULL, (size_t)(size - done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return brig_fail(err, errno, "copy brig into a memfd (sendfile)");
+        if (n == 0) break;
+        done += n;
+    }
+    if (done != size) return brig_failx(err, "copy brig into a memfd: %jd of %jd bytes", (intmax_t)done,
+                                        (intmax_t)size);
+    return 0;
+}
+
+static int exe_seal_fd(int fd, struct brig_error **err)
+{
+    if (fcntl(fd, F_ADD_SEALS, EXE_SEALS | F_SEAL_EXEC) == 0) return 0;
+    if (errno == EINVAL && fcntl(fd, F_ADD_SEALS, EXE_SEALS) == 0) return 0;
+    return brig_fail(err, errno, "seal the memfd copy of brig (F_ADD_SEALS)");
+}
+
+/* Our environment plus the loop guard. */
+static char **exe_env_with_guard(void)
+{
+    size_t n = 0;
+    while (environ != NULL && environ[n] != NULL) n++;
+    char **env = calloc(n + 2, sizeof(char *));
+    if (env == NULL) return NULL;
+    for (size_t i = 0; i < n; i++) env[i] = environ[i];
+    env[n] = EXE_GUARD_ENV "=1";
+    return env;
+}
+
+/* The sealed process: the kernel names an execveat(fd, "") after the fd
+ * number; ps, top and pkill should still see brig. */
+static void exe_set_comm(char **argv)
+{
+    if (argv == NULL || argv[0] == NULL) return;
+    char *copy = strdup(argv[0]);
+    if (copy == NULL) return;
+    prctl(PR_SET_NAME, basename(copy), 0, 0, 0);
+    free(copy);
+}
+
+int exe_seal_ensure(char **argv, struct brig_error **err)
+{
+    bool guard = getenv(EXE_GUARD_ENV) != NULL;
+    if (guard) unsetenv(EXE_GUARD_ENV);     /* nothing we spawn inherits it */
+    autoclose int src = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (src < 0) return brig_fail(err, errno, "open /proc/self/exe");
+    if (exe_fd_sealed(src)) {
+        exe_sealed = 1;
+        if (guard) exe_set_comm(argv);
+        return 0;
+    }
+    exe_sealed = 0;
+    if (guard)
+        return brig_failx(err, "brig re-executed itself from a sealed memfd, but /proc/self/exe is "
+                               "not one: refusing to spawn container processes from the host binary");
+
+    struct stat st;
+    if (fstat(src, &st) < 0) return brig_fail(err, errno, "stat /proc/self/exe");
+    autoclose int fd = exe_memfd(&st, err);
+    if (fd < 0) return -1;
+    TRY(exe_copy(fd, src, st.st_size, err));
+    TRY(exe_seal_fd(fd, err));
+    autofree char **env = exe_env_with_guard();
+    if (env == NULL) return brig_fail(err, ENOMEM, "re-exec brig");
+    brig_debug("re-executing from a sealed memfd copy of /proc/self/exe (%jd bytes)", (intmax_t)st.st_size);
+    syscall(SYS_execveat, fd, "", argv, env, AT_EMPTY_PATH);
+    return brig_fail(err, errno, "execveat the sealed memfd copy of brig");
+}
+
+int exe_seal_origin(struct stat *st)
+{
+    if (exe_sealed == 1) {
+        char link[256];
+        ssize_t n = readlink("/proc/self/exe", link, sizeof(link) - 1);
+        uint64_t dev, ino, size, sec;
+        unsigned long nsec;
+        if (n > 0) {
+            link[n] = '\0';
+            if (sscanf(link, "/memfd:" EXE_NAME_PREFIX "%" SCNx64 ":%" SCNx64 ":%" SCNx64 ":%" SCNx64 ".%lx",
+                       &dev, &ino, &size, &sec, &nsec) == 5) {
+                *st = (struct stat){ .st_dev = (dev_t)dev, .st_ino = (ino_t)ino, .st_size = (off_t)size };
+                st->st_mtim.tv_sec = (time_t)sec;
+                st->st_mtim.tv_nsec = (long)nsec;
+                return 0;
+            }
+        }
+    }
+    return stat("/proc/self/exe", st);
+}

@@ -1,0 +1,25 @@
+/* brig runs from a sealed memfd copy of itself whenever it may spawn a
+ * process inside a container (the CVE-2019-5736 class, docs/security.md):
+ * a container process that reaches /proc/<pid>/exe of a brig process then
+ * opens a private copy that no write can change, never the host binary. */
+#ifndef BRIG_EXE_SEAL_H
+#define BRIG_EXE_SEAL_H
+
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "../util/error.h"
+
+/* If /proc/self/exe is not a sealed memfd, copy it into one, seal it and
+ * execveat() it with the same argv and environment: returns only on error
+ * (brig refuses to go on) or when already sealed (0). Sealed means every
+ * seal exe_seal adds (write, grow, shrink, seal) is on /proc/self/exe: an
+ * admin's sealed memfd of brig is accepted as is, nothing else. */
+int exe_seal_ensure(char **argv, struct brig_error **err);
+
+/* The identity (dev, ino, size, mtime) of the brig binary on disk: the one
+ * this sealed copy was made from (kept in the memfd's name), or
+ * /proc/self/exe itself when not sealed. For caches keyed on the binary. */
+int exe_seal_origin(struct stat *st);
+
+#endif

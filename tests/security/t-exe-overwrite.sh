@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# CVE-2019-5736 class: an image makes the runtime's own binary run inside the
+# container (an entrypoint `#!/proc/self/exe`, or process.args
+# ["/proc/self/exe"]) with the image's /lib64/ld-linux-x86-64.so.2 as its
+# loader. The loader (exe-overwrite-loader.c) keeps an fd of /proc/self/exe,
+# execs away, and rewrites the file through that fd once it is no longer
+# busy. Aimed at a DECOY copy of brig: the containers are run with
+# $T/decoy-brig, never with the binary under test. Every mode that starts a
+# container process: create+start, run, run -d, exec, with and without the
+# agent policy. Safe: the decoy is byte-identical and still runs afterwards,
+# and the container's processes and brig's see a sealed memfd as their exe.
+. "$(dirname "$0")/lib.sh"
+it_init
+[ "$(uname -m)" = x86_64 ] || skip_all "the hostile loader is x86_64 code"
+SRC=${BRIG_SECURITY_SRC:-$(dirname "$0")}
+build_static "$T/loader" "$SRC/exe-overwrite-loader.c" -nostdlib -fno-stack-protector -fno-builtin
+
+DECOY=$T/decoy-brig
+cp "$BRIG" "$DECOY.orig" && cp "$DECOY.orig" "$DECOY" || bail "cannot copy $BRIG"
+chmod 0755 "$DECOY"
+d() { timeout -k 5 "${BRIG_TIMEOUT:-60}" "$DECOY" --root "$STATE" "$@"; }
+
+# The agent profile, auditing into our temp dir instead of /var/log.
+POL=$T/agent.json
+"$BRIG" policy show agent | jq --arg a "$T/audit.jsonl" '.audit.path = $a' >"$POL" ||
+    bail "cannot write the agent policy"
+mkdir -p "$T/ws" && chown 1000:1000 "$T/ws"
+
+# The hostile image, made once: a busybox bundle whose image carries the fake
+# loader and /pwn (`#!/proc/self/exe`).
+mkb image || bail "cannot build the hostile bundle"
+r=$T/image/rootfs
+mkdir -p "$r/lib64" && cp "$T/loader" "$r/lib64/ld-linux-x86-64.so.2" &&
+    chmod 0755 "$r/lib64/ld-linux-x86-64.so.2" &&
+    printf '#!/proc/self/exe\n' >"$r/pwn" && chmod 0755 "$r/pwn" || bail "cannot plant the loader"
+
+# hostile NAME POLICY [ARGS...]: a copy of the image as bundle NAME, with its
+# own cgroup and tag, process.args ARGS (default /pwn), under POLICY.
+hostile() {
+    local name=$1 pol=$2 id; shift 2
+    [ $# -gt 0 ] || set -- /pwn
+    id=$(cid "$name")
+    cp -a "$T/image" "$T/$name" || return 1
+    cfg "$name" '.linux.cgroupsPath = "/brig-test/" + $id | .process.args = $a
+        | .process.env = [.process.env[] | select(startswith("BRIG_IT_TAG=") | not)] + ["BRIG_IT_TAG=" + $id]' \
+        --arg id "$id" --argjson a "$(jq -nc '$ARGS.positional' --args "$@")" || return 1
+    if [ "$pol" = agent ]; then
+        "$BRIG" policy apply --policy "$POL" --workspace "$T/ws" --output "$T/$name/config.json.p" \
+            "$T/$name" >"$T/$name.apply" 2>&1 && mv "$T/$name/config.json.p" "$T/$name/config.json"
+    fi
+}
+
+# polflag POL: the global flags of the decoy for that policy.
+polflag() { [ "$1" = agent ] && echo "--policy $POL"; }
+
+# wait_done OUT: the loader's writer has finished (or 8 s passed).
+wait_done() {
+    local n=80
+    while [ $n -gt 0 ]; do
+        grep -q '^PWN done' "$1" 2>/dev/null && return 0
+        sleep 0.1; n=$((n - 1))
+    done
+    return 1
+}
+
+# judge WHAT OUT: the attack ran, saw a sealed copy, and the decoy survived.
+judge() {
+    local what=$1 out=$2
+    if grep -q '^PWN exe=' "$out"; then
+        ok "$what: the hostile loader ran"
+    else
+        not_ok "$what: the hostile loader ran" "output: $(head -c 1500 "$out")"
+    fi
+    local exe; exe=$(sed -n 's/^PWN exe=//p' "$out" | head -n 1)
+    case $exe in
+        /memfd:brig-exe:*) ok "$what: the container's /proc/self/exe is brig's sealed copy" ;;
+        *) not_ok "$what: the container's /proc/self/exe is brig's sealed copy" "it is: $exe" ;;
+    esac
+    if cmp -s "$DECOY" "$DECOY.orig"; then
+        ok "$what: the decoy brig is byte-identical"
+    else
+        not_ok "$what: the decoy brig is byte-identical" "loader: $(grep '^PWN' "$out" | tr '\n' ' ')" \
+            "decoy now starts: $(head -c 80 "$DECOY" | tr -cd '[:print:]\n')"
+        cp "$DECOY.orig" "$DECOY"       # the next mode starts from a sound decoy
+    fi
+    check "$what: the decoy brig still runs" "$DECOY" --version
+}
+
+# host_exe_sealed WHAT PID: brig's process PID runs from the sealed copy.
+host_exe_sealed() {
+    local l; l=$(readlink "/proc/$2/exe" 2>&1)
+    case $l in
+        /memfd:brig-exe:*) ok "$1: /proc/$2/exe on the host is a sealed copy ($l)" ;;
+        *) not_ok "$1: /proc/$2/exe on the host is a sealed copy" "it is: $l" ;;
+    esac
+}
+
+for pol in none agent; do
+    # ---- create + start ---------------------------------------------------------------
+    n=cs-$pol; id=$(cid $n); CLEAN_IDS+=("$id")
+    hostile $n $pol || bail "cannot build the hostile bundle $n"
+    # shellcheck disable=SC2046
+    d $(polflag $pol) create --bundle "$T/$n" "$id" </dev/null >"$T/$n.out" 2>"$T/$n.err"
+    check_eq "create+start ($pol): create" "$?" 0
+    init=$(d state "$id" 2>/dev/null | jq -r '.pid // empty')
+    [ -n "$init" ] && host_exe_sealed "create+start ($pol): the created init" "$init"
+    # shellcheck disable=SC2046
+    d $(polflag $pol) start "$id" >>"$T/$n.err" 2>&1
+    wait_done "$T/$n.out"
+    judge "create+start ($pol)" "$T/$n.out"
+    d delete --force "$id" >/dev/null 2>&1
+
+    # ---- run, attached: brig run waits while the writer tries -------------------------
+    n=run-$pol; id=$(cid $n); CLEAN_IDS+=("$id")
+    hostile $n $pol || bail "cannot build the hostile bundle $n"
+    # shellcheck disable=SC2046
+    d $(polflag $pol) run --bundle "$T/$n" "$id" </dev/null >"$T/$n.out" 2>"$T/$n.err"
+    wait_done "$T/$n.out"
+    judge "run ($pol)" "$T/$n.out"
+
+    # ---- run -d -------------------------------------------------------------------------
+    n=rund-$pol; id=$(cid $n); CLEAN_IDS+=("$id")
+    hostile $n $pol || bail "cannot build the hostile bundle $n"
+    # shellcheck disable=SC2046
+    d $(polflag $pol) run -d --bundle "$T/$n" "$id" </dev/null >"$T/$n.out" 2>"$T/$n.err"
+    check_eq "run -d ($pol): run" "$?" 0
+    wait_done "$T/$n.out"
+    judge "run -d ($pol)" "$T/$n.out"
+    d delete --force "$id" >/dev/null 2>&1
+
+    # ---- process.args = ["/proc/self/exe"] ------------------------------------------------
+    n=args-$pol; id=$(cid $n); CLEAN_IDS+=("$id")
+    hostile $n $pol /proc/self/exe || bail "cannot build the hostile bundle $n"
+    # shellcheck disable=SC2046
+    d $(polflag $pol) run -d --bundle "$T/$n" "$id" </dev/null >"$T/$n.out" 2>"$T/$n.err"
+    wait_done "$T/$n.out"
+    judge "process.args /proc/self/exe ($pol)" "$T/$n.out"
+    d delete --force "$id" >/dev/null 2>&1
+
+    # ---- exec of a #!/proc/self/exe file in a running container ---------------------------
+    n=exec-$pol; id=$(cid $n); CLEAN_IDS+=("$id")
+    hostile $n $pol /bin/sleep 60 || bail "cannot build the hostile bundle $n"
+    # shellcheck disable=SC2046
+    d $(polflag $pol) run -d --bundle "$T/$n" "$id" </dev/null >"$T/$n.init" 2>"$T/$n.err"
+    check_eq "exec ($pol): the container runs" "$?" 0
+    # While a long exec runs, its brig is the sealed copy too.
+    "$DECOY" --root "$STATE" $(polflag $pol) exec "$id" /bin/sleep 3 </dev/null >/dev/null 2>&1 &
+    bpid=$!
+    sleep 0.5
+    host_exe_sealed "exec ($pol): a waiting brig exec" "$bpid"
+    wait "$bpid"
+    # shellcheck disable=SC2046
+    d $(polflag $pol) exec "$id" /pwn </dev/null >"$T/$n.out" 2>>"$T/$n.err"
+    wait_done "$T/$n.out"
+    judge "exec ($pol)" "$T/$n.out"
+    d delete --force "$id" >/dev/null 2>&1
+done
+
+# ---- a container that joins another's pid namespace by path -----------------------
+# The created init of "peer" (brig, before its execve) is visible in "host-a":
+# its exe must not be reachable from there (non-dumpable), and is a sealed copy.
+hostile host-a none /bin/sleep 60 || bail "cannot build bundle host-a"
+hostile peer none /bin/true || bail "cannot build bundle peer"
+CLEAN_IDS+=("$(cid host-a)" "$(cid peer)")
+d run -d --bundle "$T/host-a" "$(cid host-a)" </dev/null >/dev/null 2>"$T/host-a.err"
+apid=$(d state "$(cid host-a)" 2>/dev/null | jq -r '.pid // empty')
+if [ -n "$apid" ]; then
+    cfg peer '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)' \
+        --arg p "/proc/$apid/ns/pid"
+    d create --bundle "$T/peer" "$(cid peer)" </dev/null >/dev/null 2>"$T/peer.err"
+    check_eq "pid ns joined by path: the peer is created" "$?" 0
+    ppid=$(d state "$(cid peer)" 2>/dev/null | jq -r '.pid // empty')
+    host_exe_sealed "pid ns joined by path: the peer's created init" "${ppid:-0}"
+    # The peer's init as host-a numbers it (the last NSpid field).
+    nsp=$(awk '/^NSpid/ {print $NF}' "/proc/${ppid:-0}/status" 2>/dev/null)
+    seen=$(d exec "$(cid host-a)" /bin/sh -c "test -d /proc/$nsp && echo VISIBLE
+        readlink /proc/$nsp/exe || echo NO-LINK
+        cat /proc/$nsp/exe >/dev/null 2>&1 && echo READABLE || echo NOT-READABLE" 2>&1)
+    check "pid ns joined by path: host-a sees the peer's init" grep -qx VISIBLE <<<"$seen"
+    if grep -q -e "$DECOY" -e decoy-brig -e READABLE <<<"$(grep -v NOT-READABLE <<<"$seen")"; then
+        not_ok "pid ns joined by path: the peer's exe is out of host-a's reach" "$seen"
+    else
+        ok "pid ns joined by path: the peer's exe is out of host-a's reach"
+    fi
+    d delete --force "$(cid peer)" >/dev/null 2>&1
+else
+    not_ok "pid ns joined by path: host-a runs" "$(cat "$T/host-a.err")"
+fi
+d delete --force "$(cid host-a)" >/dev/null 2>&1
+assert_clean host-a
+assert_clean peer
+
+for n in cs run rund args exec; do
+    for pol in none agent; do assert_clean "$n-$pol"; done
+done
