@@ -108,6 +108,55 @@ static int caps_check_subset(const uint64_t sets[BRIG_CAP_SET_COUNT], enum brig_
                       sizeof(name)), caps_set_field(super));
 }
 
+/* The permitted set this process holds now: no set may grow beyond it
+ * (capset refuses a permitted or effective cap outside it, an inheritable
+ * one outside it without CAP_SETPCAP, and PR_CAP_AMBIENT_RAISE needs it). */
+static int caps_permitted_now(uint64_t *out, struct brig_error **err)
+{
+    struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+    struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {{0}};
+    if (capget(&hdr, data) < 0) return brig_fail(err, errno, "process.capabilities: capget");
+    *out = (uint64_t)data[0].permitted | ((uint64_t)data[1].permitted << 32);
+    return 0;
+}
+
+static void caps_warn_dropped(enum brig_cap_set set, uint64_t dropped, const char *why)
+{
+    char name[64];
+    for (int cap = 0; dropped != 0 && cap < 64; cap++) {
+        if (!(dropped & (UINT64_C(1) << cap))) continue;
+        dropped &= ~(UINT64_C(1) << cap);
+        brig_warn("%s: %s %s: left out", caps_set_field(set), caps_name(cap, name, sizeof(name)), why);
+    }
+}
+
+/* Caps brig itself does not hold (a host or an outer container whose
+ * bounding set lacks them) cannot be granted: left out of every set. The
+ * bounding set only keeps or drops, so it needs no such step. */
+static void caps_drop_ungrantable(uint64_t sets[BRIG_CAP_SET_COUNT], uint64_t have)
+{
+    static const enum brig_cap_set granted[] = { BRIG_CAP_EFFECTIVE, BRIG_CAP_PERMITTED,
+                                                 BRIG_CAP_INHERITABLE, BRIG_CAP_AMBIENT };
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(granted); i++) {
+        uint64_t missing = sets[granted[i]] & ~have;
+        if (missing == 0) continue;
+        caps_warn_dropped(granted[i], missing, "cannot be granted on this host");
+        sets[granted[i]] &= have;
+    }
+}
+
+/* The kernel raises an ambient cap only when it is both permitted and
+ * inheritable (`runc spec` asks for ambient caps it leaves out of the
+ * inheritable set). */
+static void caps_drop_unraisable_ambient(uint64_t sets[BRIG_CAP_SET_COUNT])
+{
+    uint64_t raisable = sets[BRIG_CAP_PERMITTED] & sets[BRIG_CAP_INHERITABLE];
+    uint64_t missing = sets[BRIG_CAP_AMBIENT] & ~raisable;
+    if (missing == 0) return;
+    caps_warn_dropped(BRIG_CAP_AMBIENT, missing, "is not in both the permitted and the inheritable set");
+    sets[BRIG_CAP_AMBIENT] &= raisable;
+}
+
 /* After identity_apply switched to a non-root uid (PR_SET_KEEPCAPS), the
  * permitted set survived but the effective set is empty: make the permitted
  * caps effective again so CAP_SETPCAP can drop the bounding set. One capget
@@ -201,11 +250,17 @@ int caps_apply(const struct brig_caps *caps, struct brig_error **err)
     uint64_t sets[BRIG_CAP_SET_COUNT];
     caps_clamp(caps, sets, last);
 
-    /* Everything the kernel would refuse is refused here first, with the
-     * field named, before anything changes. */
+    /* What this host cannot grant, and ambient caps the kernel will not
+     * raise, are dropped with a warning (config.md: a runtime SHOULD NOT
+     * fail for capabilities that cannot be granted; runc and crun skip such
+     * ambient caps): the process gets less, never more. A config asking for
+     * an effective cap it does not permit is wrong in itself: refused with
+     * the field named, before anything changes. */
+    uint64_t have = 0;
+    TRY(caps_permitted_now(&have, err));
+    caps_drop_ungrantable(sets, have);
     TRY(caps_check_subset(sets, BRIG_CAP_EFFECTIVE, BRIG_CAP_PERMITTED, err));
-    TRY(caps_check_subset(sets, BRIG_CAP_AMBIENT, BRIG_CAP_PERMITTED, err));
-    TRY(caps_check_subset(sets, BRIG_CAP_AMBIENT, BRIG_CAP_INHERITABLE, err));
+    caps_drop_unraisable_ambient(sets);
 
     brig_debug("caps: bounding 0x%llx effective 0x%llx permitted 0x%llx inheritable 0x%llx "
                "ambient 0x%llx", (unsigned long long)sets[BRIG_CAP_BOUNDING],
