@@ -293,6 +293,8 @@ static void launch_undo(struct launch *L, const struct brig_globals *g, const ch
         brig_warn("create %s: cleanup: %s", id, e->msg);
         brig_error_freep(&e);
     }
+    /* destroy removes the directories; the struct is still ours to free */
+    if (L->cg != NULL) cgroup_free(L->cg);
     L->cg = NULL;
     if (L->state_dir_made && state_dir_remove(g->root, id, &e) < 0) {
         brig_warn("create %s: cleanup: %s", id, e->msg);
