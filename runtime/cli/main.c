@@ -39,6 +39,7 @@ static const struct cli_command commands[] = {
     { "spec", cmd_spec, "create a new specification file (config.json)" },
     { "features", cmd_features, "show what this build of brig supports (JSON)" },
     { "policy", cmd_policy, "check, apply, show and selftest sandbox policies" },
+    { "sandbox", cmd_sandbox, "run a command in a fresh sandbox under a policy (docs/sandbox.md)" },
     { "ps", cmd_ps, "list the processes running in a container" },
     { "exec", cmd_exec, "run a process in a running container" },
     { "pause", cmd_pause, "suspend every process of the container" },

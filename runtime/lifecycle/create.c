@@ -112,7 +112,12 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
         return brig_fail(err, errno, "bundle %s", o->bundle ? o->bundle : ".");
     }
     autofree char *path = brig_asprintf("%s/config.json", bundle);
-    if (brig_read_file(path, CONFIG_MAX, &L->config_text, &L->config_len, err) < 0) return -1;
+    if (o->config_text != NULL) {
+        L->config_text = brig_strdup(o->config_text);
+        L->config_len = strlen(o->config_text);
+    } else if (brig_read_file(path, CONFIG_MAX, &L->config_text, &L->config_len, err) < 0) {
+        return -1;
+    }
     if (spec_parse(L->config_text, L->config_len, bundle, &L->spec, err) < 0)
         return brig_wrap(err, "config.json");
     TRY(spec_check_supported(L->spec, err));
