@@ -269,6 +269,7 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     if (sandbox_find_init(&init, &err) < 0 || sandbox_config(p, o, r->id, init, &config, &err) < 0)
         return run_fail(r, err);
 
+    if (sandbox_cgroup_parent(&err) < 0) return run_fail(r, err);
     autoclose int in_fd = run_open_stdin(o->stdin_path, &err);
     if (in_fd < 0) return run_fail(r, err);
     int out_p[2], err_p[2];

@@ -164,3 +164,18 @@ eq "without --json: output streamed" live "$out"
 check "without --json: one summary line on stderr" grep -q "brig sandbox sb-.*exit 4" "$T/err.txt"
 
 sb_clean "all runs"
+
+# ---- concurrent runs: separate results, nothing left ----
+for i in $(seq 1 10); do
+    ( "$BRIG" sandbox run --state-root "$SB_STATE" --rootfs "$ROOTFS" --workspace "$WS" \
+        --env "BRIG_IT_TAG=$TAG-sb" --json -- sh -c "echo run$i; exit $i" > "$T/c$i.json" 2>/dev/null
+      echo $? > "$T/c$i.rc" ) &
+done
+wait
+bad=""
+for i in $(seq 1 10); do
+    [ "$(cat "$T/c$i.rc")" = "$i" ] && [ "$(jq -r .stdout.preview_head "$T/c$i.json")" = "run$i" ] ||
+        bad+="$i:$(cat "$T/c$i.rc"):$(jq -r .error "$T/c$i.json") "
+done
+check "10 concurrent runs: each its own exit code and output" test -z "$bad" || diag "$bad"
+sb_clean "10 concurrent runs"
