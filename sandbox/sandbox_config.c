@@ -4,10 +4,12 @@
  * gives the workspace bind, exactly as `brig policy apply` would. Nothing of
  * the caller's environment goes in. */
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "brig-config.h"
@@ -16,9 +18,11 @@
 #include "../policy/policy_internal.h"
 #include "../runtime/config/json.h"
 #include "../runtime/util/cleanup.h"
+#include "../runtime/util/fs.h"
 #include "../runtime/util/strutil.h"
 
 #define SANDBOX_OUTPUT_DEFAULT (1u << 20)
+#define SANDBOX_PATH_DEFAULT "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* A flag may lower a policy bound, never raise it; 0 in the policy: none. */
 static int limits_tighten(const char *flag, const char *val, const char *field, uint64_t policy_s,
@@ -86,7 +90,7 @@ static int config_env(struct brig_jw *w, const struct brig_policy *p, const stru
                       struct brig_error **err)
 {
     const char *defaults[] = {
-        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "PATH=" SANDBOX_PATH_DEFAULT,
         p->workspace.path && o->workspace ? NULL : "HOME=/",
         "LANG=C.UTF-8",
     };
@@ -117,6 +121,53 @@ static int config_env(struct brig_jw *w, const struct brig_policy *p, const stru
     for (char **e = o->env; e && *e; e++) jw_str(w, *e);
     jw_arr_close(w);
     return 0;
+}
+
+/* A path the rootfs does not decide: the workspace or a tmpfs is mounted there. */
+static bool config_path_mounted(const struct brig_policy *p, const char *path)
+{
+    const char *mounted[p->n_tmpfs + 1];
+    size_t n = 0;
+    if (p->workspace.path) mounted[n++] = p->workspace.path;
+    for (size_t i = 0; i < p->n_tmpfs; i++) mounted[n++] = p->tmpfs[i].path;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(mounted[i]);
+        if (strncmp(path, mounted[i], l) == 0 && (path[l] == '/' || path[l] == '\0')) return true;
+    }
+    return false;
+}
+
+static bool config_executable_in(int rootfd, const char *path)
+{
+    autoclose int fd = brig_open_in_root(rootfd, path, O_PATH | O_CLOEXEC, 0, NULL);
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
+}
+
+/* Fail closed before anything is made: a command the rootfs lacks (a shell
+ * command on an image without sh) is an error, not a 127 from inside. Only
+ * what the rootfs decides is checked (not paths in the workspace or a tmpfs). */
+static int config_check_command(const struct brig_policy *p, const char *rootfs, const struct sandbox_opts *o,
+                                struct brig_error **err)
+{
+    const char *cmd = o->argv[0];
+    const char *path = SANDBOX_PATH_DEFAULT;
+    for (char **e = o->env; e && *e; e++)
+        if (brig_str_has_prefix(*e, "PATH=")) path = *e + 5;
+    autoclose int rootfd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0) return brig_fail(err, errno, "--rootfs %s", rootfs);
+    if (strchr(cmd, '/') != NULL) {
+        if (cmd[0] != '/' || config_path_mounted(p, cmd) || config_executable_in(rootfd, cmd)) return 0;
+        return brig_failx(err, "%s: no such executable in the rootfs %s", cmd, rootfs);
+    }
+    autofree char *dirs = brig_strdup(path);
+    char *save = NULL;
+    for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        if (d[0] != '/' || config_path_mounted(p, d)) return 0;     /* cannot judge from here */
+        autofree char *full = brig_asprintf("%s/%s", d, cmd);
+        if (config_executable_in(rootfd, full)) return 0;
+    }
+    return brig_failx(err, "%s: not found in the rootfs %s (PATH=%s)", cmd, rootfs, path);
 }
 
 static void config_mount(struct brig_jw *w, const char *dst, const char *type, const char *src,
@@ -198,6 +249,7 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
     }
     if (o->cwd != NULL && o->cwd[0] != '/') return brig_failx(err, "--cwd %s: expected an absolute path", o->cwd);
     if (o->argv == NULL || o->argv[0] == NULL) return brig_failx(err, "no command: brig sandbox run [flags] -- CMD...");
+    TRY(config_check_command(p, rootfs, o, err));
     const char *init_in = p->init ? p->init : SANDBOX_INIT_PATH;
 
     autojw struct brig_jw *w = jw_new(false);

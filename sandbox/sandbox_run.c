@@ -215,6 +215,26 @@ static void run_stats(const struct brig_cgroup *cg, struct sandbox_result *r)
     cgroup_stats_clear(&cs);
 }
 
+/* One audit line per command under the policy's audit log: never argv in
+ * full, env values or output. A failed write warns, it does not fail the run. */
+static void run_audit(const struct brig_policy *p, const struct sandbox_opts *o, const struct sandbox_result *r)
+{
+    char hit[32] = "";
+    snprintf(hit, sizeof(hit), "%s%s%s", r->timed_out ? "wall," : "", r->idle_timed_out ? "idle," : "",
+             r->oom_killed ? "oom," : "");
+    if (hit[0]) hit[strlen(hit) - 1] = '\0';
+    struct policy_audit_event ev = {
+        .op = "sandbox-run", .id = r->id, .decision = r->error ? "error" : NULL,
+        .has_exit_status = true, .exit_status = sandbox_exit_status(r),
+        .has_duration = true, .duration_ms = r->wall_ms,
+        .has_memory_peak = r->has_memory_peak, .memory_peak = r->memory_peak_bytes,
+        .argv0 = o->argv && o->argv[0] ? o->argv[0] : NULL, .limits_hit = hit[0] ? hit : NULL,
+        .has_bytes = true, .stdout_bytes = r->out.bytes, .stderr_bytes = r->err.bytes,
+    };
+    autoerr struct brig_error *e = NULL;
+    if (policy_audit(p, &ev, &e) < 0) brig_warn("sandbox %s: audit: %s", r->id, e->msg);
+}
+
 static int run_fail(struct sandbox_result *r, struct brig_error *e)
 {
     free(r->error);
@@ -325,5 +345,6 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
         if (pipes[i] >= 0) close(pipes[i]);
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (rc < 0) run_fail(r, err);
+    run_audit(p, o, r);
     return 0;
 }

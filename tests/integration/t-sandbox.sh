@@ -179,3 +179,26 @@ for i in $(seq 1 10); do
 done
 check "10 concurrent runs: each its own exit code and output" test -z "$bad" || diag "$bad"
 sb_clean "10 concurrent runs"
+
+# ---- fail closed: a command the rootfs lacks ----
+sb -- nosuchcommand --flag
+eq "command not in the rootfs: exit 125 before anything runs" 125 "$RC"
+check "command not in the rootfs: named in the error" bash -c "jq -r .error '$T/out.json' | grep -q 'nosuchcommand: not found in the rootfs'"
+eq "command not in the rootfs: ran is false" false "$(j .ran)"
+
+# ---- a policy file: its own wall bound, memory limit and audit log ----
+AUDIT=$T/audit.jsonl
+"$BRIG" policy show agent | jq --arg a "$AUDIT" '.audit.path = $a | .timeouts.wall = "2s" | .limits.memory = "32MiB"' \
+    > "$T/policy.json"
+sb --policy "$T/policy.json" -- sh -c 'echo before; sleep 600'
+eq "the policy's timeouts.wall applies without a flag: exit 124" 124 "$RC"
+eq "the policy's timeouts.wall: timed_out" true "$(j .timed_out)"
+check "one audit line for the run: argv[0] only, the limit hit, byte counts" \
+    jq -e --arg id "$(j .id)" 'select(.op == "sandbox-run" and .id == $id) |
+        .argv0 == "sh" and .limits_hit == "wall" and .stdout_bytes == 7 and .exit_status == 124' "$AUDIT"
+check_not "the audit log holds no argv beyond argv[0] and no output" grep -q "sleep 600\|before" "$AUDIT"
+sb --policy "$T/policy.json" -- sh -c 'x=$(head -c 200000000 /dev/zero | tr "\0" a); echo survived'
+eq "memory exhaustion: oom_killed" true "$(j .oom_killed)"
+eq "memory exhaustion: the command died of SIGKILL (exit 137)" 137 "$RC"
+check "memory_peak_bytes at the limit" bash -c "jq -e '.memory_peak_bytes >= 30000000' '$T/out.json'"
+sb_clean "policy file runs"
