@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +33,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "brig-init: usage: brig-init -- CMD [ARGS...]\n");
         return 125;
     }
+    /* brig (our parent, outside the namespace) killed: we go too, and the
+     * kernel takes the whole namespace with us. A signal from an ancestor
+     * namespace reaches a namespace's init even without a handler. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     /* Everything blocked before the fork: no signal is lost between the
      * fork and sigwaitinfo; the command gets the mask it would have had. */
     sigset_t all, old;

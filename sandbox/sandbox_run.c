@@ -87,26 +87,35 @@ static int run_open_stdin(const char *path, struct brig_error **err)
     return fd;
 }
 
-static void write_all(int fd, const char *buf, size_t n)
+/* The live copy to brig's own stdout/stderr. A reader that stalls for a
+ * second (a full pipe nobody reads) or goes away loses the live copy, not
+ * the clocks: the loop must keep draining and timing the command. */
+static void echo_all(int *fd, const char *buf, size_t n)
 {
-    while (n > 0) {
-        ssize_t w = write(fd, buf, n);
+    while (*fd >= 0 && n > 0) {
+        struct pollfd pf = { .fd = *fd, .events = POLLOUT };
+        int r = poll(&pf, 1, 1000);
+        if (r < 0 && errno == EINTR) continue;
+        ssize_t w = r == 1 && !(pf.revents & (POLLERR | POLLHUP | POLLNVAL)) ? write(*fd, buf, n) : -1;
         if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return;     /* the reader went away: the capture goes on */
+        if (w <= 0) {
+            *fd = -1;
+            return;
+        }
         buf += w;
         n -= (size_t)w;
     }
 }
 
 /* One read from a stream pipe; false at EOF. */
-static bool run_drain(int fd, struct sandbox_stream *s, int echo_fd, uint64_t *last_byte)
+static bool run_drain(int fd, struct sandbox_stream *s, int *echo_fd, uint64_t *last_byte)
 {
     static char buf[65536];
     ssize_t n = read(fd, buf, sizeof(buf));
     if (n < 0) return errno == EINTR || errno == EAGAIN;
     if (n == 0) return false;
     sandbox_stream_add(s, buf, (size_t)n);
-    if (echo_fd >= 0) write_all(echo_fd, buf, (size_t)n);
+    echo_all(echo_fd, buf, (size_t)n);
     *last_byte = run_now_ms();
     return true;
 }
@@ -115,7 +124,7 @@ struct run_loop {
     int out_fd, err_fd;             /* read ends; -1 at EOF */
     int pidfd, sigfd;
     pid_t pid;
-    bool stream;
+    int echo_out, echo_err;         /* live copies, -1: none */
     struct sandbox_limits lim;
 };
 
@@ -163,11 +172,11 @@ static int run_wait(struct run_loop *lp, struct sandbox_result *r, uint64_t star
         int n = poll(pf, 4, (int)timeout);
         if (n < 0 && errno != EINTR) return -1;
         if (n <= 0) continue;
-        if (pf[0].revents && !run_drain(lp->out_fd, &r->out, lp->stream ? 1 : -1, &last_byte)) {
+        if (pf[0].revents && !run_drain(lp->out_fd, &r->out, &lp->echo_out, &last_byte)) {
             close(lp->out_fd);
             lp->out_fd = -1;
         }
-        if (pf[1].revents && !run_drain(lp->err_fd, &r->err, lp->stream ? 2 : -1, &last_byte)) {
+        if (pf[1].revents && !run_drain(lp->err_fd, &r->err, &lp->echo_err, &last_byte)) {
             close(lp->err_fd);
             lp->err_fd = -1;
         }
@@ -259,7 +268,8 @@ static int run_started(struct launch *L, const struct sandbox_opts *o, const str
     }
     r->ran = true;
     struct run_loop lp = { .out_fd = pipes[0], .err_fd = pipes[1], .pidfd = pidfd, .sigfd = sigfd,
-                           .pid = L->pid, .stream = o->stream, .lim = *lim };
+                           .pid = L->pid, .echo_out = o->stream ? 1 : -1, .echo_err = o->stream ? 2 : -1,
+                           .lim = *lim };
     pipes[0] = pipes[1] = -1;
     rc = run_wait(&lp, r, started);
     if (lp.out_fd >= 0) close(lp.out_fd);
@@ -326,6 +336,9 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     close(out_p[1]);
     close(err_p[1]);
     if (rc == 0) {
+        /* Only now, the init cloned with the default: a reader of brig's
+         * output that goes away must not kill brig (and orphan the sandbox). */
+        void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
         flock(L.dirfd, LOCK_UN);
         rc = run_started(&L, o, &lim, pipes, sigfd, r, &err);
         /* Whatever happened: what `delete --force` does, with what we hold. */
@@ -340,6 +353,7 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
             }
         }
         launch_release(&L);
+        signal(SIGPIPE, old_pipe);
     }
     for (int i = 0; i < 2; i++)
         if (pipes[i] >= 0) close(pipes[i]);

@@ -202,3 +202,24 @@ eq "memory exhaustion: oom_killed" true "$(j .oom_killed)"
 eq "memory exhaustion: the command died of SIGKILL (exit 137)" 137 "$RC"
 check "memory_peak_bytes at the limit" bash -c "jq -e '.memory_peak_bytes >= 30000000' '$T/out.json'"
 sb_clean "policy file runs"
+
+# ---- brig itself killed: the sandbox's processes die with it ----
+"$BRIG" sandbox run --state-root "$SB_STATE" --rootfs "$ROOTFS" --workspace "$WS" \
+    --env "BRIG_IT_TAG=$TAG-k9" -- sh -c 'setsid sleep 3176 & sleep 3177' >/dev/null 2>&1 &
+bpid=$!
+for _ in $(seq 50); do [ -n "$(tagged_pids "$TAG-k9")" ] && break; sleep 0.1; done
+check "brig killed: the command was running" test -n "$(tagged_pids "$TAG-k9")"
+kill -9 "$bpid"; wait "$bpid" 2>/dev/null
+sleep 0.5
+check "brig killed by SIGKILL: no process of its sandbox remains (brig-init's parent-death signal)" \
+    test -z "$(tagged_pids "$TAG-k9")"
+# what a crash leaves (state dir, empty cgroup) is for delete --force until crash recovery exists
+for d in "$SB_STATE"/sb-*; do [ -d "$d" ] && "$BRIG" --root "$SB_STATE" delete --force "${d##*/}"; done
+sb_clean "after brig was killed and its state deleted"
+
+# ---- the reader of brig's live output goes away: brig survives, the capture goes on ----
+"$BRIG" sandbox run --state-root "$SB_STATE" --rootfs "$ROOTFS" --workspace "$WS" \
+    --timeout 2s -- sh -c 'yes | head -c 5000000; echo done >&2' 2>"$T/err.txt" | head -c 10 >/dev/null
+eq "reader gone (SIGPIPE ignored): brig reports the command's own exit" 0 "${PIPESTATUS[0]}"
+check "reader gone: the summary counts every byte" grep -q "stdout 5000000 B" "$T/err.txt"
+sb_clean "reader gone"
