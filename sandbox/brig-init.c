@@ -33,6 +33,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "brig-init: usage: brig-init -- CMD [ARGS...]\n");
         return 125;
     }
+    /* A session of our own, before anything else runs: the caller's
+     * controlling terminal (inherited from brig through the clone) must not
+     * be reachable as /dev/tty, to write to, read from or push input into
+     * (TIOCSTI). brig never passes a terminal as stdio either. */
+    if (setsid() < 0 && getsid(0) != getpid()) {
+        fprintf(stderr, "brig-init: setsid: %s\n", strerror(errno));
+        return 125;
+    }
     /* brig (our parent, outside the namespace) killed: we go too, and the
      * kernel takes the whole namespace with us. A signal from an ancestor
      * namespace reaches a namespace's init even without a handler. */

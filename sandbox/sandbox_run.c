@@ -74,17 +74,22 @@ static void run_stdio_restore(struct run_stdio *s)
     }
 }
 
+/* A terminal is never handed in: with it the command could push input
+ * into the caller's shell (TIOCSTI) or read what is typed there. */
 static int run_open_stdin(const char *path, struct brig_error **err)
 {
-    if (path != NULL && strcmp(path, "-") == 0) {
-        int fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
-        if (fd < 0) return brig_fail(err, errno, "--stdin -: brig has no stdin");
-        return fd;
-    }
+    autoclose int fd = -1;
     const char *p = path ? path : "/dev/null";
-    int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return brig_fail(err, errno, "--stdin %s", p);
-    return fd;
+    if (strcmp(p, "-") == 0) {
+        fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0) return brig_fail(err, errno, "--stdin -: brig has no stdin");
+    } else {
+        fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) return brig_fail(err, errno, "--stdin %s", p);
+    }
+    if (isatty(fd))
+        return brig_failx(err, "--stdin %s: a terminal; a sandbox never gets one (pipe the input in)", p);
+    return steal_fd(&fd);
 }
 
 /* The live copy to brig's own stdout/stderr. A reader that stalls for a

@@ -60,6 +60,21 @@ check_eq "rootfs binaries unchanged" "$(sha256sum "$ROOTFS/bin/busybox" "$ROOTFS
 check_not "the caller's environment is not readable inside" grep -q READ-ENV "$T/out.json"
 check_not "the caller's secret appears nowhere in the result" grep -q "$NEEDLE" "$T/out.json" "$T/err.txt"
 
+# 1b. the same from a terminal: the caller's tty is not reachable
+if command -v script >/dev/null; then
+    rm -f "$WS/heartbeat"
+    BRIG_CALLER_VALUE=$NEEDLE timeout -k 5 120 script -qec "'$BRIG' sandbox run --state-root '$SB_STATE' \
+        --rootfs '$ROOTFS' --workspace '$WS' --env 'BRIG_IT_TAG=$TAG-sb' --stdin /dev/null --json \
+        -- /usr/bin/escape '$NEEDLE' > '$T/tty.json'" "$T/typescript" >/dev/null 2>&1
+    check "from a terminal: the escaper ran" grep -q "escaper detached" "$T/tty.json"
+    check_not "from a terminal: nothing written to the caller's terminal" grep -q "TTY-WRITE-MARKER" "$T/typescript"
+    check_not "from a terminal: /dev/tty not writable inside" grep -q "TTY-WROTE" "$T/tty.json"
+    check_not "from a terminal: no input pushed into the caller's terminal (TIOCSTI)" grep -q "TTY-INJECTED" "$T/tty.json"
+    no_survivor "from a terminal"
+else
+    skip "the caller's terminal" "script(1) is not installed"
+fi
+
 # 2. the command waits for the timeout, its children ignore SIGTERM
 run_escape --timeout 3s -- /usr/bin/escape "$NEEDLE" wait
 check_eq "escaper at the wall timeout: exit 124" "$RC" 124

@@ -6,6 +6,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,20 @@ static void try_env(const char *needle)
     if (d) closedir(d);
 }
 
+/* The caller's terminal: write to it, push input into it (TIOCSTI). */
+static void try_tty(void)
+{
+    int fd = open("/dev/tty", O_RDWR | O_NOCTTY);
+    if (fd >= 0 && write(fd, "TTY-WRITE-MARKER\n", 17) == 17) printf("TTY-WROTE /dev/tty\n");
+    else printf("refused /dev/tty\n");
+    int fds[4] = { fd, 0, 1, 2 };
+    for (int i = 0; i < 4; i++) {
+        char c = '#';
+        if (fds[i] >= 0 && ioctl(fds[i], TIOCSTI, &c) == 0) printf("TTY-INJECTED fd %d\n", fds[i]);
+    }
+    if (fd >= 0) close(fd);
+}
+
 static void survivor(void)
 {
     for (int s = 1; s < 65; s++) signal(s, SIG_IGN);
@@ -56,6 +72,7 @@ int main(int argc, char **argv)
     try_write("/etc/passwd");
     try_write("/dev/.brig-init");
     try_env(needle);
+    try_tty();
     fflush(stdout);
     if (fork() == 0) {
         setsid();
