@@ -25,7 +25,7 @@
 #define SANDBOX_PATH_DEFAULT "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* A flag may lower a policy bound, never raise it; 0 in the policy: none. */
-static int limits_tighten(const char *flag, const char *val, const char *field, uint64_t policy_s,
+static int config_limit_tighten(const char *flag, const char *val, const char *field, uint64_t policy_s,
                           uint64_t *out_ms, struct brig_error **err)
 {
     *out_ms = policy_s * 1000;
@@ -43,8 +43,8 @@ static int limits_tighten(const char *flag, const char *val, const char *field, 
 int sandbox_limits(const struct brig_policy *p, const struct sandbox_opts *o, struct sandbox_limits *out,
                    struct brig_error **err)
 {
-    TRY(limits_tighten("--timeout", o->timeout, "timeouts.wall", p->timeouts.wall_s, &out->wall_ms, err));
-    TRY(limits_tighten("--idle-timeout", o->idle_timeout, "timeouts.idle", p->timeouts.idle_s,
+    TRY(config_limit_tighten("--timeout", o->timeout, "timeouts.wall", p->timeouts.wall_s, &out->wall_ms, err));
+    TRY(config_limit_tighten("--idle-timeout", o->idle_timeout, "timeouts.idle", p->timeouts.idle_s,
                        &out->idle_ms, err));
     out->output_max = p->output_max > 0 ? p->output_max : SANDBOX_OUTPUT_DEFAULT;
     if (o->output_limit != NULL) {

@@ -95,7 +95,7 @@ static int run_open_stdin(const char *path, struct brig_error **err)
 /* The live copy to brig's own stdout/stderr. A reader that stalls for a
  * second (a full pipe nobody reads) or goes away loses the live copy, not
  * the clocks: the loop must keep draining and timing the command. */
-static void echo_all(int *fd, const char *buf, size_t n)
+static void run_echo(int *fd, const char *buf, size_t n)
 {
     while (*fd >= 0 && n > 0) {
         struct pollfd pf = { .fd = *fd, .events = POLLOUT };
@@ -120,7 +120,7 @@ static bool run_drain(int fd, struct sandbox_stream *s, int *echo_fd, uint64_t *
     if (n < 0) return errno == EINTR || errno == EAGAIN;
     if (n == 0) return false;
     sandbox_stream_add(s, buf, (size_t)n);
-    echo_all(echo_fd, buf, (size_t)n);
+    run_echo(echo_fd, buf, (size_t)n);
     *last_byte = run_now_ms();
     return true;
 }
