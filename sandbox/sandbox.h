@@ -92,6 +92,9 @@ int sandbox_find_init(char **out, struct brig_error **err);
 /* sandbox_cgroup.c: make the shared cgroup parent once and keep it. */
 int sandbox_cgroup_parent(struct brig_error **err);
 
+/* sandbox_stale.c: remove the "stopped" sandboxes a killed brig left. */
+void sandbox_reap_stale(const char *state_root);
+
 /* sandbox_run.c: the whole one-shot. Returns -1 only when r->error could
  * not even be set (never, but for allocation); r is always filled. */
 int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r);

@@ -304,6 +304,8 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     if (sandbox_find_init(&init, &err) < 0 || sandbox_config(p, o, r->id, init, &config, &err) < 0)
         return run_fail(r, err);
 
+    const char *state_root = o->state_root ? o->state_root : SANDBOX_STATE_ROOT;
+    sandbox_reap_stale(state_root);
     if (sandbox_cgroup_parent(&err) < 0) return run_fail(r, err);
     autoclose int in_fd = run_open_stdin(o->stdin_path, &err);
     if (in_fd < 0) return run_fail(r, err);
@@ -325,8 +327,7 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     sigprocmask(SIG_BLOCK, &set, &old);
     autoclose int sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 
-    const struct brig_globals g = { .root = o->state_root ? o->state_root : SANDBOX_STATE_ROOT,
-                                    .policy = policy_flag };
+    const struct brig_globals g = { .root = state_root, .policy = policy_flag };
     const struct brig_create_opts co = { .id = r->id, .bundle = "/", .config_text = config };
     struct launch L;
     struct run_stdio sio;
