@@ -45,6 +45,10 @@ int main(int argc, char **argv)
      * kernel takes the whole namespace with us. A signal from an ancestor
      * namespace reaches a namespace's init even without a handler. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* Not ptrace-able by the command (the same uid): it could otherwise
+     * keep PID 1 alive past its own exit, or forge the status it reports.
+     * execve makes the command dumpable again. */
+    prctl(PR_SET_DUMPABLE, 0);
     /* Everything blocked before the fork: no signal is lost between the
      * fork and sigwaitinfo; the command gets the mask it would have had. */
     sigset_t all, old;

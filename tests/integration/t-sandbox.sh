@@ -128,6 +128,12 @@ sb --timeout 2s -- sh -c 'setsid sh -c "sleep 3171" & (sleep 3172 &) ; sleep 600
 eq "timeout with detached children: exit 124" 124 "$RC"
 sb_clean "timeout with setsid and double-forked children"
 
+# ---- a fork bomb is stopped by the policy's pids limit, and cleaned up ----
+sb --timeout 5s -- sh -c 'f() { f | f & }; f; sleep 2; echo alive'
+check "fork bomb: stopped by the pids limit (fork fails inside)" grep -q "can't fork" "$T/out.json"
+eq "fork bomb: the sandbox's own command still finished" alive "$(j .stdout.preview_head)"
+sb_clean "fork bomb"
+
 # ---- daemons die with the command ----
 sb -- sh -c 'sleep 3173 & setsid sh -c "sleep 3174 &" ; (sleep 3175 &); echo started'
 eq "command with daemons: exit 0" 0 "$RC"

@@ -57,6 +57,8 @@ no_survivor "after the command exits"
 check_not "no write outside /workspace succeeded" grep -q WROTE "$T/out.json"
 check_not "nothing written into the host rootfs" test -e "$ROOTFS/pwned"
 check_eq "rootfs binaries unchanged" "$(sha256sum "$ROOTFS/bin/busybox" "$ROOTFS/etc/passwd" | sha256sum)" "$sum_before"
+check_not "PID 1 (brig-init) cannot be ptraced by the command" grep -q "PTRACED" "$T/out.json"
+check "the ptrace attempt was made" grep -q "refused ptrace 1" "$T/out.json"
 check_not "the caller's environment is not readable inside" grep -q READ-ENV "$T/out.json"
 check_not "the caller's secret appears nowhere in the result" grep -q "$NEEDLE" "$T/out.json" "$T/err.txt"
 
