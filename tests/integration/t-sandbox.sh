@@ -231,3 +231,14 @@ sb_clean "the next run removed the stale state and cgroup of the killed one"
 eq "reader gone (SIGPIPE ignored): brig reports the command's own exit" 0 "${PIPESTATUS[0]}"
 check "reader gone: the summary counts every byte" grep -q "stdout 5000000 B" "$T/err.txt"
 sb_clean "reader gone"
+
+# ---- signals sent to brig reach the command ----
+"$BRIG" sandbox run --state-root "$SB_STATE" --rootfs "$ROOTFS" --workspace "$WS" --json \
+    -- sh -c 'trap "echo got-term; exit 7" TERM; echo ready; while :; do sleep 0.1; done' > "$T/sig.json" 2>/dev/null &
+bpid=$!
+sleep 1.5
+kill -TERM "$bpid"
+wait "$bpid"
+eq "SIGTERM to brig is forwarded: the command's trap ran and its exit is mirrored" 7 "$?"
+check "SIGTERM forwarded: the command saw it" grep -q got-term "$T/sig.json"
+sb_clean "signal forwarding"
