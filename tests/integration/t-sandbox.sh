@@ -203,7 +203,9 @@ check "one audit line for the run: argv[0] only, the limit hit, byte counts" \
     jq -e --arg id "$(j .id)" 'select(.op == "sandbox-run" and .id == $id) |
         .argv0 == "sh" and .limits_hit == "wall" and .stdout_bytes == 7 and .exit_status == 124' "$AUDIT"
 check_not "the audit log holds no argv beyond argv[0] and no output" grep -q "sleep 600\|before" "$AUDIT"
-sb --policy "$T/policy.json" -- sh -c 'x=$(head -c 200000000 /dev/zero | tr "\0" a); echo survived'
+# the same limit with room on the clock: a loaded machine must not turn the OOM into a timeout
+jq '.timeouts.wall = "60s"' "$T/policy.json" > "$T/policy-oom.json"
+sb --policy "$T/policy-oom.json" -- sh -c 'x=$(head -c 200000000 /dev/zero | tr "\0" a); echo survived'
 eq "memory exhaustion: oom_killed" true "$(j .oom_killed)"
 eq "memory exhaustion: the command died of SIGKILL (exit 137)" 137 "$RC"
 check "memory_peak_bytes at the limit" bash -c "jq -e '.memory_peak_bytes >= 30000000' '$T/out.json'"
