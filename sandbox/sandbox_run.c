@@ -363,6 +363,10 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     }
     for (int i = 0; i < 2; i++)
         if (pipes[i] >= 0) close(pipes[i]);
+    /* A signal that came while the sandbox was being removed was for it:
+     * taken here, it cannot kill brig before the result is printed. */
+    struct signalfd_siginfo si;
+    while (sigfd >= 0 && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {}
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (rc < 0) run_fail(r, err);
     run_audit(p, o, r);
