@@ -171,6 +171,11 @@ struct policy_audit_event {
     bool has_duration;          uint64_t duration_ms;
     bool has_memory_peak;       uint64_t memory_peak;
     bool has_pids_peak;         uint64_t pids_peak;
+    /* sandbox run: the command's argv[0] only, the limits that fired
+     * ("wall", "idle", "oom"; comma-separated), the output byte counts */
+    const char *argv0;
+    const char *limits_hit;
+    bool has_bytes;             uint64_t stdout_bytes, stderr_bytes;
 };
 /* One JSON line appended in a single O_APPEND write; the file is rotated
  * to PATH.1 past p->audit.max_size. Never argv, env values or output. */

@@ -45,6 +45,12 @@ char *policy_audit_line(const struct brig_policy *p, const struct policy_audit_e
     if (ev->has_duration) jw_ku64(w, "duration_ms", ev->duration_ms);
     if (ev->has_memory_peak) jw_ku64(w, "memory_peak", ev->memory_peak);
     if (ev->has_pids_peak) jw_ku64(w, "pids_peak", ev->pids_peak);
+    if (ev->argv0 != NULL) jw_kstr(w, "argv0", ev->argv0);
+    if (ev->limits_hit != NULL) jw_kstr(w, "limits_hit", ev->limits_hit);
+    if (ev->has_bytes) {
+        jw_ku64(w, "stdout_bytes", ev->stdout_bytes);
+        jw_ku64(w, "stderr_bytes", ev->stderr_bytes);
+    }
     jw_ki64(w, "pid", (int64_t)getpid());
     jw_obj_close(w);
     const char *t = jw_text(w, NULL);

@@ -52,6 +52,8 @@ int cmd_list(const struct brig_globals *g, int argc, char **argv, int *status, s
 int cmd_spec(const struct brig_globals *g, int argc, char **argv, int *status, struct brig_error **err);
 int cmd_features(const struct brig_globals *g, int argc, char **argv, int *status, struct brig_error **err);
 int cmd_policy(const struct brig_globals *g, int argc, char **argv, int *status, struct brig_error **err);
+/* cmd_sandbox.c: brig sandbox run (sandbox/sandbox.h). */
+int cmd_sandbox(const struct brig_globals *g, int argc, char **argv, int *status, struct brig_error **err);
 /* cmd_cgroup.c: runc's pause, resume, update and events. */
 int cmd_pause(const struct brig_globals *g, int argc, char **argv, int *status, struct brig_error **err);
 int cmd_resume(const struct brig_globals *g, int argc, char **argv, int *status, struct brig_error **err);

@@ -30,11 +30,13 @@ static int cmd_restore(const struct brig_globals *g, int argc, char **argv, int 
 }
 
 /* The commands that clone processes into a container (the init, an exec's
- * process, the hooks they run): they run from a sealed copy of brig, never
- * the host binary (linux/exe_seal.h, docs/security.md). */
+ * process, the hooks they run; `sandbox run` does it in-process): they run
+ * from a sealed copy of brig, never the host binary (linux/exe_seal.h,
+ * docs/security.md). */
 static bool cmd_spawns(const char *name)
 {
-    return strcmp(name, "create") == 0 || strcmp(name, "run") == 0 || strcmp(name, "exec") == 0;
+    return strcmp(name, "create") == 0 || strcmp(name, "run") == 0 || strcmp(name, "exec") == 0 ||
+           strcmp(name, "sandbox") == 0;
 }
 
 static const struct cli_command commands[] = {
@@ -48,6 +50,7 @@ static const struct cli_command commands[] = {
     { "spec", cmd_spec, "create a new specification file (config.json)" },
     { "features", cmd_features, "show what this build of brig supports (JSON)" },
     { "policy", cmd_policy, "check, apply, show and selftest sandbox policies" },
+    { "sandbox", cmd_sandbox, "run a command in a fresh sandbox under a policy (docs/sandbox.md)" },
     { "ps", cmd_ps, "list the processes running in a container" },
     { "exec", cmd_exec, "run a process in a running container" },
     { "pause", cmd_pause, "suspend every process of the container" },

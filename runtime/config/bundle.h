@@ -25,6 +25,10 @@ struct brig_bundle {
  * Errors name the file and never quote its content. */
 int bundle_open(const char *dir, const char *config_name, struct brig_bundle *b,
                 struct brig_error **err);
+/* The same for a config built in memory (brig sandbox): dir is opened the
+ * same way, config is copied. */
+int bundle_open_text(const char *dir, const char *config, struct brig_bundle *b,
+                     struct brig_error **err);
 void bundle_close(struct brig_bundle *b);
 
 #endif

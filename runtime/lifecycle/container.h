@@ -24,6 +24,8 @@ struct brig_create_opts {
     int preserve_fds;
     bool detach;                /* run only */
     bool keep;                  /* run only: do not delete after exit */
+    const char *config_text;    /* config.json built in memory (sandbox run):
+                                 * used instead of reading bundle/config.json */
 };
 
 int container_create(const struct brig_globals *g, const struct brig_create_opts *o,

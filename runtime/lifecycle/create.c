@@ -132,7 +132,10 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     /* The bundle, config.json and root.path are each opened once; what
      * was opened is what the policy judges and the init uses (bundle.h). */
     struct brig_bundle b;
-    TRY(bundle_open(bundle, "config.json", &b, err));
+    if (o->config_text != NULL)     /* built in memory (brig sandbox) */
+        TRY(bundle_open_text(bundle, o->config_text, &b, err));
+    else
+        TRY(bundle_open(bundle, "config.json", &b, err));
     L->bundle_fd = steal_fd(&b.dirfd);
     L->config_text = steal_ptr(&b.config);
     L->config_len = b.config_len;

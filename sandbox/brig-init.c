@@ -1,0 +1,87 @@
+/* brig-init: PID 1 of a `brig sandbox run` (the role of Docker's
+ * docker-init / tini). Usage: brig-init -- CMD [ARGS...]
+ *
+ * It runs CMD in its own process group, forwards the signals it gets to
+ * that group, reaps every zombie reparented to it, and exits with CMD's
+ * status (128+N when CMD died of signal N). Its exit is what ends the
+ * sandbox: when the init of a pid namespace exits, the kernel SIGKILLs every
+ * other process in it, so nothing CMD left behind (daemons, setsid'd or
+ * double-forked children) outlives it.
+ *
+ * Static and self-contained (no libbrig): it is bind-mounted read-only into
+ * rootfs images that may have no libc at all. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int init_status(int status)
+{
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return 255;
+}
+
+int main(int argc, char **argv)
+{
+    int first = 1;
+    if (argc > 1 && strcmp(argv[1], "--") == 0) first = 2;
+    if (first >= argc) {
+        fprintf(stderr, "brig-init: usage: brig-init -- CMD [ARGS...]\n");
+        return 125;
+    }
+    /* A session of our own, before anything else runs: the caller's
+     * controlling terminal (inherited from brig through the clone) must not
+     * be reachable as /dev/tty, to write to, read from or push input into
+     * (TIOCSTI). brig never passes a terminal as stdio either. */
+    if (setsid() < 0 && getsid(0) != getpid()) {
+        fprintf(stderr, "brig-init: setsid: %s\n", strerror(errno));
+        return 125;
+    }
+    /* brig (our parent, outside the namespace) killed: we go too, and the
+     * kernel takes the whole namespace with us. A signal from an ancestor
+     * namespace reaches a namespace's init even without a handler. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* Not ptrace-able by the command (the same uid): it could otherwise
+     * keep PID 1 alive past its own exit, or forge the status it reports.
+     * execve makes the command dumpable again. */
+    prctl(PR_SET_DUMPABLE, 0);
+    /* Everything blocked before the fork: no signal is lost between the
+     * fork and sigwaitinfo; the command gets the mask it would have had. */
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+
+    pid_t child = fork();
+    if (child < 0) {
+        fprintf(stderr, "brig-init: fork: %s\n", strerror(errno));
+        return 125;
+    }
+    if (child == 0) {
+        setpgid(0, 0);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        execvp(argv[first], argv + first);
+        int e = errno;
+        fprintf(stderr, "brig-init: %s: %s\n", argv[first], strerror(e));
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    setpgid(child, child);      /* also here: no race with the first forwarded signal */
+
+    for (;;) {
+        siginfo_t si;
+        int sig = sigwaitinfo(&all, &si);
+        if (sig < 0) continue;
+        if (sig != SIGCHLD) {
+            /* SIGSTOP/SIGKILL never arrive here; the rest goes to CMD's group. */
+            if (kill(-child, sig) < 0) kill(child, sig);
+            continue;
+        }
+        int status;
+        pid_t p;
+        while ((p = waitpid(-1, &status, WNOHANG)) > 0)
+            if (p == child) return init_status(status);
+    }
+}

@@ -1,0 +1,286 @@
+/* The config of a one-shot sandbox, built in memory: a minimal base (the
+ * command under brig-init, a read-only rootfs, the kernel filesystems, a
+ * private absolute cgroup) that policy_apply then hardens to the policy and
+ * gives the workspace bind, exactly as `brig policy apply` would. Nothing of
+ * the caller's environment goes in. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "brig-config.h"
+#include "sandbox.h"
+#include "../policy/policy.h"
+#include "../policy/policy_internal.h"
+#include "../runtime/config/json.h"
+#include "../runtime/util/cleanup.h"
+#include "../runtime/util/fs.h"
+#include "../runtime/util/strutil.h"
+
+#define SANDBOX_OUTPUT_DEFAULT (1u << 20)
+#define SANDBOX_PATH_DEFAULT "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* A flag may lower a policy bound, never raise it; 0 in the policy: none. */
+static int config_limit_tighten(const char *flag, const char *val, const char *field, uint64_t policy_s,
+                          uint64_t *out_ms, struct brig_error **err)
+{
+    *out_ms = policy_s * 1000;
+    if (val == NULL) return 0;
+    uint64_t s;
+    if (policy_parse_duration(val, &s) < 0 || s == 0)
+        return brig_failx(err, "%s %s: expected a duration such as 30s, 10m or 1h", flag, val);
+    if (policy_s > 0 && s > policy_s)
+        return brig_failx(err, "%s %s is above the policy's %s (%llus): flags may only tighten it",
+                          flag, val, field, (unsigned long long)policy_s);
+    *out_ms = s * 1000;
+    return 0;
+}
+
+int sandbox_limits(const struct brig_policy *p, const struct sandbox_opts *o, struct sandbox_limits *out,
+                   struct brig_error **err)
+{
+    TRY(config_limit_tighten("--timeout", o->timeout, "timeouts.wall", p->timeouts.wall_s, &out->wall_ms, err));
+    TRY(config_limit_tighten("--idle-timeout", o->idle_timeout, "timeouts.idle", p->timeouts.idle_s,
+                       &out->idle_ms, err));
+    out->output_max = p->output_max > 0 ? p->output_max : SANDBOX_OUTPUT_DEFAULT;
+    if (o->output_limit != NULL) {
+        uint64_t n;
+        if (policy_parse_size(o->output_limit, &n) < 0 || n == 0)
+            return brig_failx(err, "--output-limit %s: expected a size such as 64KiB or 1MiB", o->output_limit);
+        if (n > out->output_max)
+            return brig_failx(err, "--output-limit %s is above the policy's output.maxBytes (%llu bytes): "
+                              "flags may only tighten it", o->output_limit, (unsigned long long)out->output_max);
+        out->output_max = n;
+    }
+    return 0;
+}
+
+int sandbox_find_init(char **out, struct brig_error **err)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        const char *dir = dirname(exe);
+        /* Installed side by side, or brig's build tree (runtime/ and sandbox/). */
+        const char *const rel[] = { "brig-init", "../sandbox/brig-init" };
+        for (size_t i = 0; i < BRIG_ARRAY_SIZE(rel); i++) {
+            char path[PATH_MAX];
+            snprintf(path, sizeof(path), "%s/%s", dir, rel[i]);
+            char real[PATH_MAX];
+            if (realpath(path, real) != NULL && access(real, X_OK) == 0) {
+                *out = brig_strdup(real);
+                return 0;
+            }
+        }
+    }
+    const char *lib = BRIG_LIBEXECDIR "/brig-init";
+    if (access(lib, X_OK) < 0) return brig_fail(err, errno, "sandbox init %s (installed with brig)", lib);
+    *out = brig_strdup(lib);
+    return 0;
+}
+
+/* PATH, HOME and LANG by default; --env on top. A name the policy denies is
+ * refused: the value may be the secret itself, so it never reaches a log. */
+static int config_env(struct brig_jw *w, const struct brig_policy *p, const struct sandbox_opts *o,
+                      struct brig_error **err)
+{
+    const char *defaults[] = {
+        "PATH=" SANDBOX_PATH_DEFAULT,
+        p->workspace.path && o->workspace ? NULL : "HOME=/",
+        "LANG=C.UTF-8",
+    };
+    for (char **e = o->env; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if (eq == NULL || eq == *e)
+            return brig_failx(err, "--env: expected NAME=VALUE (got an entry without a name or '=')");
+        autofree char *name = strndup(*e, (size_t)(eq - *e));
+        if (policy_env_name_denied(p, name))
+            return brig_failx(err, "--env %s: refused by the policy %s (%s)", name, p->name,
+                              policy_glob_any(p->env_deny, name) ? "env.deny: a secret-looking name"
+                                                                 : "not in env.allow");
+    }
+    jw_key(w, "env");
+    jw_arr_open(w);
+    autofree char *home = p->workspace.path && o->workspace ? brig_asprintf("HOME=%s", p->workspace.path) : NULL;
+    for (char **e = o->env; home && e && *e; e++)
+        if (brig_str_has_prefix(*e, "HOME=")) home[0] = '\0';
+    if (home && home[0]) jw_str(w, home);
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(defaults); i++) {
+        if (defaults[i] == NULL) continue;
+        size_t nl = strcspn(defaults[i], "=") + 1;
+        bool overridden = false;
+        for (char **e = o->env; e && *e; e++)
+            if (strncmp(*e, defaults[i], nl) == 0) overridden = true;
+        if (!overridden) jw_str(w, defaults[i]);
+    }
+    for (char **e = o->env; e && *e; e++) jw_str(w, *e);
+    jw_arr_close(w);
+    return 0;
+}
+
+/* A path the rootfs does not decide: the workspace or a tmpfs is mounted there. */
+static bool config_path_mounted(const struct brig_policy *p, const char *path)
+{
+    const char *mounted[p->n_tmpfs + 1];
+    size_t n = 0;
+    if (p->workspace.path) mounted[n++] = p->workspace.path;
+    for (size_t i = 0; i < p->n_tmpfs; i++) mounted[n++] = p->tmpfs[i].path;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(mounted[i]);
+        if (strncmp(path, mounted[i], l) == 0 && (path[l] == '/' || path[l] == '\0')) return true;
+    }
+    return false;
+}
+
+static bool config_executable_in(int rootfd, const char *path)
+{
+    autoclose int fd = brig_open_in_root(rootfd, path, O_PATH | O_CLOEXEC, 0, NULL);
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
+}
+
+/* Fail closed before anything is made: a command the rootfs lacks (a shell
+ * command on an image without sh) is an error, not a 127 from inside. Only
+ * what the rootfs decides is checked (not paths in the workspace or a tmpfs). */
+static int config_check_command(const struct brig_policy *p, const char *rootfs, const struct sandbox_opts *o,
+                                struct brig_error **err)
+{
+    const char *cmd = o->argv[0];
+    const char *path = SANDBOX_PATH_DEFAULT;
+    for (char **e = o->env; e && *e; e++)
+        if (brig_str_has_prefix(*e, "PATH=")) path = *e + 5;
+    autoclose int rootfd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0) return brig_fail(err, errno, "--rootfs %s", rootfs);
+    if (strchr(cmd, '/') != NULL) {
+        if (cmd[0] != '/' || config_path_mounted(p, cmd) || config_executable_in(rootfd, cmd)) return 0;
+        return brig_failx(err, "%s: no such executable in the rootfs %s", cmd, rootfs);
+    }
+    autofree char *dirs = brig_strdup(path);
+    char *save = NULL;
+    for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        if (d[0] != '/' || config_path_mounted(p, d)) return 0;     /* cannot judge from here */
+        autofree char *full = brig_asprintf("%s/%s", d, cmd);
+        if (config_executable_in(rootfd, full)) return 0;
+    }
+    return brig_failx(err, "%s: not found in the rootfs %s (PATH=%s)", cmd, rootfs, path);
+}
+
+static void config_mount(struct brig_jw *w, const char *dst, const char *type, const char *src,
+                         const char *const *opts)
+{
+    jw_obj_open(w);
+    jw_kstr(w, "destination", dst);
+    jw_kstr(w, "type", type);
+    jw_kstr(w, "source", src);
+    jw_key(w, "options");
+    jw_arr_open(w);
+    for (; *opts; opts++) jw_str(w, *opts);
+    jw_arr_close(w);
+    jw_obj_close(w);
+}
+
+static void config_mounts(struct brig_jw *w, const char *init_in, const char *init_host)
+{
+    static const char *const none[] = { NULL };
+    static const char *const dev[] = { "nosuid", "strictatime", "mode=755", "size=65536k", NULL };
+    static const char *const pts[] = { "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", NULL };
+    static const char *const shm[] = { "nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL };
+    static const char *const mq[] = { "nosuid", "noexec", "nodev", NULL };
+    static const char *const sys[] = { "nosuid", "noexec", "nodev", "ro", NULL };
+    static const char *const init[] = { "bind", "ro", "nosuid", "nodev", NULL };
+    jw_key(w, "mounts");
+    jw_arr_open(w);
+    config_mount(w, "/proc", "proc", "proc", none);
+    config_mount(w, "/dev", "tmpfs", "tmpfs", dev);
+    config_mount(w, "/dev/pts", "devpts", "devpts", pts);
+    config_mount(w, "/dev/shm", "tmpfs", "shm", shm);
+    config_mount(w, "/dev/mqueue", "mqueue", "mqueue", mq);
+    config_mount(w, "/sys", "sysfs", "sysfs", sys);
+    config_mount(w, init_in, "bind", init_host, init);
+    jw_arr_close(w);
+}
+
+static void config_linux(struct brig_jw *w, const char *id)
+{
+    static const char *const ns[] = { "pid", "network", "ipc", "uts", "mount", "cgroup", NULL };
+    jw_key(w, "linux");
+    jw_obj_open(w);
+    autofree char *cg = brig_asprintf("%s/%s", SANDBOX_CGROUP_PARENT, id);
+    jw_kstr(w, "cgroupsPath", cg);
+    jw_key(w, "resources");
+    jw_obj_open(w);
+    jw_key(w, "devices");
+    jw_arr_open(w);
+    jw_obj_open(w);
+    jw_kbool(w, "allow", false);
+    jw_kstr(w, "access", "rwm");
+    jw_obj_close(w);
+    jw_arr_close(w);
+    jw_obj_close(w);
+    jw_key(w, "namespaces");
+    jw_arr_open(w);
+    for (const char *const *n = ns; *n; n++) {
+        jw_obj_open(w);
+        jw_kstr(w, "type", *n);
+        jw_obj_close(w);
+    }
+    jw_arr_close(w);
+    jw_obj_close(w);
+}
+
+int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, const char *id,
+                   const char *init_host_path, char **out, struct brig_error **err)
+{
+    if (o->rootfs == NULL)
+        return brig_failx(err, "--rootfs DIR is required: the default runner rootfs comes from "
+                          "brig-rootfs, which is not built yet");
+    char rootfs[PATH_MAX];
+    if (realpath(o->rootfs, rootfs) == NULL) return brig_fail(err, errno, "--rootfs %s", o->rootfs);
+    char ws[PATH_MAX];
+    if (o->workspace != NULL) {
+        if (p->workspace.path == NULL)
+            return brig_failx(err, "--workspace: the policy %s has no workspace (workspace.path)", p->name);
+        if (realpath(o->workspace, ws) == NULL) return brig_fail(err, errno, "--workspace %s", o->workspace);
+    }
+    if (o->cwd != NULL && o->cwd[0] != '/') return brig_failx(err, "--cwd %s: expected an absolute path", o->cwd);
+    if (o->argv == NULL || o->argv[0] == NULL) return brig_failx(err, "no command: brig sandbox run [flags] -- CMD...");
+    TRY(config_check_command(p, rootfs, o, err));
+    const char *init_in = p->init ? p->init : SANDBOX_INIT_PATH;
+
+    autojw struct brig_jw *w = jw_new(false);
+    jw_obj_open(w);
+    jw_kstr(w, "ociVersion", BRIG_OCI_VERSION);
+    jw_key(w, "process");
+    jw_obj_open(w);
+    jw_kbool(w, "terminal", false);
+    jw_key(w, "args");
+    jw_arr_open(w);
+    jw_str(w, init_in);
+    jw_str(w, "--");
+    for (char **a = o->argv; *a; a++) jw_str(w, *a);
+    jw_arr_close(w);
+    TRY(config_env(w, p, o, err));
+    jw_kstr(w, "cwd", o->cwd ? o->cwd : (o->workspace && p->workspace.path ? p->workspace.path : "/"));
+    jw_kbool(w, "noNewPrivileges", true);
+    jw_obj_close(w);
+    jw_key(w, "root");
+    jw_obj_open(w);
+    jw_kstr(w, "path", rootfs);
+    jw_kbool(w, "readonly", true);
+    jw_obj_close(w);
+    jw_kstr(w, "hostname", "sandbox");
+    config_mounts(w, init_in, init_host_path);
+    config_linux(w, id);
+    jw_obj_close(w);
+    size_t len;
+    const char *base = jw_text(w, &len);
+    if (base == NULL) return brig_failx(err, "sandbox config: JSON writer misuse (a bug)");
+    struct policy_apply_opts ao = { .workspace_source = o->workspace ? ws : NULL };
+    if (policy_apply(p, base, len, &ao, out, err) < 0) return brig_wrap(err, "policy %s", p->name);
+    return 0;
+}
