@@ -17,6 +17,7 @@
 #include "../policy/policy.h"
 #include "../policy/policy_internal.h"
 #include "../runtime/config/json.h"
+#include "../runtime/linux/exe_seal.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/fs.h"
 #include "../runtime/util/strutil.h"
@@ -61,10 +62,10 @@ int sandbox_limits(const struct brig_policy *p, const struct sandbox_opts *o, st
 
 int sandbox_find_init(char **out, struct brig_error **err)
 {
+    /* brig runs from a sealed copy (linux/exe_seal.h): where its binary
+     * lies on disk is kept in the copy's name. */
     char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n > 0) {
-        exe[n] = '\0';
+    if (exe_seal_origin_path(exe, sizeof(exe)) == 0) {
         const char *dir = dirname(exe);
         /* Installed side by side, or brig's build tree (runtime/ and sandbox/). */
         const char *const rel[] = { "brig-init", "../sandbox/brig-init" };

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,10 +64,15 @@ static bool exe_fd_sealed(int fd)
  * sealable, closed on exec (the process keeps it as its exe). */
 static int exe_memfd(const struct stat *st, struct brig_error **err)
 {
-    char name[200];
-    snprintf(name, sizeof(name), EXE_NAME_PREFIX "%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%" PRIx64 ".%lx",
-             (uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
-             (uint64_t)st->st_mtim.tv_sec, (unsigned long)st->st_mtim.tv_nsec);
+    /* The binary's path goes last, where it fits (memfd names are at most
+     * 249 bytes): brig's helpers installed beside it are found from it. */
+    char name[250], path[PATH_MAX];
+    ssize_t pn = readlink("/proc/self/exe", path, sizeof(path) - 1);
+    path[pn > 0 ? pn : 0] = '\0';
+    int n = snprintf(name, sizeof(name), EXE_NAME_PREFIX "%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%" PRIx64 ".%lx:%s",
+                     (uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+                     (uint64_t)st->st_mtim.tv_sec, (unsigned long)st->st_mtim.tv_nsec, path);
+    if (n < 0 || (size_t)n >= sizeof(name)) *strrchr(name, ':') = '\0';     /* no path: too long */
     int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
     if (fd < 0 && errno == EINVAL) fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
@@ -147,6 +153,30 @@ int exe_seal_ensure(char **argv, struct brig_error **err)
     brig_debug("re-executing from a sealed memfd copy of /proc/self/exe (%jd bytes)", (intmax_t)st.st_size);
     syscall(SYS_execveat, fd, "", argv, env, AT_EMPTY_PATH);
     return brig_fail(err, errno, "execveat the sealed memfd copy of brig");
+}
+
+int exe_seal_origin_path(char *buf, size_t len)
+{
+    char link[PATH_MAX + 300];
+    ssize_t n = readlink("/proc/self/exe", link, sizeof(link) - 1);
+    if (n <= 0) return -1;
+    link[n] = '\0';
+    const char *path = link;
+    if (exe_sealed == 1) {
+        const char *prefix = "/memfd:" EXE_NAME_PREFIX;
+        if (strncmp(link, prefix, strlen(prefix)) != 0) return -1;
+        /* ...:<mtime>.<nsec>:<path> (deleted) */
+        const char *p = link + strlen(prefix);
+        for (int colons = 0; colons < 4 && p != NULL; colons++) p = strchr(p + (colons ? 1 : 0), ':');
+        if (p == NULL || p[1] != '/') return -1;
+        path = p + 1;
+        const char *del = " (deleted)";
+        size_t pl = strlen(path), dl = strlen(del);
+        if (pl > dl && strcmp(path + pl - dl, del) == 0) link[(size_t)(path - link) + pl - dl] = '\0';
+    }
+    if (strlen(path) >= len) return -1;
+    strcpy(buf, path);
+    return 0;
 }
 
 int exe_seal_origin(struct stat *st)

@@ -6,6 +6,7 @@
 #define BRIG_EXE_SEAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/stat.h>
 
 #include "../util/error.h"
@@ -21,5 +22,10 @@ int exe_seal_ensure(char **argv, struct brig_error **err);
  * this sealed copy was made from (kept in the memfd's name), or
  * /proc/self/exe itself when not sealed. For caches keyed on the binary. */
 int exe_seal_origin(struct stat *st);
+
+/* The path of that binary on disk (kept in the memfd's name), or of
+ * /proc/self/exe when not sealed; -1 when unknown (a path too long for a
+ * memfd name, an admin's own sealed copy). For helpers installed beside it. */
+int exe_seal_origin_path(char *buf, size_t len);
 
 #endif
