@@ -220,10 +220,22 @@ RULE(rule_mounts_forbidden)
     }
 }
 
+/* A world-writable sticky directory (/tmp, /var/tmp) is where every
+ * user's services put their sockets (an SSH agent, tmux, X11): bound, a
+ * container of the same uid connects to them, network "none" or not. It is
+ * judged by what it is, whatever it is called. */
+static bool mounts_shared_sticky(const struct brig_mount *m)
+{
+    struct stat st;
+    if (m->has_source_fd ? fstat(m->source_fd, &st) < 0 : stat(m->source, &st) < 0) return false;
+    return S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) && (st.st_mode & S_IWOTH);
+}
+
 /* A socket is a service's front door (the Docker API, a D-Bus bus, an
  * SSH agent): judged by what the source is, whatever it is called, and
  * allowed only by its exact path in the policy's sockets list. A directory
- * is judged by the forbidden list, not by the sockets it may hold. */
+ * is judged by the forbidden list, not by the sockets it may hold, but for
+ * a shared sticky one (above). */
 RULE(rule_mounts_sockets)
 {
     for (size_t i = 0; i < s->n_mounts; i++) {
@@ -232,11 +244,16 @@ RULE(rule_mounts_sockets)
         if (m->has_source_fd && m->source_fd < 0) continue;     /* the mount refuses it */
         const char *which = NULL;
         if (policy_path_forbidden(p, m->source, &which)) continue;  /* mounts.forbidden says so */
+        char path[64];
+        snprintf(path, sizeof(path), "mounts[%zu].source", i);
+        if (mounts_shared_sticky(m)) {
+            policy_fail(rep, rule, path, "\"%s\" is a world-writable sticky directory (like /tmp): "
+                        "it holds other users' sockets", m->source);
+            continue;
+        }
         char real[PATH_MAX];
         if (!policy_socket_refused(p, m->source, m->has_source_fd ? m->source_fd : -1, real, sizeof(real)))
             continue;
-        char path[64];
-        snprintf(path, sizeof(path), "mounts[%zu].source", i);
         bool same = strcmp(real, m->source) == 0;
         policy_fail(rep, rule, path, "\"%s\"%s%s is a UNIX socket not in the policy's sockets",
                     m->source, same ? "" : " -> ", same ? "" : real);
