@@ -224,10 +224,10 @@ RULE(rule_mounts_forbidden)
  * user's services put their sockets (an SSH agent, tmux, X11): bound, a
  * container of the same uid connects to them, network "none" or not. It is
  * judged by what it is, whatever it is called. */
-static bool mounts_shared_sticky(const struct brig_mount *m)
+static bool shared_sticky(bool has_fd, int fd, const char *path)
 {
     struct stat st;
-    if (m->has_source_fd ? fstat(m->source_fd, &st) < 0 : stat(m->source, &st) < 0) return false;
+    if (has_fd ? fstat(fd, &st) < 0 : path == NULL || stat(path, &st) < 0) return false;
     return S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) && (st.st_mode & S_IWOTH);
 }
 
@@ -238,6 +238,9 @@ static bool mounts_shared_sticky(const struct brig_mount *m)
  * a shared sticky one (above). */
 RULE(rule_mounts_sockets)
 {
+    if (shared_sticky(s->root.has_fd, s->root.fd, s->root.path))
+        policy_fail(rep, rule, "root.path", "\"%s\" is a world-writable sticky directory (like /tmp): "
+                    "it holds other users' sockets", s->root.path);
     for (size_t i = 0; i < s->n_mounts; i++) {
         const struct brig_mount *m = &s->mounts[i];
         if (!policy_mount_is_bind(m) || m->source == NULL || m->source[0] != '/') continue;
@@ -246,7 +249,7 @@ RULE(rule_mounts_sockets)
         if (policy_path_forbidden(p, m->source, &which)) continue;  /* mounts.forbidden says so */
         char path[64];
         snprintf(path, sizeof(path), "mounts[%zu].source", i);
-        if (mounts_shared_sticky(m)) {
+        if (shared_sticky(m->has_source_fd, m->source_fd, m->source)) {
             policy_fail(rep, rule, path, "\"%s\" is a world-writable sticky directory (like /tmp): "
                         "it holds other users' sockets", m->source);
             continue;

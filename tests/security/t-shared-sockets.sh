@@ -96,6 +96,23 @@ for mode in run create; do
     b delete -f "$(cid tmp)" >/dev/null 2>&1
     assert_clean tmp
 done
+# The same directory as the container's root (readonly, as the agent has it).
+cp "$T/u" "$T/shared/u"
+agentb root
+cfg root '.root.path = $s | .process.args = ["/u", "connect", "/tmux-1000/default"]' --arg s "$T/shared"
+setpriv --reuid 1000 --regid 1000 --clear-groups "$T/u" serve "$SOCK" &
+SERVER=$!
+for _ in $(seq 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
+prun root
+check_not "root.path: the container did not reach a host service through its root" \
+    grep -q HOST-SERVICE-REACHED "$T/root.out"
+check "root.path: refused, naming mounts.sockets" \
+    eval '[ "$RC" != 0 ] && grep -q "mounts.sockets.*root.path.*sticky" "$T/root.err"'
+kill "$SERVER" 2>/dev/null
+wait "$SERVER" 2>/dev/null
+b delete -f "$(cid root)" >/dev/null 2>&1
+assert_clean root
+
 check "policy check names the shared sticky directory" \
     eval '"$BRIG" policy check --policy "$T/agent.json" "$T/tmp" 2>&1 | grep -q "sticky"'
 
