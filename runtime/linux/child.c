@@ -99,6 +99,7 @@ static int child_exec(struct child_ctx *c, const char *exe, struct brig_error **
     /* sync_fd stays open until execve: the parent of `run` sees EOF on
      * success, or our error. Every other fd is closed now (CVE-2024-21626). */
     TRY(fds_close_from(3 + c->preserve_fds, c->sync_fd, err));
+    fds_close_cloexec_below(3 + c->preserve_fds, c->sync_fd);
     /* The cwd entered before "created" is still the one to check. */
     TRY(proc_confine_in_cwd(p, c->bpf, in_userns, err));
     /* A startContainer hook is the image's program (its path resolves in
