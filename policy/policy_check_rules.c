@@ -220,23 +220,43 @@ RULE(rule_mounts_forbidden)
     }
 }
 
+/* A world-writable sticky directory (/tmp, /var/tmp) is where every
+ * user's services put their sockets (an SSH agent, tmux, X11): bound, a
+ * container of the same uid connects to them, network "none" or not. It is
+ * judged by what it is, whatever it is called. */
+static bool shared_sticky(bool has_fd, int fd, const char *path)
+{
+    struct stat st;
+    if (has_fd ? fstat(fd, &st) < 0 : path == NULL || stat(path, &st) < 0) return false;
+    return S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) && (st.st_mode & S_IWOTH);
+}
+
 /* A socket is a service's front door (the Docker API, a D-Bus bus, an
  * SSH agent): judged by what the source is, whatever it is called, and
  * allowed only by its exact path in the policy's sockets list. A directory
- * is judged by the forbidden list, not by the sockets it may hold. */
+ * is judged by the forbidden list, not by the sockets it may hold, but for
+ * a shared sticky one (above). */
 RULE(rule_mounts_sockets)
 {
+    if (shared_sticky(s->root.has_fd, s->root.fd, s->root.path))
+        policy_fail(rep, rule, "root.path", "\"%s\" is a world-writable sticky directory (like /tmp): "
+                    "it holds other users' sockets", s->root.path);
     for (size_t i = 0; i < s->n_mounts; i++) {
         const struct brig_mount *m = &s->mounts[i];
         if (!policy_mount_is_bind(m) || m->source == NULL || m->source[0] != '/') continue;
         if (m->has_source_fd && m->source_fd < 0) continue;     /* the mount refuses it */
         const char *which = NULL;
         if (policy_path_forbidden(p, m->source, &which)) continue;  /* mounts.forbidden says so */
+        char path[64];
+        snprintf(path, sizeof(path), "mounts[%zu].source", i);
+        if (shared_sticky(m->has_source_fd, m->source_fd, m->source)) {
+            policy_fail(rep, rule, path, "\"%s\" is a world-writable sticky directory (like /tmp): "
+                        "it holds other users' sockets", m->source);
+            continue;
+        }
         char real[PATH_MAX];
         if (!policy_socket_refused(p, m->source, m->has_source_fd ? m->source_fd : -1, real, sizeof(real)))
             continue;
-        char path[64];
-        snprintf(path, sizeof(path), "mounts[%zu].source", i);
         bool same = strcmp(real, m->source) == 0;
         policy_fail(rep, rule, path, "\"%s\"%s%s is a UNIX socket not in the policy's sockets",
                     m->source, same ? "" : " -> ", same ? "" : real);

@@ -10,9 +10,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../policy/policy.h"
 #include "../config/json.h"
 #include "../linux/cgroup.h"
 #include "../util/cleanup.h"
+#include "../util/fs.h"
 #include "../util/log.h"
 #include "../util/strutil.h"
 
@@ -87,6 +89,46 @@ int container_resume(const struct brig_globals *g, const char *id, struct brig_e
     return ops_freeze(g, id, false, err);
 }
 
+#define OPS_OPT(dst, src) do { if ((src).set) (dst) = (src); } while (0)
+
+/* Under a sandbox policy an update is judged as create was: the saved
+ * config.json with the update's limits in place, so `update --pids-limit
+ * -1` cannot lift what the policy bounds. What the check cannot judge here
+ * (raw unified keys, device rules) is refused under a policy. */
+static int ops_update_judge(const struct brig_globals *g, const char *id, int dirfd,
+                            const struct brig_state *st, const struct brig_resources *r,
+                            struct brig_error **err)
+{
+    autopolicy struct brig_policy *p = NULL;
+    TRY(policy_resolve(g->policy, &p, err));
+    if (p == NULL) return 0;
+    if (r->n_unified > 0 || r->n_devices > 0)
+        return brig_failx(err, "update %s: linux.resources.%s cannot be judged by the sandbox policy: "
+                          "refused under a policy", id, r->n_unified > 0 ? "unified" : "devices");
+    autofree char *text = NULL;
+    size_t len = 0;
+    autospec struct brig_spec *spec = NULL;
+    if (brig_read_file_at(dirfd, "config.json", 16u << 20, &text, &len, err) < 0 ||
+        spec_parse(text, len, st->bundle, &spec, err) < 0)
+        return brig_wrap(err, "update %s: the container's saved config.json", id);
+    struct brig_resources *cur = &spec->linux_cfg.resources;
+    cur->present = true;
+    OPS_OPT(cur->memory.limit, r->memory.limit);
+    OPS_OPT(cur->memory.reservation, r->memory.reservation);
+    OPS_OPT(cur->memory.swap, r->memory.swap);
+    OPS_OPT(cur->memory.kernel, r->memory.kernel);
+    OPS_OPT(cur->memory.kernel_tcp, r->memory.kernel_tcp);
+    OPS_OPT(cur->cpu.shares, r->cpu.shares);
+    OPS_OPT(cur->cpu.period, r->cpu.period);
+    OPS_OPT(cur->cpu.quota, r->cpu.quota);
+    OPS_OPT(cur->cpu.burst, r->cpu.burst);
+    OPS_OPT(cur->cpu.realtime_period, r->cpu.realtime_period);
+    OPS_OPT(cur->cpu.realtime_runtime, r->cpu.realtime_runtime);
+    OPS_OPT(cur->cpu.idle, r->cpu.idle);
+    OPS_OPT(cur->pids.limit, r->pids.limit);
+    return policy_enforce_resolved(p, spec, "update", id, err);
+}
+
 int container_update(const struct brig_globals *g, const char *id, const struct brig_resources *r,
                      struct brig_error **err)
 {
@@ -96,6 +138,7 @@ int container_update(const struct brig_globals *g, const char *id, const struct 
     TRY(ops_open(g, id, &dirfd, &st, &status, err));
     if (status == BRIG_STATUS_STOPPED || status == BRIG_STATUS_CREATING)
         return brig_failx(err, "update %s: container is not running (%s)", id, state_status_name(status));
+    TRY(ops_update_judge(g, id, dirfd, st, r, err));
     autocg struct brig_cgroup *cg = NULL;
     if (ops_load_cgroup(st, &cg, err) < 0 || cgroup_update(cg, r, err) < 0)
         return brig_wrap(err, "update %s", id);

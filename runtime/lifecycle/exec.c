@@ -175,6 +175,7 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
     autofree char *exe = NULL;
     TRY(proc_find_exec(p, &exe, err));
     TRY(fds_close_from(3 + o->preserve_fds, sync_fd, err));
+    fds_close_cloexec_below(3 + o->preserve_fds, sync_fd);
     TRY(proc_confine(p, X->bpf, (X->ns_flags & CLONE_NEWUSER) != 0, err));
     return proc_execve(p, exe, err);
 }

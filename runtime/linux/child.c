@@ -96,16 +96,17 @@ static int child_exec(struct child_ctx *c, const char *exe, struct brig_error **
     const struct brig_process *p = &s->process;
     bool in_userns = c->ns->new_user || c->ns->join_fds[BRIG_NS_USER] >= 0;
 
-    TRY(hooks_run(s, BRIG_HOOK_START_CONTAINER, c->state_json, err));
     /* sync_fd stays open until execve: the parent of `run` sees EOF on
      * success, or our error. Every other fd is closed now (CVE-2024-21626). */
     TRY(fds_close_from(3 + c->preserve_fds, c->sync_fd, err));
-    /* The cwd entered before "created" is still the one to check unless a
-     * startContainer hook ran in our mount namespace since. */
-    if (s->hooks[BRIG_HOOK_START_CONTAINER].n == 0)
-        TRY(proc_confine_in_cwd(p, c->bpf, in_userns, err));
-    else
-        TRY(proc_confine(p, c->bpf, in_userns, err));
+    fds_close_cloexec_below(3 + c->preserve_fds, c->sync_fd);
+    /* The cwd entered before "created" is still the one to check. */
+    TRY(proc_confine_in_cwd(p, c->bpf, in_userns, err));
+    /* A startContainer hook is the image's program (its path resolves in
+     * the container): it runs as confined as the process, as runc runs it,
+     * never with the init's privileges (an image could read any host file
+     * on the rootfs' filesystem by handle, tests/security/t-start-hook). */
+    TRY(hooks_run(s, BRIG_HOOK_START_CONTAINER, c->state_json, err));
     return proc_execve(p, exe, err);
 }
 

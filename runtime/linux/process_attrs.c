@@ -224,3 +224,20 @@ int fds_close_from(int first, int keep, struct brig_error **err)
     if (errno != ENOSYS) return brig_fail(err, errno, "fds: close_range from %d", first);
     return fds_close_walk(first, keep, err);
 }
+
+/* The preserved range 3..first-1 holds the caller's fds, but only those the
+ * caller really had: where it had none, brig's own (all close-on-exec: a
+ * cgroup directory, the bundle) took the number, and the kernel resolves
+ * args[0], #! and PT_INTERP at execve before close-on-exec applies, so
+ * /proc/self/fd/N/.. there led to the host. Close-on-exec fds do not reach
+ * the new program anyway: closing them now changes nothing it gets. */
+void fds_close_cloexec_below(int first, int keep)
+{
+    int log = brig_log_fd();
+    for (int fd = 3; fd < first; fd++) {
+        int fl = fcntl(fd, F_GETFD);
+        if (fd == keep || fl < 0 || !(fl & FD_CLOEXEC)) continue;
+        if (fd == log) brig_log_set_fd(-1);
+        close(fd);
+    }
+}

@@ -32,5 +32,8 @@ int cwd_apply(const struct brig_process *p, struct brig_error **err);
  * is closed, not only marked close-on-exec: execve resolves its paths
  * while those are still open. The log fd among them stops logging. */
 int fds_close_from(int first, int keep, struct brig_error **err);
+/* Close the close-on-exec fds in 3..first-1 but keep (brig's own, in a
+ * preserved range the caller left unused). */
+void fds_close_cloexec_below(int first, int keep);
 
 #endif

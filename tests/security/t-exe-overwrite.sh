@@ -133,8 +133,12 @@ for pol in none agent; do
     hostile $n $pol /proc/self/exe || bail "cannot build the hostile bundle $n"
     # shellcheck disable=SC2046
     d $(polflag $pol) run -d --bundle "$T/$n" "$id" </dev/null >"$T/$n.out" 2>"$T/$n.err"
-    wait_done "$T/$n.out"
-    judge "process.args /proc/self/exe ($pol)" "$T/$n.out"
+    rc=$?
+    # Since args[0] is found inside the root without magic links
+    # (t-fd-at-execve), /proc/self/exe is refused before anything runs.
+    check "process.args /proc/self/exe ($pol): refused, naming process.args[0]" \
+        eval '[ "$rc" != 0 ] && grep -q "process.args\[0\] /proc/self/exe" "$T/$n.err"'
+    check "process.args /proc/self/exe ($pol): the decoy brig is byte-identical" cmp -s "$DECOY" "$DECOY.orig"
     d delete --force "$id" >/dev/null 2>&1
 
     # ---- exec of a #!/proc/self/exe file in a running container ---------------------------
