@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "../runtime/config/spec.h"
-#include "../runtime/linux/mount_util.h"
+#include "../runtime/linux/rootfs/mount_util.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/log.h"
 #include "../runtime/util/strutil.h"

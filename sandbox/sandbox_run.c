@@ -26,7 +26,7 @@
 #include "../policy/policy.h"
 #include "../runtime/lifecycle/launch.h"
 #include "../runtime/lifecycle/waiter.h"
-#include "../runtime/linux/cgroup.h"
+#include "../runtime/linux/cgroup/cgroup.h"
 #include "../runtime/linux/sync.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/log.h"

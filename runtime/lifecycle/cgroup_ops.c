@@ -12,7 +12,7 @@
 
 #include "../../policy/policy.h"
 #include "../config/json.h"
-#include "../linux/cgroup.h"
+#include "../linux/cgroup/cgroup.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/log.h"

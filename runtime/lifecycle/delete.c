@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "../config/spec.h"
-#include "../linux/cgroup.h"
+#include "../linux/cgroup/cgroup.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/log.h"

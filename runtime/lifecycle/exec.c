@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "../../policy/policy.h"
-#include "../linux/cgroup.h"
+#include "../linux/cgroup/cgroup.h"
 #include "../linux/console.h"
 #include "../linux/proc_exec.h"
 #include "../linux/process_attrs.h"

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../linux/cgroup.h"
+#include "../linux/cgroup/cgroup.h"
 #include "../util/cleanup.h"
 #include "../util/log.h"
 #include "../../policy/policy.h"

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../linux/cgroup.h"
+#include "../linux/cgroup/cgroup.h"
 #include "../util/cleanup.h"
 #include "../util/log.h"
 #include "../util/strutil.h"

@@ -13,7 +13,7 @@
 
 #include "../config/spec.h"
 #include "../../policy/policy.h"
-#include "../linux/cgroup.h"
+#include "../linux/cgroup/cgroup.h"
 #include "../linux/sync.h"
 #include "../util/cleanup.h"
 #include "../util/log.h"

@@ -18,12 +18,12 @@
 #include "../util/fd_defer.h"
 #include "../util/log.h"
 #include "../util/strutil.h"
-#include "cgroup.h"
+#include "cgroup/cgroup.h"
 #include "console.h"
 #include "netlink.h"
 #include "proc_exec.h"
 #include "process_attrs.h"
-#include "rootfs.h"
+#include "rootfs/rootfs.h"
 #include "sync.h"
 
 /* Block until `brig start` writes to exec.fifo (create), or until the

@@ -18,7 +18,7 @@
 #include "../util/fdpass.h"
 #include "../util/fs.h"
 #include "../util/log.h"
-#include "mount_util.h"
+#include "rootfs/mount_util.h"
 
 #ifndef TIOCGPTPEER
 #define TIOCGPTPEER _IO('T', 0x41)

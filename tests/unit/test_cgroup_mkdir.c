@@ -1,4 +1,4 @@
-/* cg_mkdir_p (runtime/linux/cgroup_fs.c) when a parent disappears between
+/* cg_mkdir_p (runtime/linux/cgroup/cgroup_fs.c) when a parent disappears between
  * two of its mkdirs, as when the delete of the container that made a shared
  * parent removes it, and what a failed walk leaves behind. Deterministic:
  * this binary defines mkdir(), so the calls of the (statically linked)
@@ -15,7 +15,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "linux/cgroup_internal.h"
+#include "linux/cgroup/cgroup_internal.h"
 #include "util/cleanup.h"
 #include "util/error.h"
 #include "util/strutil.h"

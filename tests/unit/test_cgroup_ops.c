@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "config/spec.h"
-#include "linux/cgroup_internal.h"
+#include "linux/cgroup/cgroup_internal.h"
 #include "util/cleanup.h"
 #include "util/error.h"
 #include "util/strutil.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <linux/bpf.h>
 
-#include "linux/cgroup_internal.h"
+#include "linux/cgroup/cgroup_internal.h"
 #include "util/cleanup.h"
 #include "util/error.h"
 

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "linux/cgroup_internal.h"
+#include "linux/cgroup/cgroup_internal.h"
 #include "util/cleanup.h"
 #include "util/error.h"
 #include "util/strutil.h"

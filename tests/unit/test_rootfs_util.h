@@ -130,7 +130,7 @@ static inline void tfs_run_in_ns(struct tfs *t, void (*fn)(struct tfs *t))
 #include <sys/statvfs.h>
 
 #include "config/spec.h"
-#include "linux/rootfs.h"
+#include "linux/rootfs/rootfs.h"
 
 static inline size_t tfs_strv_len(char **v)
 {

@@ -10,7 +10,7 @@
 
 #include <sys/stat.h>
 
-#include "../config/spec.h"
+#include "../../config/spec.h"
 
 /* In create, before anything exists: open root.path once (from bundle_fd
  * when it lies in the bundle; no symlink on the way), make root.path the

@@ -18,9 +18,9 @@
 #include <linux/bpf.h>
 
 #include "cgroup_internal.h"
-#include "../util/cleanup.h"
-#include "../util/log.h"
-#include "../util/strutil.h"
+#include "../../util/cleanup.h"
+#include "../../util/log.h"
+#include "../../util/strutil.h"
 
 static const struct brig_device_rule default_rules[] = {
     {true, 'c', -1, -1, "m"}, {true, 'b', -1, -1, "m"},

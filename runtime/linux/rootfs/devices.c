@@ -13,11 +13,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "../util/cleanup.h"
-#include "../util/fd_defer.h"
-#include "../util/fs.h"
-#include "../util/log.h"
-#include "../util/strutil.h"
+#include "../../util/cleanup.h"
+#include "../../util/fd_defer.h"
+#include "../../util/fs.h"
+#include "../../util/log.h"
+#include "../../util/strutil.h"
 #include "mount_util.h"
 #include "mounts_internal.h"
 

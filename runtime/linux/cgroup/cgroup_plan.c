@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "cgroup_internal.h"
-#include "../util/cleanup.h"
-#include "../util/log.h"
-#include "../util/strutil.h"
+#include "../../util/cleanup.h"
+#include "../../util/log.h"
+#include "../../util/strutil.h"
 
 static const char *const v1_names[CG_CTRL_COUNT] = {
     [CG_MEMORY] = "memory", [CG_PIDS] = "pids", [CG_CPU] = "cpu", [CG_CPUSET] = "cpuset",

@@ -9,10 +9,10 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "../util/cleanup.h"
-#include "../util/fs.h"
-#include "../util/log.h"
-#include "../util/strutil.h"
+#include "../../util/cleanup.h"
+#include "../../util/fs.h"
+#include "../../util/log.h"
+#include "../../util/strutil.h"
 
 char *mnt_path_clean(const char *path)
 {

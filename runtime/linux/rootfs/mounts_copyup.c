@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../util/cleanup.h"
-#include "../util/fs.h"
-#include "../util/log.h"
-#include "../util/strutil.h"
+#include "../../util/cleanup.h"
+#include "../../util/fs.h"
+#include "../../util/log.h"
+#include "../../util/strutil.h"
 #include "mount_util.h"
 #include "mounts_internal.h"
 

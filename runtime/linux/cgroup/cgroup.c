@@ -14,9 +14,9 @@
 #include <linux/magic.h>
 
 #include "cgroup_internal.h"
-#include "../util/cleanup.h"
-#include "../util/log.h"
-#include "../util/strutil.h"
+#include "../../util/cleanup.h"
+#include "../../util/log.h"
+#include "../../util/strutil.h"
 
 const struct cg_dir *cg_dir_v2(const struct brig_cgroup *cg)
 {

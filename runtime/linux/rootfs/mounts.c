@@ -18,12 +18,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../config/mount_options.h"
-#include "../util/cleanup.h"
-#include "../util/fd_defer.h"
-#include "../util/fs.h"
-#include "../util/log.h"
-#include "../util/strutil.h"
+#include "../../config/mount_options.h"
+#include "../../util/cleanup.h"
+#include "../../util/fd_defer.h"
+#include "../../util/fs.h"
+#include "../../util/log.h"
+#include "../../util/strutil.h"
 #include "mount_util.h"
 #include "mounts_internal.h"
 

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "cgroup_internal.h"
-#include "../util/cleanup.h"
-#include "../util/strutil.h"
+#include "../../util/cleanup.h"
+#include "../../util/strutil.h"
 
 uint64_t cg_shares_to_weight(uint64_t shares)
 {

@@ -12,10 +12,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "../util/cleanup.h"
-#include "../util/fd_defer.h"
-#include "../util/fs.h"
-#include "../util/log.h"
+#include "../../util/cleanup.h"
+#include "../../util/fd_defer.h"
+#include "../../util/fs.h"
+#include "../../util/log.h"
 #include "mount_util.h"
 
 /* Open a listed path; 0 with *fd = -1 when it does not exist (skipped, as

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cgroup_internal.h"
-#include "../util/log.h"
+#include "../../util/log.h"
 
 /* The hierarchy of the layout that holds dir (by mount point prefix). */
 static const struct cg_hier *update_hier_of(const struct cg_layout *l, const char *dir)

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "cgroup_internal.h"
-#include "../util/cleanup.h"
-#include "../util/log.h"
-#include "../util/strutil.h"
+#include "../../util/cleanup.h"
+#include "../../util/log.h"
+#include "../../util/strutil.h"
 
 static int need_file(const char *dir, const char *file, const char *field, struct brig_error **err)
 {

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "cgroup_internal.h"
-#include "../config/json.h"
-#include "../util/cleanup.h"
-#include "../util/strutil.h"
+#include "../../config/json.h"
+#include "../../util/cleanup.h"
+#include "../../util/strutil.h"
 
 char *cgroup_serialize(const struct brig_cgroup *cg)
 {

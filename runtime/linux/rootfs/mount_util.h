@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../util/error.h"
+#include "../../util/error.h"
 
 /* "/a//b/./c/../d/" -> "/a/b/d" (lexical, ".." stops at "/"). Malloc'd. */
 char *mnt_path_clean(const char *path);

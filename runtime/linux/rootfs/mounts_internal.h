@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "../config/spec.h"
+#include "../../config/spec.h"
 
 /* Resolve dest inside the root, creating it (a directory if dir, else an
  * empty file) as needed; fails if it exists as the other kind. O_PATH fd. */

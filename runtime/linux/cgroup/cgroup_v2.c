@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "cgroup_internal.h"
-#include "../util/cleanup.h"
-#include "../util/log.h"
-#include "../util/strutil.h"
+#include "../../util/cleanup.h"
+#include "../../util/log.h"
+#include "../../util/strutil.h"
 
 static int enable_in(const char *dir, const char *ctrl, bool required, const char *field,
                      struct brig_error **err)

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "cgroup_internal.h"
-#include "../util/cleanup.h"
-#include "../util/strutil.h"
+#include "../../util/cleanup.h"
+#include "../../util/strutil.h"
 
 /* One number from a file holding one value; "max" reads as max_value. */
 static bool stats_read_u64(const char *dir, const char *file, uint64_t max_value, uint64_t *out)

@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "cgroup_internal.h"
-#include "../util/cleanup.h"
-#include "../util/log.h"
-#include "../util/strutil.h"
+#include "../../util/cleanup.h"
+#include "../../util/log.h"
+#include "../../util/strutil.h"
 
 bool cg_systemd_running(void)
 {

@@ -15,10 +15,10 @@
 #include <linux/magic.h>
 
 #include "cgroup_internal.h"
-#include "../util/cleanup.h"
-#include "../util/fs.h"
-#include "../util/log.h"
-#include "../util/strutil.h"
+#include "../../util/cleanup.h"
+#include "../../util/fs.h"
+#include "../../util/log.h"
+#include "../../util/strutil.h"
 
 int cg_write(const char *dir, const char *file, const char *field, const char *value,
              struct brig_error **err)

@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "cgroup_internal.h"
-#include "../util/cleanup.h"
-#include "../util/fs.h"
-#include "../util/log.h"
-#include "../util/strutil.h"
+#include "../../util/cleanup.h"
+#include "../../util/fs.h"
+#include "../../util/log.h"
+#include "../../util/strutil.h"
 
 /* Superblock options of a v1 cgroup mount that name controllers. Anything
  * else there (rw, relatime, noprefix, clone_children, xattr, ...) is not one. */

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../config/spec.h"
+#include "../../config/spec.h"
 
 struct brig_cgroup;
 

@@ -15,11 +15,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../util/cleanup.h"
-#include "../util/fd_defer.h"
-#include "../util/fs.h"
-#include "../util/log.h"
-#include "../util/strutil.h"
+#include "../../util/cleanup.h"
+#include "../../util/fd_defer.h"
+#include "../../util/fs.h"
+#include "../../util/log.h"
+#include "../../util/strutil.h"
 #include "mount_util.h"
 
 /* Shared and unbindable are only applied to the new root at the end:
