@@ -152,7 +152,10 @@ hl=$(j '.stdout.preview_head | length'); tl=$(j '.stdout.preview_tail | length')
 check "previews within the 1 MiB limit (head $hl + tail $tl)" test $((hl + tl)) -le 1048576 -a "$hl" -gt 0 -a "$tl" -gt 0
 rss=$(cat "$T/rss")
 diag "brig max RSS for 100 MiB of output: ${rss} KiB"
-check "brig's memory stays bounded (max RSS ${rss} KiB < 16 MiB)" test "$rss" -lt 16384
+# 100 MiB went through: brig's RSS stays far below it (ASan's shadow memory
+# and allocator double a build's RSS: the sanitizer build gets 48 MiB).
+rss_max=16384; [ -n "${ASAN_OPTIONS:-}" ] && rss_max=49152
+check "brig's memory stays bounded (max RSS ${rss} KiB < $((rss_max / 1024)) MiB)" test "$rss" -lt "$rss_max"
 check "big result validates" validate
 
 # UTF-8 cut and binary marking
