@@ -120,13 +120,15 @@ static int caps_permitted_now(uint64_t *out, struct brig_error **err)
     return 0;
 }
 
-static void caps_warn_dropped(enum brig_cap_set set, uint64_t dropped, const char *why)
+static void caps_note_dropped(enum brig_log_level level, enum brig_cap_set set, uint64_t dropped,
+                              const char *why)
 {
+    if (level == BRIG_LOG_DEBUG && !brig_log_debug_enabled()) return;
     char name[64];
     for (int cap = 0; dropped != 0 && cap < 64; cap++) {
         if (!(dropped & (UINT64_C(1) << cap))) continue;
         dropped &= ~(UINT64_C(1) << cap);
-        brig_warn("%s: %s %s: left out", caps_set_field(set), caps_name(cap, name, sizeof(name)), why);
+        brig_log(level, "%s: %s %s: left out", caps_set_field(set), caps_name(cap, name, sizeof(name)), why);
     }
 }
 
@@ -140,20 +142,22 @@ static void caps_drop_ungrantable(uint64_t sets[BRIG_CAP_SET_COUNT], uint64_t ha
     for (size_t i = 0; i < BRIG_ARRAY_SIZE(granted); i++) {
         uint64_t missing = sets[granted[i]] & ~have;
         if (missing == 0) continue;
-        caps_warn_dropped(granted[i], missing, "cannot be granted on this host");
+        caps_note_dropped(BRIG_LOG_WARN, granted[i], missing, "cannot be granted on this host");
         sets[granted[i]] &= have;
     }
 }
 
 /* The kernel raises an ambient cap only when it is both permitted and
- * inheritable (`runc spec` asks for ambient caps it leaves out of the
- * inheritable set). */
+ * inheritable. `runc spec` asks for ambient caps it leaves out of the
+ * inheritable set on every run: runc and crun drop them silently, so this
+ * is a debug line, not a warning on the caller's stderr. */
 static void caps_drop_unraisable_ambient(uint64_t sets[BRIG_CAP_SET_COUNT])
 {
     uint64_t raisable = sets[BRIG_CAP_PERMITTED] & sets[BRIG_CAP_INHERITABLE];
     uint64_t missing = sets[BRIG_CAP_AMBIENT] & ~raisable;
     if (missing == 0) return;
-    caps_warn_dropped(BRIG_CAP_AMBIENT, missing, "is not in both the permitted and the inheritable set");
+    caps_note_dropped(BRIG_LOG_DEBUG, BRIG_CAP_AMBIENT, missing,
+                      "is not in both the permitted and the inheritable set");
     sets[BRIG_CAP_AMBIENT] &= raisable;
 }
 
