@@ -108,15 +108,17 @@ static int caps_check_subset(const uint64_t sets[BRIG_CAP_SET_COUNT], enum brig_
                       sizeof(name)), caps_set_field(super));
 }
 
-/* The permitted set this process holds now: no set may grow beyond it
- * (capset refuses a permitted or effective cap outside it, an inheritable
- * one outside it without CAP_SETPCAP, and PR_CAP_AMBIENT_RAISE needs it). */
-static int caps_permitted_now(uint64_t *out, struct brig_error **err)
+/* The sets this process holds now, read once: no set may grow beyond its
+ * permitted set (capset refuses a permitted or effective cap outside it, an
+ * inheritable one outside it without CAP_SETPCAP, and PR_CAP_AMBIENT_RAISE
+ * needs it), and caps_raise_effective needs to know whether to act. */
+typedef struct __user_cap_data_struct caps_now_t[_LINUX_CAPABILITY_U32S_3];
+
+static int caps_get_now(caps_now_t now, struct brig_error **err)
 {
     struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-    struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {{0}};
-    if (capget(&hdr, data) < 0) return brig_fail(err, errno, "process.capabilities: capget");
-    *out = (uint64_t)data[0].permitted | ((uint64_t)data[1].permitted << 32);
+    memset(now, 0, sizeof(caps_now_t));
+    if (capget(&hdr, now) < 0) return brig_fail(err, errno, "process.capabilities: capget");
     return 0;
 }
 
@@ -166,11 +168,8 @@ static void caps_drop_unraisable_ambient(uint64_t sets[BRIG_CAP_SET_COUNT])
  * caps effective again so CAP_SETPCAP can drop the bounding set. One capget
  * tells whether that is needed (a uid 0 process still has them effective);
  * libcap's cap_get_proc + cap_set_proc would cost four syscalls every time. */
-static int caps_raise_effective(struct brig_error **err)
+static int caps_raise_effective(const caps_now_t data, struct brig_error **err)
 {
-    struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-    struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {{0}};
-    if (capget(&hdr, data) < 0) return brig_fail(err, errno, "process.capabilities: capget");
     bool raised = true;
     for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
         raised = raised && data[i].effective == data[i].permitted;
@@ -260,8 +259,9 @@ int caps_apply(const struct brig_caps *caps, struct brig_error **err)
      * ambient caps): the process gets less, never more. A config asking for
      * an effective cap it does not permit is wrong in itself: refused with
      * the field named, before anything changes. */
-    uint64_t have = 0;
-    TRY(caps_permitted_now(&have, err));
+    caps_now_t now;
+    TRY(caps_get_now(now, err));
+    uint64_t have = (uint64_t)now[0].permitted | ((uint64_t)now[1].permitted << 32);
     caps_drop_ungrantable(sets, have);
     TRY(caps_check_subset(sets, BRIG_CAP_EFFECTIVE, BRIG_CAP_PERMITTED, err));
     caps_drop_unraisable_ambient(sets);
@@ -272,7 +272,7 @@ int caps_apply(const struct brig_caps *caps, struct brig_error **err)
                (unsigned long long)sets[BRIG_CAP_PERMITTED],
                (unsigned long long)sets[BRIG_CAP_INHERITABLE],
                (unsigned long long)sets[BRIG_CAP_AMBIENT]);
-    TRY(caps_raise_effective(err));
+    TRY(caps_raise_effective(now, err));
     TRY(caps_drop_bounding(sets[BRIG_CAP_BOUNDING], last, err));
     TRY(caps_set_proc(sets, last, err));
     TRY(caps_set_ambient(sets[BRIG_CAP_AMBIENT], last, err));
