@@ -25,7 +25,7 @@ struct brig_policy;
 
 struct sandbox_opts {
     const char *policy;             /* NAME or FILE; NULL: "agent" */
-    const char *rootfs;             /* required for now */
+    const char *rootfs;             /* NULL: sandbox_rootfs_default */
     const char *workspace;          /* host dir bound at the policy's workspace path */
     const char *timeout;            /* DUR, tightens timeouts.wall */
     const char *idle_timeout;       /* DUR, tightens timeouts.idle */
@@ -88,6 +88,10 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
                    const char *init_host_path, char **out, struct brig_error **err);
 /* The host path of brig-init: next to brig (build tree), else libexecdir. */
 int sandbox_find_init(char **out, struct brig_error **err);
+
+/* sandbox_rootfs.c: the default runner rootfs (built on first use,
+ * verified before each), its path malloc'd into *out. */
+int sandbox_rootfs_default(char **out, struct brig_error **err);
 
 /* sandbox_cgroup.c: make the shared cgroup parent once and keep it. */
 int sandbox_cgroup_parent(struct brig_error **err);

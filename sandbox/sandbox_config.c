@@ -237,11 +237,11 @@ static void config_linux(struct brig_jw *w, const char *id)
 int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, const char *id,
                    const char *init_host_path, char **out, struct brig_error **err)
 {
-    if (o->rootfs == NULL)
-        return brig_failx(err, "--rootfs DIR is required: the default runner rootfs comes from "
-                          "brig-rootfs, which is not built yet");
+    autofree char *dflt = NULL;
+    if (o->rootfs == NULL) TRY(sandbox_rootfs_default(&dflt, err));
+    const char *given = o->rootfs ? o->rootfs : dflt;
     char rootfs[PATH_MAX];
-    if (realpath(o->rootfs, rootfs) == NULL) return brig_fail(err, errno, "--rootfs %s", o->rootfs);
+    if (realpath(given, rootfs) == NULL) return brig_fail(err, errno, "--rootfs %s", given);
     char ws[PATH_MAX];
     if (o->workspace != NULL) {
         if (p->workspace.path == NULL)

@@ -1,0 +1,15 @@
+/* brig-rootfs: one function per subcommand, listed in brig-rootfs.c's
+ * table. argv excludes the subcommand's name. Exit statuses: 0 done, 1 the
+ * check failed (drift, a missing tool), 2 bad input or an error. */
+#ifndef BRIG_ROOTFS_CLI_H
+#define BRIG_ROOTFS_CLI_H
+
+#include "../runtime/util/error.h"
+
+typedef int (*rootfs_cmd_fn)(int argc, char **argv, int *status, struct brig_error **err);
+
+int rootfs_cmd_from_host(int argc, char **argv, int *status, struct brig_error **err);   /* rootfs_from_host.c */
+int rootfs_cmd_verify(int argc, char **argv, int *status, struct brig_error **err);      /* rootfs_verify.c */
+int rootfs_cmd_bundle(int argc, char **argv, int *status, struct brig_error **err);      /* rootfs_bundle.c */
+
+#endif

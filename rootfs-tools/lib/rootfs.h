@@ -1,0 +1,104 @@
+/* The runner root filesystems of brig-rootfs (docs/rootfs.md), as a library
+ * that both brig-rootfs and brig (the default rootfs of `brig sandbox run`)
+ * link: runtime/meson.build puts these sources into libbrig.
+ *
+ *   host paths --rootfs_elf_closure--> + their interpreters and libraries
+ *   tool names --rootfs_host_build--> a tree beside DEST, renamed onto it
+ *   a tree --rootfs_manifest_scan--> entries --rootfs_manifest_diff--> drift */
+#ifndef BRIG_ROOTFS_H
+#define BRIG_ROOTFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "../../runtime/util/error.h"
+
+/* ---- a growable list of strings (rootfs_strv.c) ---- */
+struct rootfs_strv { char **v; size_t n, cap; };
+void rootfs_strv_add(struct rootfs_strv *s, const char *str);       /* copies */
+bool rootfs_strv_has(const struct rootfs_strv *s, const char *str);
+/* Adds unless present; true when added. */
+bool rootfs_strv_add_new(struct rootfs_strv *s, const char *str);
+void rootfs_strv_free(struct rootfs_strv *s);
+/* "a,b,,c" -> a b c appended. */
+void rootfs_strv_split(struct rootfs_strv *s, const char *list, const char *seps);
+
+/* ---- ELF dynamic dependencies (rootfs_elf.c) ---- */
+/* Every file the dynamic loader would open to run the ELF at path inside
+ * rootfd ("/" for the host): its PT_INTERP and its DT_NEEDED closure,
+ * searched as ld.so does (DT_RPATH without DT_RUNPATH, DT_RUNPATH,
+ * ld.so.conf's dirs, the default dirs), appended to out as absolute
+ * in-root paths. A file that is not ELF adds nothing. A library found
+ * nowhere is an error naming it and who needs it; with missing != NULL it
+ * is appended there ("libfoo.so.1 (needed by /usr/bin/x)") instead. */
+struct rootfs_elf_ctx;
+int rootfs_elf_ctx_new(int rootfd, struct rootfs_elf_ctx **out, struct brig_error **err);
+void rootfs_elf_ctx_free(struct rootfs_elf_ctx *c);
+int rootfs_elf_closure(struct rootfs_elf_ctx *c, const char *path, struct rootfs_strv *out,
+                       struct rootfs_strv *missing, struct brig_error **err);
+/* 1: an ELF file, 0: not, -1: error. The #! interpreter of a script into
+ * *interp (malloc'd, NULL if none). */
+int rootfs_elf_is_elf(int fd);
+int rootfs_script_interp(int fd, char **interp);
+
+/* ---- from the host (rootfs_host.c) ---- */
+/* The tools when --with names none: a shell, coreutils, grep and sed. */
+#define ROOTFS_HOST_DEFAULT_WITH "sh,coreutils,grep,sed"
+#define ROOTFS_HOST_UID 1000
+struct rootfs_host_opts {
+    const char *with;               /* comma list; NULL: ROOTFS_HOST_DEFAULT_WITH */
+    bool replace;                   /* DEST may exist: swapped, the old tree removed */
+    /* Where the manifest goes (may be NULL): written before DEST appears,
+     * so a tree in place always has its manifest. */
+    int manifest_dirfd;
+    const char *manifest_name;
+};
+/* Build the tree named dest_name in dest_dirfd (a temp dir beside it,
+ * renamed onto it). */
+int rootfs_host_build(int dest_dirfd, const char *dest_name, const struct rootfs_host_opts *o,
+                      struct brig_error **err);
+
+/* ---- manifests (rootfs_manifest.c) ---- */
+enum rootfs_entry_type { ROOTFS_DIR = 'd', ROOTFS_FILE = 'f', ROOTFS_LINK = 'l', ROOTFS_OTHER = 'o' };
+struct rootfs_entry {
+    char *path;                     /* "/", "/usr/bin/sh" */
+    char type;                      /* enum rootfs_entry_type; 'o': a device, fifo or socket */
+    mode_t mode;                    /* permission bits (07777) */
+    uid_t uid; gid_t gid;
+    uint64_t size;                  /* files: bytes; links: target length; else 0 */
+    int64_t mtime_s; long mtime_ns;
+    char *target;                   /* links */
+    char hash[65];                  /* files, when hashed: hex sha256; else "-" */
+    int64_t ctime_s; long ctime_ns; /* scans only: never written */
+};
+struct rootfs_manifest { struct rootfs_entry *e; size_t n, cap; };
+void rootfs_manifest_free(struct rootfs_manifest *m);
+/* Every entry under rootfd (sorted by path), hashed when hash is true.
+ * Never follows a symlink; a tree deeper than 256 levels is refused. */
+int rootfs_manifest_scan(int rootfd, bool hash, struct rootfs_manifest *out, struct brig_error **err);
+char *rootfs_manifest_text(const struct rootfs_manifest *m, size_t *len);
+int rootfs_manifest_parse(const char *text, size_t len, struct rootfs_manifest *out, struct brig_error **err);
+/* Read and parse name in dirfd; *ctime: the file's status change time. */
+int rootfs_manifest_load(int dirfd, const char *name, struct rootfs_manifest *out, struct timespec *ctime,
+                         struct brig_error **err);
+/* Drift of have against want, one line per difference ("added /x",
+ * "removed /y", "changed /z: size 10 -> 12") appended to out, at most max
+ * lines (then "... and N more"). hashes are compared when both sides have
+ * them. not_after (may be NULL): a scan entry whose ctime is later (but
+ * the root's: a rename touches it) changed after the manifest was written,
+ * whatever its size and mtime now say. Returns the number of differences. */
+size_t rootfs_manifest_diff(const struct rootfs_manifest *want, const struct rootfs_manifest *have,
+                            const struct timespec *not_after, struct rootfs_strv *out, size_t max);
+
+/* ---- shared helpers (rootfs_strv.c) ---- */
+/* Split a user-given DEST into an fd of its parent and its last name
+ * (DEST itself is not opened: it may not exist yet). */
+int rootfs_split_dest(const char *dest, int *parentfd, char **name, struct brig_error **err);
+/* Percent-escape bytes a line format cannot hold (space, %, controls, >0x7e). */
+char *rootfs_escape(const char *s);
+char *rootfs_unescape(const char *s);
+
+#endif

@@ -1,0 +1,109 @@
+/* The default rootfs of `brig sandbox run` (no --rootfs): the runner that
+ * `brig-rootfs from-host` builds with its defaults, kept in
+ * /var/lib/brig/rootfs/default (BRIG_ROOTFS_DIR overrides the directory,
+ * for tests) beside its manifest default.manifest.
+ *
+ * Built on first use under a lock (flock on .lock: concurrent first runs
+ * build it once), the manifest renamed into place before the tree, so a
+ * tree in place always has one. Verified before every use, cheaply: the
+ * manifest's types, modes, owners, sizes, mtimes and link targets, and no
+ * entry changed (ctime) after the manifest was written, which a tamperer
+ * cannot set back; the full hashes on demand with `brig-rootfs verify`.
+ * Drift is refused (fail closed) with how to rebuild. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+#include "../rootfs-tools/lib/rootfs.h"
+#include "../runtime/util/cleanup.h"
+#include "../runtime/util/fs.h"
+#include "../runtime/util/strutil.h"
+
+#define ROOTFS_CACHE_DIR "/var/lib/brig/rootfs"
+#define ROOTFS_DEFAULT "default"
+#define ROOTFS_DEFAULT_MANIFEST "default.manifest"
+
+/* The cache dir, made if missing; only its owner may write in it (root's
+ * cache must not be a place another user can plant a tree or a link). */
+static int rootfs_cache_open(const char *dir, struct brig_error **err)
+{
+    autoclose int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    autoclose int fd = brig_mkdir_in_root(rootfd, dir, 0755, err);
+    if (fd < 0) return brig_wrap(err, "default runner rootfs: cache directory %s", dir);
+    struct stat st;
+    if (fstat(fd, &st) < 0) return brig_fail(err, errno, "default runner rootfs: %s", dir);
+    if (st.st_uid != geteuid() || (st.st_mode & 022))
+        return brig_failx(err, "default runner rootfs: cache directory %s is writable by others or not "
+                          "owned by uid %u: refused (fix its owner and mode, or pass --rootfs)", dir,
+                          (unsigned)geteuid());
+    return steal_fd(&fd);
+}
+
+/* 1: in place and as its manifest says, 0: not built, -1: refused. */
+static int rootfs_default_check(int cachefd, const char *dir, struct brig_error **err)
+{
+    struct stat st;
+    bool tree = fstatat(cachefd, ROOTFS_DEFAULT, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    bool man = faccessat(cachefd, ROOTFS_DEFAULT_MANIFEST, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+    if (!tree) return 0;
+    char how[1024];
+    snprintf(how, sizeof(how), "remove both (rm -rf %s/" ROOTFS_DEFAULT " %s/" ROOTFS_DEFAULT_MANIFEST
+             ") and the next run rebuilds it, or rebuild it now with brig-rootfs from-host --force "
+             "--manifest %s/" ROOTFS_DEFAULT_MANIFEST " %s/" ROOTFS_DEFAULT, dir, dir, dir, dir);
+    if (!S_ISDIR(st.st_mode))
+        return brig_failx(err, "default runner rootfs %s/%s is not a directory (a symlink?): refused; %s", dir,
+                          ROOTFS_DEFAULT, how);
+    if (!man)
+        return brig_failx(err, "default runner rootfs %s/%s has no manifest: refused; %s", dir, ROOTFS_DEFAULT, how);
+    struct rootfs_manifest want = {0}, have = {0};
+    struct timespec written;
+    autoclose int treefd = openat(cachefd, ROOTFS_DEFAULT, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (treefd < 0) return brig_fail(err, errno, "default runner rootfs %s/%s", dir, ROOTFS_DEFAULT);
+    if (rootfs_manifest_load(cachefd, ROOTFS_DEFAULT_MANIFEST, &want, &written, err) < 0)
+        return brig_wrap(err, "default runner rootfs %s: refused; %s", dir, how);
+    int rc = rootfs_manifest_scan(treefd, false, &have, err);
+    struct rootfs_strv drift = {0};
+    size_t n = rc == 0 ? rootfs_manifest_diff(&want, &have, &written, &drift, 3) : 0;
+    rootfs_manifest_free(&want);
+    rootfs_manifest_free(&have);
+    if (rc < 0) return brig_wrap(err, "default runner rootfs %s/%s", dir, ROOTFS_DEFAULT);
+    if (n > 0) {
+        autofree char *first = brig_strdup(drift.v[0]);
+        rootfs_strv_free(&drift);
+        return brig_failx(err, "default runner rootfs %s/%s differs from its manifest (%zu difference%s, "
+                          "first: %s): refused; %s", dir, ROOTFS_DEFAULT, n, n == 1 ? "" : "s", first, how);
+    }
+    rootfs_strv_free(&drift);
+    return 1;
+}
+
+int sandbox_rootfs_default(char **out, struct brig_error **err)
+{
+    const char *env = getenv("BRIG_ROOTFS_DIR");
+    const char *dir = env && env[0] ? env : ROOTFS_CACHE_DIR;
+    if (dir[0] != '/') return brig_failx(err, "BRIG_ROOTFS_DIR %s: expected an absolute path", dir);
+    autoclose int cachefd = rootfs_cache_open(dir, err);
+    if (cachefd < 0) return brig_wrap(err, "no --rootfs");
+    int r = rootfs_default_check(cachefd, dir, err);
+    if (r == 0) {
+        /* first use: one builder, the others wait and then find it built */
+        autoclose int lock = openat(cachefd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (lock < 0 || flock(lock, LOCK_EX) < 0) return brig_fail(err, errno, "default runner rootfs: lock %s/.lock", dir);
+        r = rootfs_default_check(cachefd, dir, err);
+        if (r == 0) {
+            const struct rootfs_host_opts o = { .manifest_dirfd = cachefd, .manifest_name = ROOTFS_DEFAULT_MANIFEST };
+            if (rootfs_host_build(cachefd, ROOTFS_DEFAULT, &o, err) < 0)
+                return brig_wrap(err, "no --rootfs: building the default runner rootfs %s/%s (brig-rootfs from-host)",
+                                 dir, ROOTFS_DEFAULT);
+            r = 1;
+        }
+    }
+    if (r < 0) return -1;
+    *out = brig_asprintf("%s/%s", dir, ROOTFS_DEFAULT);
+    return 0;
+}
