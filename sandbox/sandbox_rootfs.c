@@ -88,7 +88,7 @@ int sandbox_rootfs_default(char **out, struct brig_error **err)
     const char *dir = env && env[0] ? env : ROOTFS_CACHE_DIR;
     if (dir[0] != '/') return brig_failx(err, "BRIG_ROOTFS_DIR %s: expected an absolute path", dir);
     autoclose int cachefd = rootfs_cache_open(dir, err);
-    if (cachefd < 0) return brig_wrap(err, "no --rootfs");
+    if (cachefd < 0) return brig_wrap(err, "no --rootfs, and the default runner rootfs (brig-rootfs from-host) cannot be kept");
     int r = rootfs_default_check(cachefd, dir, err);
     if (r == 0) {
         /* first use: one builder, the others wait and then find it built */

@@ -264,8 +264,17 @@ int rootfs_elf_ctx_new(int rootfd, struct rootfs_elf_ctx **out, struct brig_erro
     struct rootfs_elf_ctx *c = brig_calloc(1, sizeof(*c));
     c->rootfd = rootfd;
     elf_conf_read(c, "/etc/ld.so.conf", 0);
-    /* ld.so's built-in trusted dirs come after the configured ones. */
-    static const char *const defaults[] = { "/lib64", "/usr/lib64", "/lib", "/usr/lib" };
+    /* ld.so's built-in system search path comes after the configured
+     * dirs; a rootfs without ld.so.conf (from-host copies none) has only it. */
+#if defined(__x86_64__)
+#define ELF_TRIPLET "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define ELF_TRIPLET "aarch64-linux-gnu"
+#else
+#define ELF_TRIPLET "unknown-linux-gnu"
+#endif
+    static const char *const defaults[] = { "/lib/" ELF_TRIPLET, "/usr/lib/" ELF_TRIPLET, "/lib64", "/usr/lib64",
+                                            "/lib", "/usr/lib" };
     for (size_t i = 0; i < BRIG_ARRAY_SIZE(defaults); i++) rootfs_strv_add_new(&c->dirs, defaults[i]);
     *out = c;
     (void)err;

@@ -315,7 +315,9 @@ static int host_add_skeleton(struct host_plan *p, struct brig_error **err)
     static const struct { const char *path; char type; mode_t mode; uid_t uid; const char *content; } sk[] = {
         { "/dev", 'd', 0755, 0, NULL }, { "/proc", 'd', 0555, 0, NULL }, { "/sys", 'd', 0555, 0, NULL },
         { "/tmp", 'd', 01777, 0, NULL }, { "/workspace", 'd', 0755, ROOTFS_HOST_UID, NULL },
-        { "/root", 'd', 0700, 0, NULL }, { "/etc", 'd', 0755, 0, NULL },
+        { "/root", 'd', 0700, 0, NULL }, { "/etc", 'd', 0755, 0, NULL }, { "/home", 'd', 0755, 0, NULL },
+        /* the policies' tmpfs mount points: the runtime would make them */
+        { "/run", 'd', 0755, 0, NULL }, { "/var", 'd', 0755, 0, NULL }, { "/var/tmp", 'd', 01777, 0, NULL },
         { "/etc/passwd", 'g', 0644, 0, host_passwd }, { "/etc/group", 'g', 0644, 0, host_group },
     };
     for (size_t i = 0; i < BRIG_ARRAY_SIZE(sk); i++) {

@@ -39,7 +39,7 @@ static int sandbox_cmd_run(int argc, char **argv, int *status, struct brig_error
     bool json = false, help = false;
     const struct cli_flag flags[] = {
         { "policy", 0, CLI_STRING, &o.policy, "NAME|FILE", "the sandbox policy (default: agent)" },
-        { "rootfs", 0, CLI_STRING, &o.rootfs, "DIR", "the root filesystem, mounted read-only (required for now)" },
+        { "rootfs", 0, CLI_STRING, &o.rootfs, "DIR", "the root filesystem, mounted read-only (default: the runner rootfs built by brig-rootfs from-host in /var/lib/brig/rootfs/default; BRIG_ROOTFS_DIR moves it)" },
         { "workspace", 0, CLI_STRING, &o.workspace, "DIR", "host directory bound writable at /workspace" },
         { "timeout", 0, CLI_STRING, &o.timeout, "DUR", "wall-clock limit, at most the policy's timeouts.wall" },
         { "idle-timeout", 0, CLI_STRING, &o.idle_timeout, "DUR",

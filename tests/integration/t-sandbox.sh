@@ -48,7 +48,8 @@ EOF
 }
 
 # ---- refusals: exit 125, nothing runs ----
-"$BRIG" sandbox run --state-root "$SB_STATE" --json -- true > "$T/out.json" 2>&1
+# the default rootfs cannot be kept (a file, not a dir): the error names both ways out
+BRIG_ROOTFS_DIR=/dev/null "$BRIG" sandbox run --state-root "$SB_STATE" --json -- true > "$T/out.json" 2>&1
 eq "missing --rootfs: exit 125" 125 "$?"
 check "missing --rootfs: the error names the flag and brig-rootfs" \
     bash -c "jq -r .error '$T/out.json' | grep -q -- '--rootfs' && jq -r .error '$T/out.json' | grep -q brig-rootfs"

@@ -1,0 +1,146 @@
+#!/bin/bash
+# brig-rootfs from-host, verify, bundle (docs/rootfs.md) and the default
+# runner rootfs of `brig sandbox run`, seen from outside: the trees, the
+# manifests, what runs in them under brig, and what refusals leave behind.
+# Everything is built in the test's temp dir (BRIG_ROOTFS_DIR): the real
+# /var/lib/brig/rootfs is never touched.
+. "$(dirname "$0")/lib.sh"
+it_init
+: "${BRIG_ROOTFS:?BRIG_ROOTFS must point at brig-rootfs}"
+command -v python3 >/dev/null || skip_all "python3 is not installed on the host"
+R() { timeout -k 5 120 "$BRIG_ROOTFS" "$@"; }
+WS=$T/ws
+mkdir -p "$WS" && chown 1000:1000 "$WS"
+SB_STATE=$T/sbstate
+# sb ROOTFS-ARGS... -- CMD: one sandbox run; JSON in $T/out.json, status in RC
+sb() {
+    timeout -k 5 120 "$BRIG" sandbox run --state-root "$SB_STATE" --workspace "$WS" \
+        --env "BRIG_IT_TAG=$TAG-sb" --json "$@" > "$T/out.json" 2> "$T/err.txt"
+    RC=$?
+}
+j() { jq -r "$1" "$T/out.json"; }
+
+# ---- from-host: the same inputs give the same tree, byte for byte ----
+t0=$(date +%s%N)
+R from-host --with sh,coreutils,python3 --manifest "$T/r1.manifest" "$T/r1"
+check_eq "from-host sh,coreutils,python3: exit 0" "$?" 0
+t1=$(date +%s%N)
+diag "from-host sh+coreutils+python3 with its manifest: $(( (t1 - t0) / 1000000 )) ms"
+check "from-host under 2 s" test $(( (t1 - t0) / 1000000 )) -lt 2000
+R from-host --with python3,coreutils,sh --manifest "$T/r2.manifest" "$T/r2"
+check "two builds: identical manifests" cmp "$T/r1.manifest" "$T/r2.manifest"
+check "two builds: identical trees (bytes, links, modes)" diff -r --no-dereference "$T/r1" "$T/r2"
+check "the manifest lists libc with its sha256" grep -Eq '^f 0[0-7]{3} 0 0 [0-9]+ [0-9.]+ [0-9a-f]{64} .*/libc\.so\.6$' "$T/r1.manifest"
+check_eq "user 1000 in /etc/passwd" "$(grep ':1000:1000:' "$T/r1/etc/passwd" | cut -d: -f1)" user
+check_eq "/workspace owned by 1000, /tmp sticky" "$(stat -c %u:%a "$T/r1/workspace") $(stat -c %a "$T/r1/tmp")" "1000:755 1777"
+check_eq "fixed mtime on directories" "$(stat -c %Y "$T/r1/usr/bin")" 0
+R from-host "$T/r1" 2>"$T/e.txt"
+check_eq "an existing DEST without --force: exit 2" "$?" 2
+check "  the error says --force" grep -q -- "--force" "$T/e.txt"
+R from-host --with no-such-tool-xyz "$T/r3" 2>"$T/e.txt"
+check_eq "an unknown tool: exit 2" "$?" 2
+check "  named in the error, nothing left" bash -c "grep -q no-such-tool-xyz '$T/e.txt' && ! ls -A '$T' | grep -q '^\.r3'"
+
+# ---- the tree runs sh -c, timeout and python3 under brig ----
+sb --rootfs "$T/r1" -- sh -c 'echo hi > /workspace/out; timeout 5 python3 -c "import json, ssl; print(json.dumps({\"py\": 1}))"; id -u; touch /etc/x || echo read-only'
+check_eq "sh, timeout, python3 in the tree: exit 0" "$RC" 0
+check_eq "  their output" "$(j .stdout.preview_head)" "$(printf '{"py": 1}\n1000\nread-only\n')"
+check_eq "  the workspace got the file" "$(cat "$WS/out")" hi
+
+# ---- verify: added, removed, changed, a missing library ----
+R verify "$T/r1" > "$T/v.txt"
+check_eq "verify of an untouched tree: exit 0" "$?" 0
+cp -a "$T/r1" "$T/v1" && cp "$T/r1.manifest" "$T/v1.manifest"
+echo x > "$T/v1/etc/extra"
+rm "$T/v1/usr/bin/wc"
+printf 'X' | dd of="$T/v1/usr/bin/cat" bs=1 seek=100 conv=notrunc status=none   # same size, same mtime
+touch -r "$T/r1/usr/bin/cat" "$T/v1/usr/bin/cat"
+R verify "$T/v1" > "$T/v.txt"
+check_eq "verify with drift: exit 1" "$?" 1
+check "  added /etc/extra" grep -qx "added /etc/extra" "$T/v.txt"
+check "  removed /usr/bin/wc" grep -qx "removed /usr/bin/wc" "$T/v.txt"
+check "  changed /usr/bin/cat (content, same size and mtime)" grep -qx "changed /usr/bin/cat: content (sha256)" "$T/v.txt"
+R verify --quick "$T/v1" > "$T/v.txt"
+check "  --quick sees the rewrite through its ctime" grep -q "changed /usr/bin/cat: modified after" "$T/v.txt"
+lib=$(grep -o '/usr/lib/x86_64-linux-gnu/libz\.so\.1\.[0-9.]*$' "$T/r1.manifest" | head -1)
+rm -f "$T/v1$lib"
+R verify --require sh,timeout,python3 --manifest /dev/null "$T/v1" > "$T/v.txt" 2>&1
+R verify --require sh,timeout,python3 "$T/v1" | grep -v '^added\|^removed\|^changed' > "$T/v.txt"
+check "--require: python3's missing libz is named" grep -q "missing library libz.so.1 (needed by /usr/bin/python3.*) for python3" "$T/v.txt"
+check_not "--require: sh and timeout are fine" grep -q "for sh$\|for timeout$" "$T/v.txt"
+R verify --require sh,timeout "$T/r1" >/dev/null
+check_eq "--require on the untouched tree: exit 0" "$?" 0
+
+# ---- bundle: passes brig policy check, and runs ----
+cat > "$T/image.json" <<'JSON'
+{"architecture": "amd64", "os": "linux",
+ "config": {"Env": ["GREETING=hello"], "Entrypoint": ["/bin/sh", "-c"], "Cmd": ["echo $GREETING; id -u; pwd"],
+            "WorkingDir": "/tmp", "User": "user"}}
+JSON
+R bundle --rootfs "$T/r1" --policy agent --workspace "$WS" --image-config "$T/image.json" "$T/bun"
+check_eq "bundle: exit 0" "$?" 0
+"$BRIG" policy check --policy agent "$T/bun/config.json" > "$T/check.txt"
+check_eq "bundle: brig policy check passes" "$?" 0
+check_eq "bundle: user, cwd, env from the image config" \
+    "$(jq -c '[.process.user.uid, .process.cwd, (.process.env | index("GREETING=hello") != null), .root.readonly]' "$T/bun/config.json")" \
+    '[1000,"/tmp",true,true]'
+jq --arg cg "/brig-test/$TAG-bun" '.linux.cgroupsPath = $cg' "$T/bun/config.json" > "$T/bun/c2" && mv "$T/bun/c2" "$T/bun/config.json"
+run_ct bun
+check_eq "bundle runs under brig: its output" "$RC:$(tr '\n' ' ' < "$T/bun.out")" "0:hello 1000 /tmp "
+R bundle --rootfs "$T/r1" --policy agent --workspace "$WS" "$T/bun2" -- /usr/bin/id -u
+check_eq "bundle with a command after --" "$(jq -c .process.args "$T/bun2/config.json")" '["/usr/bin/id","-u"]'
+
+# ---- the default runner rootfs: built once on first use, then reused ----
+export BRIG_ROOTFS_DIR=$T/cache
+for i in 1 2 3; do
+    timeout -k 5 120 "$BRIG" sandbox run --state-root "$SB_STATE" --workspace "$WS" --json -- \
+        sh -c 'id -u; cat /proc/net/dev | wc -l' > "$T/first$i.json" 2>&1 &
+done
+wait
+for i in 1 2 3; do
+    check_eq "concurrent first use $i: exit 0, the command's output" \
+        "$(jq -c '[.exit_code, .stdout.preview_head]' "$T/first$i.json")" '[0,"1000\n3\n"]'
+done
+check_eq "the cache holds one tree and its manifest, no temp dir" "$(ls -A "$T/cache" | tr '\n' ' ')" ".lock default default.manifest "
+ino=$(stat -c %i "$T/cache/default")
+R verify --manifest "$T/cache/default.manifest" --require sh,timeout "$T/cache/default" > "$T/v.txt"
+check_eq "the default rootfs verifies in full (hashes, sh, timeout)" "$?" 0
+sb -- sh -c 'echo again'
+check_eq "second use: exit 0" "$RC:$(j .stdout.preview_head)" "0:again"
+check_eq "  reused, not rebuilt (same tree)" "$(stat -c %i "$T/cache/default")" "$ino"
+
+# ---- a tampered default rootfs is refused (fail closed) ----
+cp -p "$T/cache/default/usr/bin/echo" "$T/echo.orig"
+printf 'X' | dd of="$T/cache/default/usr/bin/echo" bs=1 seek=200 conv=notrunc status=none
+touch -r "$T/echo.orig" "$T/cache/default/usr/bin/echo"        # size and mtime as before
+sb -- sh -c 'echo should-not-run > /workspace/tampered'
+check_eq "tampered default rootfs: exit 125" "$RC" 125
+check "  the error names it and the file" bash -c "jq -r .error '$T/out.json' | grep -q '$T/cache/default differs from its manifest.*usr/bin/echo'"
+check "  and says how to rebuild" bash -c "jq -r .error '$T/out.json' | grep -q 'brig-rootfs from-host --force --manifest'"
+check "  nothing ran" test ! -e "$WS/tampered"
+R from-host --force --manifest "$T/cache/default.manifest" "$T/cache/default"
+sb -- sh -c 'echo rebuilt'
+check_eq "rebuilt as the error says: runs again" "$RC:$(j .stdout.preview_head)" "0:rebuilt"
+
+# ---- attack: a symlink planted where the tree goes must not lead out ----
+mkdir -p "$T/outside" && echo keep > "$T/outside/marker"
+snap() { (cd "$T/outside" && find . -printf '%p %y %s\n' | sort; cat marker); }
+before=$(snap)
+mkdir -p "$T/cache2" && ln -s "$T/outside" "$T/cache2/default"
+BRIG_ROOTFS_DIR=$T/cache2 sb -- sh -c 'echo no'
+check_eq "cache: default is a symlink out: exit 125" "$RC" 125
+check "  the error says it is not a directory" bash -c "jq -r .error '$T/out.json' | grep -q 'not a directory (a symlink?)'"
+ln -s "$T/outside" "$T/dest"
+R from-host --with sh --force "$T/dest"
+check_eq "from-host --force over a symlink DEST: exit 0" "$?" 0
+check "  DEST is now a real directory" bash -c "test -d '$T/dest' && test ! -L '$T/dest' && test -x '$T/dest/usr/bin/dash'"
+check_eq "  nothing written outside (through the link)" "$(snap)" "$before"
+ln -s "$T/outside" "$T/dest2"
+R from-host --with sh "$T/dest2" 2>/dev/null
+check_eq "from-host over a symlink DEST without --force: refused (exit 2)" "$?" 2
+check_eq "  nothing written outside" "$(snap)" "$before"
+chmod 0777 "$T/cache2" && rm "$T/cache2/default"
+BRIG_ROOTFS_DIR=$T/cache2 sb -- sh -c 'echo no'
+check "a cache dir others can write: refused (125)" bash -c "[ $RC = 125 ] && jq -r .error '$T/out.json' | grep -q 'writable by others'"
+unset BRIG_ROOTFS_DIR
+rm -rf "$T/r2" "$T/v1"
