@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Quick start, step 1 (Debian 12, as root): install what brig needs, build it
-# into ./build, and run a demo container.
+# into ./build, run a demo container, then the sandbox's main job.
 #
 #   bash scripts/setup.sh              deps + build + demo
 #   bash scripts/setup.sh --no-demo    deps + build (scripts/test.sh uses this)
@@ -97,7 +97,22 @@ run_demo() {
     "$brig" --root "$tmp/state" run --bundle "$tmp/bundle" "$id" </dev/null || rc=$?
     rmdir "/sys/fs/cgroup"/*/brig-demo 2>/dev/null || true
     [ "$rc" = 0 ] || die "the demo container exited with status $rc"
-    log "demo: done. Next: bash scripts/test.sh"
+    log "demo: done"
+}
+
+# The README's main job: one agent command in a fresh sandbox, on the
+# default runner rootfs (built from the host's own sh and coreutils by
+# brig-rootfs from-host on first use, in /var/lib/brig/rootfs/default:
+# nothing is downloaded), the workspace ./demo owned by the sandbox user.
+run_sandbox_demo() {
+    local brig=$SRC/$BUILD/runtime/brig
+    mkdir -p demo && chown 1000:1000 demo
+    log "demo: brig sandbox run --json --workspace ./demo -- sh -c '...'"
+    local rc=0
+    "$brig" sandbox run --json --workspace ./demo -- \
+        sh -c 'echo hi > /workspace/out; id; cat /proc/net/dev; touch /etc/x || echo read-only' || rc=$?
+    [ "$rc" = 0 ] || die "the sandbox demo exited with status $rc"
+    log "demo: ./demo/out says: $(cat demo/out). Next: bash scripts/test.sh"
 }
 
 main() {
@@ -115,6 +130,7 @@ main() {
     setup_build
     [ "$demo" = 1 ] || return 0
     run_demo
+    run_sandbox_demo
 }
 
 main "$@"
