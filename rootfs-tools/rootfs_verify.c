@@ -108,7 +108,7 @@ int rootfs_cmd_verify(int argc, char **argv, int *status, struct brig_error **er
         struct timespec mtime;
         if (rootfs_manifest_load(mdir, mname, &want, &mtime, err) < 0) return brig_wrap(err, "%s", mpath);
         int rc = rootfs_manifest_scan(rootfd, !quick, &have, err);
-        if (rc == 0) rootfs_manifest_diff(&want, &have, quick ? &mtime : NULL, &findings, 200);
+        if (rc == 0) rootfs_manifest_diff(&want, &have, quick ? &mtime : NULL, 0, &findings, 200);
         rootfs_manifest_free(&want);
         rootfs_manifest_free(&have);
         if (rc < 0) return brig_wrap(err, "%s", pos[0]);

@@ -9,6 +9,8 @@
  * manifest's types, modes, owners, sizes, mtimes and link targets, and no
  * entry changed (ctime) after the manifest was written, which a tamperer
  * cannot set back; the full hashes on demand with `brig-rootfs verify`.
+ * The mount points the runtime makes for a policy's mounts (empty dirs and
+ * files, e.g. the pi profile's /run/pi-session) are not drift.
  * Drift is refused (fail closed) with how to rebuild. */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,7 +70,7 @@ static int rootfs_default_check(int cachefd, const char *dir, struct brig_error 
         return brig_wrap(err, "default runner rootfs %s: refused; %s", dir, how);
     int rc = rootfs_manifest_scan(treefd, false, &have, err);
     struct rootfs_strv drift = {0};
-    size_t n = rc == 0 ? rootfs_manifest_diff(&want, &have, &written, &drift, 3) : 0;
+    size_t n = rc == 0 ? rootfs_manifest_diff(&want, &have, &written, ROOTFS_DIFF_MOUNTPOINTS, &drift, 3) : 0;
     rootfs_manifest_free(&want);
     rootfs_manifest_free(&have);
     if (rc < 0) return brig_wrap(err, "default runner rootfs %s/%s", dir, ROOTFS_DEFAULT);

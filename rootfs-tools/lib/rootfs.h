@@ -89,9 +89,15 @@ int rootfs_manifest_load(int dirfd, const char *name, struct rootfs_manifest *ou
  * lines (then "... and N more"). hashes are compared when both sides have
  * them. not_after (may be NULL): a scan entry whose ctime is later (but
  * the root's: a rename touches it) changed after the manifest was written,
- * whatever its size and mtime now say. Returns the number of differences. */
+ * whatever its size and mtime now say. Returns the number of differences.
+ * ROOTFS_DIFF_MOUNTPOINTS: what a runtime does to a rootfs it mounts is not
+ * drift: an added empty directory or empty file (a mount point it made for
+ * the config's mounts), and a directory's ctime (adding one touches it; the
+ * entries themselves are still compared). */
+#define ROOTFS_DIFF_MOUNTPOINTS 1u
 size_t rootfs_manifest_diff(const struct rootfs_manifest *want, const struct rootfs_manifest *have,
-                            const struct timespec *not_after, struct rootfs_strv *out, size_t max);
+                            const struct timespec *not_after, unsigned flags, struct rootfs_strv *out,
+                            size_t max);
 
 /* ---- shared helpers (rootfs_strv.c) ---- */
 /* Split a user-given DEST into an fd of its parent and its last name

@@ -268,7 +268,7 @@ static void diff_add(struct rootfs_strv *out, size_t *n, size_t max, char *line)
 }
 
 static void diff_entry(const struct rootfs_entry *w, const struct rootfs_entry *h, const struct timespec *not_after,
-                       struct rootfs_strv *out, size_t *n, size_t max)
+                       unsigned flags, struct rootfs_strv *out, size_t *n, size_t max)
 {
     const char *p = w->path;
     if (w->type != h->type) return diff_add(out, n, max, brig_asprintf("changed %s: type %c -> %c", p, w->type, h->type));
@@ -285,20 +285,48 @@ static void diff_entry(const struct rootfs_entry *w, const struct rootfs_entry *
         return diff_add(out, n, max, brig_asprintf("changed %s: mtime", p));
     if (strcmp(w->hash, "-") && strcmp(h->hash, "-") && strcmp(w->hash, h->hash))
         return diff_add(out, n, max, brig_asprintf("changed %s: content (sha256)", p));
-    if (not_after && strcmp(p, "/") != 0 &&
+    if (not_after && strcmp(p, "/") != 0 && !(flags & ROOTFS_DIFF_MOUNTPOINTS && h->type == ROOTFS_DIR) &&
         (h->ctime_s > not_after->tv_sec || (h->ctime_s == not_after->tv_sec && h->ctime_ns > not_after->tv_nsec)))
         return diff_add(out, n, max, brig_asprintf("changed %s: modified after the manifest was written (ctime)", p));
 }
 
+/* An entry of m with path P/...: entries with a prefix are contiguous in
+ * byte order, so the first at or after "P/" tells. */
+static bool diff_has_children(const struct rootfs_manifest *m, const char *path)
+{
+    autofree char *prefix = brig_asprintf("%s/", path);
+    size_t lo = 0, hi = m->n, pl = strlen(prefix);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(m->e[mid].path, prefix) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < m->n && strncmp(m->e[lo].path, prefix, pl) == 0;
+}
+
+/* An empty directory or file: what a runtime creates as a mount point. */
+static bool diff_mountpoint(const struct rootfs_manifest *have, const struct rootfs_entry *e)
+{
+    if (e->type == ROOTFS_FILE) return e->size == 0;
+    return e->type == ROOTFS_DIR && !diff_has_children(have, e->path);
+}
+
 size_t rootfs_manifest_diff(const struct rootfs_manifest *want, const struct rootfs_manifest *have,
-                            const struct timespec *not_after, struct rootfs_strv *out, size_t max)
+                            const struct timespec *not_after, unsigned flags, struct rootfs_strv *out,
+                            size_t max)
 {
     size_t n = 0, i = 0, j = 0;
     while (i < want->n || j < have->n) {
         int c = i == want->n ? 1 : j == have->n ? -1 : strcmp(want->e[i].path, have->e[j].path);
-        if (c < 0) diff_add(out, &n, max, brig_asprintf("removed %s", want->e[i++].path));
-        else if (c > 0) diff_add(out, &n, max, brig_asprintf("added %s", have->e[j++].path));
-        else diff_entry(&want->e[i++], &have->e[j++], not_after, out, &n, max);
+        if (c < 0) {
+            diff_add(out, &n, max, brig_asprintf("removed %s", want->e[i++].path));
+        } else if (c > 0) {
+            const struct rootfs_entry *e = &have->e[j++];
+            if (!(flags & ROOTFS_DIFF_MOUNTPOINTS) || !diff_mountpoint(have, e))
+                diff_add(out, &n, max, brig_asprintf("added %s", e->path));
+        } else {
+            diff_entry(&want->e[i++], &have->e[j++], not_after, flags, out, &n, max);
+        }
     }
     if (n > max) diff_add(out, &n, SIZE_MAX, brig_asprintf("... and %zu more", n - max));
     return n > max ? n - 1 : n;

@@ -52,7 +52,8 @@ check_eq "  the workspace got the file" "$(cat "$WS/out")" hi
 # ---- verify: added, removed, changed, a missing library ----
 R verify "$T/r1" > "$T/v.txt"
 check_eq "verify of an untouched tree: exit 0" "$?" 0
-cp -a "$T/r1" "$T/v1" && cp "$T/r1.manifest" "$T/v1.manifest"
+# the second build is an identical copy: it is the one tampered with
+mv "$T/r2" "$T/v1" && mv "$T/r2.manifest" "$T/v1.manifest"
 echo x > "$T/v1/etc/extra"
 rm "$T/v1/usr/bin/wc"
 printf 'X' | dd of="$T/v1/usr/bin/cat" bs=1 seek=100 conv=notrunc status=none   # same size, same mtime
@@ -111,6 +112,17 @@ sb -- sh -c 'echo again'
 check_eq "second use: exit 0" "$RC:$(j .stdout.preview_head)" "0:again"
 check_eq "  reused, not rebuilt (same tree)" "$(stat -c %i "$T/cache/default")" "$ino"
 
+# the mount points a runtime makes for a policy's mounts (pi's /run/pi-session,
+# its init at /usr/sbin/docker-init) are not drift; content is
+mkdir "$T/cache/default/run/pi-session" && touch "$T/cache/default/usr/sbin/docker-init"
+sb -- sh -c 'echo mountpoints'
+check_eq "runtime-made mount points (empty dir, empty file): still used" "$RC:$(j .stdout.preview_head)" "0:mountpoints"
+echo 'echo evil' > "$T/cache/default/usr/sbin/evil"
+sb -- sh -c 'echo no'
+check "an added file with content: refused (125), named" \
+    bash -c "[ $RC = 125 ] && jq -r .error '$T/out.json' | grep -q 'first: added /usr/sbin/evil'"
+rm "$T/cache/default/usr/sbin/evil"
+
 # ---- a tampered default rootfs is refused (fail closed) ----
 cp -p "$T/cache/default/usr/bin/echo" "$T/echo.orig"
 printf 'X' | dd of="$T/cache/default/usr/bin/echo" bs=1 seek=200 conv=notrunc status=none
@@ -145,4 +157,3 @@ chmod 0777 "$T/cache2" && rm "$T/cache2/default"
 BRIG_ROOTFS_DIR=$T/cache2 sb -- sh -c 'echo no'
 check "a cache dir others can write: refused (125)" bash -c "[ $RC = 125 ] && jq -r .error '$T/out.json' | grep -q 'writable by others'"
 unset BRIG_ROOTFS_DIR
-rm -rf "$T/r2" "$T/v1"
