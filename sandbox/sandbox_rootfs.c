@@ -30,10 +30,44 @@
 #define ROOTFS_DEFAULT "default"
 #define ROOTFS_DEFAULT_MANIFEST "default.manifest"
 
+/* Nobody but brig's user (or root) can rename dirfd or its parents away:
+ * each up to / is theirs and not writable by others unless sticky (/tmp). */
+static int rootfs_cache_chain_ok(int dirfd, const char *dir, struct brig_error **err)
+{
+    struct stat top;
+    if (stat("/", &top) < 0) return brig_fail(err, errno, "stat /");
+    autoclose int cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+    for (int depth = 0; depth < 256; depth++) {
+        struct stat ps;
+        if (cur < 0 || fstat(cur, &ps) < 0) return brig_fail(err, errno, "default runner rootfs: a parent of %s", dir);
+        if ((ps.st_uid != 0 && ps.st_uid != geteuid()) || ((ps.st_mode & 022) && !(ps.st_mode & S_ISVTX)))
+            return brig_failx(err, "default runner rootfs: %s or a parent directory is writable by others "
+                              "(mode %04o, owner uid %u): refused (pass --rootfs, or keep the cache elsewhere)",
+                              dir, (unsigned)(ps.st_mode & 07777), (unsigned)ps.st_uid);
+        if (ps.st_ino == top.st_ino && ps.st_dev == top.st_dev) return 0;
+        int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        close(cur);
+        cur = up;
+    }
+    return brig_failx(err, "default runner rootfs: %s: nested too deep", dir);
+}
+
 /* The cache dir, made if missing; only its owner may write in it (root's
- * cache must not be a place another user can plant a tree or a link). */
+ * cache must not be a place another user can plant a tree or a link).
+ * Judged before anything is made: the nearest existing ancestor first. */
 static int rootfs_cache_open(const char *dir, struct brig_error **err)
 {
+    autofree char *anc = brig_strdup(dir);
+    autoclose int afd = -1;
+    for (;;) {
+        afd = open(anc, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (afd >= 0 || errno != ENOENT || strcmp(anc, "/") == 0) break;
+        char *slash = strrchr(anc, '/');
+        if (slash == anc) slash[1] = '\0';
+        else *slash = '\0';
+    }
+    if (afd < 0) return brig_fail(err, errno, "default runner rootfs: cache directory %s", anc);
+    TRY(rootfs_cache_chain_ok(afd, anc, err));
     autoclose int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     autoclose int fd = brig_mkdir_in_root(rootfd, dir, 0755, err);
     if (fd < 0) return brig_wrap(err, "default runner rootfs: cache directory %s", dir);
@@ -43,6 +77,7 @@ static int rootfs_cache_open(const char *dir, struct brig_error **err)
         return brig_failx(err, "default runner rootfs: cache directory %s is writable by others or not "
                           "owned by uid %u: refused (fix its owner and mode, or pass --rootfs)", dir,
                           (unsigned)geteuid());
+    TRY(rootfs_cache_chain_ok(fd, dir, err));
     return steal_fd(&fd);
 }
 

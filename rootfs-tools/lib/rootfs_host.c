@@ -555,6 +555,13 @@ int rootfs_host_build(int dest_dirfd, const char *dest_name, const struct rootfs
             unsigned flags = exists ? RENAME_EXCHANGE : RENAME_NOREPLACE;
             if (renameat2(dest_dirfd, tmp, dest_dirfd, dest_name, flags) < 0)
                 rc = brig_fail(err, errno, "rename %s onto %s", tmp, dest_name);
+            /* judged by what was built: someone who can write beside DEST
+             * could have swapped the temp name for a link before the rename */
+            struct stat built, now;
+            if (rc == 0 && (fstat(treefd, &built) < 0 || fstatat(dest_dirfd, dest_name, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
+                            built.st_ino != now.st_ino || built.st_dev != now.st_dev))
+                rc = brig_failx(err, "%s is not the tree just built (its temp dir %s was replaced during the "
+                                "build; is the parent directory writable by others?)", dest_name, tmp);
         }
         /* after an exchange the old tree (or whatever was at DEST) has the temp name */
         if (tmp && (rc < 0 || exists)) brig_rm_rf_at(dest_dirfd, tmp, NULL);

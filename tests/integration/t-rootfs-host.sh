@@ -156,4 +156,9 @@ check_eq "  nothing written outside" "$(snap)" "$before"
 chmod 0777 "$T/cache2" && rm "$T/cache2/default"
 BRIG_ROOTFS_DIR=$T/cache2 sb -- sh -c 'echo no'
 check "a cache dir others can write: refused (125)" bash -c "[ $RC = 125 ] && jq -r .error '$T/out.json' | grep -q 'writable by others'"
+mkdir -p "$T/open" && chmod 0777 "$T/open"
+BRIG_ROOTFS_DIR=$T/open/cache sb -- sh -c 'echo no'
+check "a cache under a dir others can write (they could rename it away): refused (125)" \
+    bash -c "[ $RC = 125 ] && jq -r .error '$T/out.json' | grep -q '$T/open or a parent directory is writable by others'"
+check_eq "  and nothing was made there" "$(ls -A "$T/open")" ""
 unset BRIG_ROOTFS_DIR
