@@ -13,7 +13,8 @@
  * "python3" means the interpreter plus its standard library directory
  * (/usr/lib/python3.X, without test suites, GUI and build-config dirs) and
  * the libraries of its extension modules; site and dist-packages are not
- * copied: a runner lists what it needs. */
+ * copied: a runner lists what it needs. "git" means git plus its helpers
+ * (/usr/lib/git-core) and templates (/usr/share/git-core). */
 #include "rootfs.h"
 
 #include <dirent.h>
@@ -258,6 +259,14 @@ static int host_add_tool(struct host_plan *p, const char *name, bool required, s
     struct host_entry *e = host_find(p, real);
     if (e) e->tool = true;
     const char *base = strrchr(real, '/') + 1;
+    /* git: its helpers (git-core, hard links to git kept as links) and templates */
+    static const char *const git_dirs[] = { "/usr/lib/git-core", "/usr/share/git-core" };
+    for (size_t i = 0; strcmp(base, "git") == 0 && i < BRIG_ARRAY_SIZE(git_dirs); i++) {
+        struct stat st;
+        if (fstatat(p->hostfd, git_dirs[i] + 1, &st, 0) < 0 || !S_ISDIR(st.st_mode)) continue;
+        TRY(host_add_path(p, git_dirs[i], NULL, err));
+        TRY(host_add_tree(p, git_dirs[i], NULL, 0, err));
+    }
     if (strncmp(base, "python3", 7) == 0) {
         const char *ver = base + strlen("python");          /* "3.11" */
         size_t vl = strspn(ver, "0123456789.");
