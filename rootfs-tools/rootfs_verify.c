@@ -54,7 +54,8 @@ static void verify_tool(int rootfd, struct rootfs_elf_ctx *elf, const char *tool
         rootfs_strv_add(out, l);
     }
     for (size_t i = 0; i < missing.n; i++) {
-        autofree char *l = brig_asprintf("missing library %s for %s", missing.v[i], tool);
+        bool interp = brig_str_has_prefix(missing.v[i], "interpreter ");
+        autofree char *l = brig_asprintf("missing %s%s for %s", interp ? "" : "library ", missing.v[i], tool);
         rootfs_strv_add(out, l);
     }
     rootfs_strv_free(&deps);

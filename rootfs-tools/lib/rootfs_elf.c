@@ -26,6 +26,7 @@
 
 struct rootfs_elf_ctx {
     int rootfd;
+    int conf_reads;                 /* ld.so.conf files read: includes may loop */
     struct rootfs_strv dirs;        /* ld.so.conf's dirs, then the defaults */
 };
 
@@ -218,7 +219,9 @@ static int elf_cmp_str(const void *a, const void *b)
 /* ld.so.conf: dir lines and "include GLOB" (globs on the last component). */
 static void elf_conf_read(struct rootfs_elf_ctx *c, const char *path, int depth)
 {
-    if (depth > 8) return;
+    /* a rootfs being verified is hostile: includes that include each other
+     * must not make the reads grow as N^depth */
+    if (depth > 8 || ++c->conf_reads > 256) return;
     autoclose int fd = elf_open(c->rootfd, path);
     if (fd < 0) return;
     autofree char *text = brig_calloc(1u << 16, 1);
@@ -339,8 +342,13 @@ static int elf_walk(struct rootfs_elf_ctx *c, const char *path, struct rootfs_st
         return brig_failx(err, "%s: malformed ELF (program or dynamic headers out of bounds)", path);
     }
     int rc = 0;
-    if (d.interp != NULL && d.interp[0] == '/' && rootfs_strv_add_new(out, d.interp))
+    autoclose int ifd = d.interp && d.interp[0] == '/' && missing ? elf_open(c->rootfd, d.interp) : -1;
+    if (d.interp && d.interp[0] == '/' && missing && ifd < 0) {
+        autofree char *m = brig_asprintf("interpreter %s (needed by %s)", d.interp, path);
+        rootfs_strv_add_new(missing, m);
+    } else if (d.interp != NULL && d.interp[0] == '/' && rootfs_strv_add_new(out, d.interp)) {
         rc = elf_walk(c, d.interp, out, missing, depth + 1, err);
+    }
     for (size_t i = 0; rc == 0 && i < d.needed.n; i++) {
         const char *name = d.needed.v[i];
         autofree char *found = strchr(name, '/') ? brig_strdup(name) : elf_search(c, &d, path, name);
