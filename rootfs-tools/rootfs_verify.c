@@ -54,8 +54,8 @@ static void verify_tool(int rootfd, struct rootfs_elf_ctx *elf, const char *tool
         rootfs_strv_add(out, l);
     }
     for (size_t i = 0; i < missing.n; i++) {
-        bool interp = brig_str_has_prefix(missing.v[i], "interpreter ");
-        autofree char *l = brig_asprintf("missing %s%s for %s", interp ? "" : "library ", missing.v[i], tool);
+        bool is_interp = brig_str_has_prefix(missing.v[i], "interpreter ");
+        autofree char *l = brig_asprintf("missing %s%s for %s", is_interp ? "" : "library ", missing.v[i], tool);
         rootfs_strv_add(out, l);
     }
     rootfs_strv_free(&deps);
