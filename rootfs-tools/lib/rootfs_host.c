@@ -186,9 +186,10 @@ static int host_add_path(struct host_plan *p, const char *path, char **real, str
 
 static bool host_skipped(const char *name, const char *const *skip)
 {
-    for (; skip && *skip; skip++)
-        if (strcmp(name, *skip) == 0) return true;
-    return false;
+    for (const char *const *k = skip; k && *k; k++)
+        if (strcmp(name, *k) == 0) return true;
+    /* python's config-3.X-<triplet>: the static library and makefiles for embedding */
+    return skip == host_python_skip && strncmp(name, "config-", 7) == 0;
 }
 
 /* A whole directory (a stdlib): everything under it, symlinks kept. */
@@ -203,8 +204,7 @@ static int host_add_tree(struct host_plan *p, const char *dir, const char *const
     fd = -1;
     struct rootfs_strv names = {0};
     for (struct dirent *de; (de = readdir(d)) != NULL;)
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && !host_skipped(de->d_name, skip) &&
-            strncmp(de->d_name, "config-", 7) != 0)
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && !host_skipped(de->d_name, skip))
             rootfs_strv_add(&names, de->d_name);
     closedir(d);
     int rc = 0;
