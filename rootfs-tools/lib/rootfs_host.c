@@ -546,7 +546,7 @@ int rootfs_host_build(int dest_dirfd, const char *dest_name, const struct rootfs
 {
     struct stat st;
     bool exists = fstatat(dest_dirfd, dest_name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-    if (exists && !o->replace) return brig_failx(err, "%s: exists (--force replaces it)", dest_name);
+    if (exists && !o->replace) return brig_failx(err, "exists (--force replaces it)");
     struct host_plan p = { .hostfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC) };
     const char *sde = getenv("SOURCE_DATE_EPOCH");
     uint64_t epoch = 0;
