@@ -237,11 +237,6 @@ static void config_linux(struct brig_jw *w, const char *id)
 int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, const char *id,
                    const char *init_host_path, char **out, struct brig_error **err)
 {
-    autofree char *dflt = NULL;
-    if (o->rootfs == NULL) TRY(sandbox_rootfs_default(&dflt, err));
-    const char *given = o->rootfs ? o->rootfs : dflt;
-    char rootfs[PATH_MAX];
-    if (realpath(given, rootfs) == NULL) return brig_fail(err, errno, "--rootfs %s", given);
     char ws[PATH_MAX];
     if (o->workspace != NULL) {
         if (p->workspace.path == NULL)
@@ -250,6 +245,12 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
     }
     if (o->cwd != NULL && o->cwd[0] != '/') return brig_failx(err, "--cwd %s: expected an absolute path", o->cwd);
     if (o->argv == NULL || o->argv[0] == NULL) return brig_failx(err, "no command: brig sandbox run [flags] -- CMD...");
+    /* after the cheap checks: bad flags never build the default rootfs */
+    autofree char *dflt = NULL;
+    if (o->rootfs == NULL) TRY(sandbox_rootfs_default(&dflt, err));
+    const char *given = o->rootfs ? o->rootfs : dflt;
+    char rootfs[PATH_MAX];
+    if (realpath(given, rootfs) == NULL) return brig_fail(err, errno, "--rootfs %s", given);
     TRY(config_check_command(p, rootfs, o, err));
     const char *init_in = p->init ? p->init : SANDBOX_INIT_PATH;
 

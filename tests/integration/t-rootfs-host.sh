@@ -94,6 +94,9 @@ R bundle --rootfs "$T/r1" --policy agent --workspace "$WS" "$T/bun2" -- /usr/bin
 check_eq "bundle with a command after --" "$(jq -c .process.args "$T/bun2/config.json")" '["/usr/bin/id","-u"]'
 
 # ---- the default runner rootfs: built once on first use, then reused ----
+BRIG_ROOTFS_DIR=$T/cache0 sb --cwd relative -- true
+check_eq "a bad flag without --rootfs: exit 125" "$RC" 125
+check "  no default rootfs was made for it" test ! -e "$T/cache0"
 export BRIG_ROOTFS_DIR=$T/cache
 for i in 1 2 3; do
     timeout -k 5 120 "$BRIG" sandbox run --state-root "$SB_STATE" --workspace "$WS" --json -- \
