@@ -528,6 +528,7 @@ RULE(rule_hooks)
         for (size_t i = 0; i < s->hooks[k].n; i++) {
             const char *h = s->hooks[k].hooks[i].path;
             if (strv_has(p->hooks, h)) continue;
+            if (k == BRIG_HOOK_PRESTART && policy_engine_hook(&s->hooks[k].hooks[i])) continue;
             char path[64];
             snprintf(path, sizeof(path), "hooks.%s[%zu].path", spec_hook_name(k), i);
             policy_fail(rep, rule, path, "\"%s\" (hooks run on the host as root)", h);
@@ -539,7 +540,7 @@ RULE(rule_sysctl)
 {
     for (size_t i = 0; i < s->linux_cfg.n_sysctl; i++) {
         const char *k = s->linux_cfg.sysctl[i].key;
-        if (policy_glob_any(p->sysctl, k)) continue;
+        if (policy_glob_any(p->sysctl, k) || policy_engine_sysctl(k, s->linux_cfg.sysctl[i].value)) continue;
         char path[160];
         snprintf(path, sizeof(path), "linux.sysctl.%s", k);
         policy_fail(rep, rule, path, "\"%s\" is not an allowed sysctl", k);

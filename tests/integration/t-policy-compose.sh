@@ -224,3 +224,26 @@ finally:
 PY
 )
 check_eq "a mknod'd pty slave node (c 136:N) outside devpts does not open (EIO)" "$out" "errno 5"
+
+# ---- engine defaults: what Docker adds to every container -------------------
+# Docker's per-container hosts/hostname/resolv.conf binds, its two net
+# sysctls with its values, and its setkey hook pass the policy; a neighbour
+# file of the same directory, another value, or another program do not.
+mkdir -p "$T/eng/rootfs"
+ID=$(printf '%064d' 7 | tr 0 a)
+( cd "$T/eng" && "$BRIG" spec >/dev/null 2>&1 ) || bail "brig spec failed"
+"$BRIG" policy apply --policy pi --output "$T/eng/hard.json" "$T/eng/config.json" >/dev/null 2>&1 \
+    || bail "policy apply failed on brig spec's config"
+engcfg() { jq "$@" "$T/eng/hard.json" > "$T/eng/config.json"; "$BRIG" policy check --policy pi "$T/eng" 2>&1; }
+OUT=$(engcfg --arg id "$ID" '.mounts += [{"destination":"/etc/hosts","type":"bind","source":"/var/lib/docker/containers/\($id)/hosts","options":["rbind","rprivate","ro"]},{"destination":"/etc/resolv.conf","type":"bind","source":"/var/lib/docker/containers/\($id)/resolv.conf","options":["rbind","rprivate","ro"]}] | .linux.sysctl = {"net.ipv4.ip_unprivileged_port_start":"0","net.ipv4.ping_group_range":"0 2147483647"}'); RC=$?
+check_eq "Docker's hosts/resolv.conf binds and its two sysctls pass" "$RC" 0
+OUT=$(engcfg --arg id "$ID" '.mounts += [{"destination":"/x","type":"bind","source":"/var/lib/docker/containers/\($id)/config.v2.json","options":["rbind","ro"]}]'); RC=$?
+[ "$RC" = 1 ] && grep -q 'FAIL mounts.forbidden .*config.v2.json' <<<"$OUT" \
+    && ok "another file of Docker's container dir stays forbidden" || not_ok "Docker's config.v2.json stays forbidden" "$OUT"
+OUT=$(engcfg --arg id "$ID" '.mounts += [{"destination":"/x","type":"bind","source":"/var/lib/docker/containers/../volumes/hosts","options":["rbind","ro"]}]'); RC=$?
+check_eq "a .. path shaped like an engine file stays forbidden" "$RC" 1
+OUT=$(engcfg '.linux.sysctl = {"net.ipv4.ping_group_range":"0 0"}'); RC=$?
+check_eq "ping_group_range with another value than Docker's: refused (sysctl)" "$RC:$(grep -c '^FAIL sysctl' <<<"$OUT")" "1:1"
+OUT=$(engcfg --arg id "$ID" '.hooks.prestart = [{"path":"/proc/1/exe","args":["libnetwork-setkey","-exec-root=/var/run/docker",$id,"0123456789ab"]}]'); RC=$?
+[ "$RC" = 1 ] && grep -q '^FAIL hooks' <<<"$OUT" \
+    && ok "a setkey-shaped hook whose /proc/PID/exe is not dockerd: refused (hooks)" || not_ok "setkey hook of a non-dockerd" "$OUT"
