@@ -51,7 +51,7 @@ int compose_bool(yaml_node_t *n);
 /* Config JSON text (malloc'd). `unjudged` collects keys that mean
  * something for isolation but that brig cannot judge (a user name without
  * the image, an env_file it cannot read): one "key: why" per line. */
-int compose_map(struct compose_doc *d, yaml_node_t *svc, const char *policy_init, char **config,
+int compose_map(struct compose_doc *d, yaml_node_t *svc, char **config,
                 char **unjudged, struct brig_error **err);
 /* Docker 20.10's default seccomp profile allows these of brig's blocked
  * list (ptrace and process_vm_* on kernels >= 4.8, io_uring until 25.0). */

@@ -220,7 +220,7 @@ static int compose_check_doc(const struct brig_policy *p, struct compose_doc *d,
     autofree char *config = NULL, *notes = NULL;
     autospec struct brig_spec *s = NULL;
     TRY(pick_service(d, service, &svc, &picked, err));
-    TRY(compose_map(d, svc, p->init, &config, &notes, err));
+    TRY(compose_map(d, svc, &config, &notes, err));
     TRY(spec_parse(config, strlen(config), d->dir, &s, err));
     policy_check(p, s, rep);
     report_rename(rep, 0);

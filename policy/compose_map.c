@@ -220,15 +220,12 @@ static void cmap_env(struct cmap *c, struct ptree *proc)
     }
 }
 
-/* Docker mounts its init at /sbin/docker-init (20.10; /usr/sbin in other
- * builds): a policy that names a docker-init is met by `init: true`. */
+/* Docker mounts its init (tini) at /sbin/docker-init: moby's inContainerInitPath. */
 static void cmap_args(struct cmap *c, struct ptree *proc)
 {
     struct ptree *args = ptree_arr(proc, "args");
     if (compose_bool(cmap_get(c, "init")) == 1) {
-        const char *pi = c->policy_init;
-        const char *base = pi ? strrchr(pi, '/') : NULL;
-        ptree_push(args, ptree_new_str(base && strcmp(base, "/docker-init") == 0 ? pi : "/sbin/docker-init"));
+        ptree_push(args, ptree_new_str("/sbin/docker-init"));
         ptree_push(args, ptree_new_str("--"));
     } else if (cmap_get(c, "init") != NULL && compose_bool(cmap_get(c, "init")) < 0) {
         cmap_note(c, "init: expected true or false");
@@ -453,10 +450,10 @@ static void cmap_paths(struct ptree *lin, bool confined)
     ptree_set(lin, "readonlyPaths", ptree_new_strv((char *const *)readonly));
 }
 
-int compose_map(struct compose_doc *d, yaml_node_t *svc, const char *policy_init, char **config,
+int compose_map(struct compose_doc *d, yaml_node_t *svc, char **config,
                 char **unjudged, struct brig_error **err)
 {
-    struct cmap c = { .d = d, .svc = svc, .policy_init = policy_init };
+    struct cmap c = { .d = d, .svc = svc };
     autoptree struct ptree *cfg = ptree_new(PT_OBJ);
     c.cfg = cfg;
     int priv = compose_bool(cmap_get(&c, "privileged"));

@@ -11,7 +11,6 @@ struct cmap {
     yaml_node_t *svc;
     struct ptree *cfg;
     char *notes;                /* "key: why" lines of what cannot be judged */
-    const char *policy_init;
 };
 
 void cmap_note(struct cmap *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -6,7 +6,7 @@
 # iptables rules (--bridge=none --iptables=false: the host's network is not
 # touched), vfs storage, cgroupfs under $CG_PARENT. Its daemon.json is
 # contrib/docker/daemon.json with brig's path pointed at this build, plus a
-# runtime `brig-policy` that passes `--policy FILE` (the same enforcement as
+# runtime `brig-policy` (and `brig-pi`) that passes `--policy FILE` (the same enforcement as
 # /etc/brig/policy.json, without changing this host's). The client is
 # /usr/bin/docker (Debian's), never a newer one earlier in PATH.
 # shellcheck shell=bash disable=SC2034  # RC, PID, ... are read by the test files
@@ -19,17 +19,18 @@ dk_config() {
     [ -r "$snippet" ] || bail "missing $snippet"
     DK=$T/docker
     mkdir -p "$DK"
-    jq --arg b "$BRIGW" --arg pol "$1" '
+    jq --arg b "$BRIGW" --arg pol "$1" --arg pi "$2" '
         .runtimes.brig.path = $b
-        | .runtimes["brig-policy"] = {path: $b, runtimeArgs: ["--policy", $pol]}' \
+        | .runtimes["brig-policy"] = {path: $b, runtimeArgs: ["--policy", $pol]}
+        | .runtimes["brig-pi"] = {path: $b, runtimeArgs: ["--policy", $pi]}' \
         "$snippet" > "$DK/daemon.json" || bail "contrib/docker/daemon.json is not JSON"
     [ "$(jq -r '.runtimes.brig.path' "$DK/daemon.json")" = "$BRIGW" ] ||
         bail "contrib/docker/daemon.json has no runtimes.brig.path to point at the build"
 }
 
-# dk_start POLICY-FILE: start our dockerd and wait for it by the clock.
+# dk_start POLICY-FILE PI-POLICY-FILE: start our dockerd, wait for it by the clock.
 dk_start() {
-    dk_config "$1"
+    dk_config "$1" "$2"
     dockerd --config-file "$DK/daemon.json" --data-root "$DK/data" --exec-root "$DK/exec" \
         --pidfile "$DK/dockerd.pid" -H "unix://$DK/docker.sock" --bridge=none --iptables=false \
         --ip-masq=false --ip-forward=false --userland-proxy=false --storage-driver vfs \

@@ -14,7 +14,7 @@ set -euo pipefail
 
 # python3-grpcio: tests/engines/cri-client.py talks CRI to containerd (no
 # crictl in Debian 12).
-PKGS=(containerd podman conmon runc docker.io busybox-static jq iproute2 util-linux procps
+PKGS=(containerd podman conmon runc docker.io docker-compose busybox-static jq iproute2 util-linux procps
       coreutils tar gzip python3-grpcio)
 
 die() { printf 'setup-engines: error: %s\n' "$*" >&2; exit 1; }

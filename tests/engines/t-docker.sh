@@ -16,7 +16,8 @@ SRC=$(cd "$here/../.." && pwd)
 SECCOMP=$SRC/policy/seccomp-default.json
 # The policy the brig-policy runtime enforces: agent, audit log in $T.
 "$BRIG" policy show agent | jq --arg a "$T/audit.jsonl" '.audit.path = $a' > "$T/agent.json"
-dk_start "$T/agent.json"
+"$BRIG" policy show pi | jq --arg a "$T/audit.jsonl" '.audit.path = $a' > "$T/pi.json"
+dk_start "$T/agent.json" "$T/pi.json"
 dk_load
 
 check_match "contrib snippet: docker knows runtime brig" \
@@ -126,6 +127,53 @@ check "the secret's value is in no error message and not in the audit log" \
 # Without seccomp=: Docker's own default profile, which lets ptrace through.
 HARD=("${HARD[@]/seccomp=$SECCOMP/apparmor=unconfined}")
 weak dockerdefault '"ptrace" is allowed'
+
+# ---- the coding-agent sandbox as compose runs it, on brig, under `pi` ------
+# The hardening table of its security page (user, cap_drop, no-new-privileges,
+# read_only, tmpfs, init, limits), docker-compose 1.29, runtime: brig-pi.
+if command -v docker-compose >/dev/null; then
+    mkdir -p "$T/compose"
+    cat > "$T/compose/compose.yaml" <<YAML
+services:
+  pi:
+    image: $DK_IMAGE
+    runtime: brig-pi
+    user: "1000:1000"
+    cap_drop: [ALL]
+    security_opt: ["no-new-privileges:true", "seccomp=$SECCOMP"]
+    read_only: true
+    tmpfs: ["/tmp:size=64m", "/run/pi-session:size=16m"]
+    init: true
+    cpus: 2
+    mem_limit: 1g
+    memswap_limit: 1g
+    pids_limit: 512
+    network_mode: none
+    ulimits: {nofile: 16384, core: 0}
+YAML
+    DOCKER_HOST=unix://$DK/docker.sock timeout -k 5 120 docker-compose -p "brig$TAG" -f "$T/compose/compose.yaml" \
+        run --rm -T pi sh -c 'cat /proc/1/cmdline | tr "\0" " "; echo; /usr/bin/brig-probe report' \
+        > "$T/compose.out" 2> "$T/compose.err"
+    RC=$?
+    check_eq "docker-compose run (runtime: brig-pi): exit 0" "$RC" 0
+    [ "$RC" = 0 ] || diag "$(tail -n 5 "$T/compose.err")"
+    check_match "compose init: true: docker-init is PID 1 under brig" "$(head -n 1 "$T/compose.out")" '^/sbin/docker-init -- '
+    check_probe "compose: uid 1000, no capabilities, no_new_privs, only lo" compose \
+        '.uid == 1000 and .caps.CapEff == "0000000000000000" and .no_new_privs == 1 and ([.interfaces[] | .name] == ["lo"])'
+    out=$("$BRIG" policy check --policy pi --compose "$T/compose/compose.yaml" 2>&1)
+    check_eq "policy check --compose on the same file: only image.pinned fails (a local tag)" \
+        "$(grep '^FAIL' <<<"$out" | cut -d' ' -f2 | sort -u | tr '\n' ' ')" "image.pinned "
+    sed -i 's/read_only: true/read_only: false/' "$T/compose/compose.yaml"
+    DOCKER_HOST=unix://$DK/docker.sock timeout -k 5 120 docker-compose -p "brig$TAG" -f "$T/compose/compose.yaml" \
+        run --rm -T pi true > "$T/compose-weak.out" 2> "$T/compose-weak.err"
+    RC=$?
+    check "compose with read_only: false is refused by brig under pi (root.readonly)" \
+        bash -c "[ $RC -ne 0 ] && grep -q 'root.readonly' '$T/compose-weak.err'"
+    DOCKER_HOST=unix://$DK/docker.sock timeout -k 5 60 docker-compose -p "brig$TAG" -f "$T/compose/compose.yaml" \
+        down > /dev/null 2>&1
+else
+    skip "docker-compose run on brig" "docker-compose is not installed"
+fi
 
 d ps -aq > "$T/left.ids" 2>&1
 check "no container left in docker" test ! -s "$T/left.ids"
