@@ -197,6 +197,8 @@ char *policy_audit_line(const struct brig_policy *p, const struct policy_audit_e
 /* ---- selftest (policy_selftest*.c) ---- */
 struct policy_selftest_opts {
     const char *runtime;        /* NULL: this brig (/proc/self/exe) */
+    const char *engine;         /* "docker": the probe run by the engine instead */
+    char **engine_args;         /* the engine's run flags (NULL-terminated) */
     const char *probe;          /* static brig-probe */
     const char *busybox;        /* optional static busybox for the rootfs */
     const char *base_config;    /* config.json text the policy is applied to */

@@ -235,11 +235,13 @@ static int policy_selftest_cmd(const struct brig_globals *g, int argc, char **ar
                                struct brig_error **err)
 {
     const char *pol = NULL, *runtime = NULL, *probe = NULL, *busybox = NULL, *config = NULL;
-    const char *format = "text", *workdir = NULL;
+    const char *format = "text", *workdir = NULL, *engine = NULL;
     bool keep = false, help = false;
     const struct cli_flag flags[] = {
         { "policy", 'p', CLI_STRING, &pol, "FILE|NAME", "the policy" },
         { "runtime", 'r', CLI_STRING, &runtime, "PATH", "OCI runtime to test (default: this brig)" },
+        { "engine", 0, CLI_STRING, &engine, "docker", "run the probe with `docker run FLAGS...` "
+          "(the flags after --) instead of an OCI runtime" },
         { "probe", 0, CLI_STRING, &probe, "PATH", "static brig-probe (default: next to brig, "
           BRIG_LIBEXECDIR ")" },
         { "busybox", 0, CLI_STRING, &busybox, "PATH", "also put a static busybox in the rootfs" },
@@ -254,12 +256,16 @@ static int policy_selftest_cmd(const struct brig_globals *g, int argc, char **ar
     if (cli_parse(flags, BRIG_ARRAY_SIZE(flags), argc, argv, false, NULL, pos, &npos, err) < 0)
         return policy_bad_input(err, status);
     if (help) {
-        cli_usage("policy selftest", "", "Run brig-probe in a container made from the policy and report "
-                  "each boundary; exit 1 if any is open.", flags, BRIG_ARRAY_SIZE(flags));
+        cli_usage("policy selftest", "[--engine docker -- DOCKER-RUN-FLAGS...]",
+                  "Run brig-probe in a container made from the policy (or by docker run with your "
+                  "flags) and report each boundary; exit 1 if any is open.", flags, BRIG_ARRAY_SIZE(flags));
         return 0;
     }
-    if (npos != 0 || (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)) {
-        brig_failx(err, "policy selftest: no arguments expected; --format text|json");
+    pos[npos] = NULL;
+    if ((npos != 0 && engine == NULL) || (engine && (runtime || config)) ||
+        (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)) {
+        brig_failx(err, "policy selftest: arguments only with --engine docker -- FLAGS... (not with "
+                   "--runtime or --config); --format text|json");
         return policy_bad_input(err, status);
     }
     autopolicy struct brig_policy *p = NULL;
@@ -275,7 +281,8 @@ static int policy_selftest_cmd(const struct brig_globals *g, int argc, char **ar
         base = spec_default_json(false);
     }
     struct policy_selftest_opts o = {
-        .runtime = runtime, .probe = probe ? probe : found, .busybox = busybox, .base_config = base,
+        .runtime = runtime, .engine = engine, .engine_args = pos,
+        .probe = probe ? probe : found, .busybox = busybox, .base_config = base,
         .as_is = config != NULL, .policy_flag = name, .workdir = workdir, .keep = keep,
         .json = strcmp(format, "json") == 0,
     };
@@ -306,7 +313,8 @@ int cmd_policy(const struct brig_globals *g, int argc, char **argv, int *status,
             "  show [NAME|FILE]       print a built-in profile\n"
             "  list                   the built-in profiles\n"
             "  rules                  the rule ids check reports\n"
-            "  selftest [--policy P] [--runtime PATH] [--probe PATH] [--config FILE] [--format json]\n");
+            "  selftest [--policy P] [--runtime PATH] [--probe PATH] [--config FILE] [--format json]\n"
+            "  selftest [--policy P] --engine docker [--format json] -- DOCKER-RUN-FLAGS...\n");
     if (!help) *status = 2;
     return 0;
 }

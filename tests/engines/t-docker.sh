@@ -125,8 +125,37 @@ weak secretenv 'env.secrets' -e AWS_SECRET_ACCESS_KEY=brig-test-secret-value
 check "the secret's value is in no error message and not in the audit log" \
     bash -c "! grep -rq brig-test-secret-value '$T'/secretenv.err '$T/audit.jsonl'"
 # Without seccomp=: Docker's own default profile, which lets ptrace through.
+SAVED=("${HARD[@]}")
 HARD=("${HARD[@]/seccomp=$SECCOMP/apparmor=unconfined}")
 weak dockerdefault '"ptrace" is allowed'
+HARD=("${SAVED[@]}")
+
+# ---- selftest --engine docker: a Docker user proves their own flags ----------
+# The same boundary report as a brig selftest, from the probe run by docker
+# with the given flags (here through our daemon and the brig runtime).
+SELFTEST=(env DOCKER_HOST="unix://$DK/docker.sock" timeout -k 5 180 "$BRIG" policy selftest --policy "$T/agent.json"
+          --probe "$BRIG_PROBE" --engine docker --format json --)
+out=$("${SELFTEST[@]}" --rm --runtime brig "${HARD[@]}" 2>&1); RC=$?
+if [ "$RC" = 0 ] && jq -e '.pass and .open == 0 and .runtime == "docker" and (.boundaries | length) > 20' <<<"$out" >/dev/null 2>&1; then
+    ok "selftest --engine docker: the hardened flags close every boundary of agent"
+else
+    not_ok "selftest --engine docker: the hardened flags close every boundary" "exit $RC" \
+        "$(jq -r '.error // empty, (.boundaries[]? | select(.closed | not) | "\(.name): \(.detail)")' <<<"$out" 2>/dev/null)" "${out:0:1500}"
+fi
+WEAK=("${HARD[@]/--cap-drop/--cap-add}")
+out=$("${SELFTEST[@]}" --rm --runtime brig "${WEAK[@]/ALL/NET_RAW}" 2>&1); RC=$?
+if [ "$RC" = 1 ] && jq -e '.pass == false and ([.boundaries[] | select(.closed | not)] | length) >= 1' <<<"$out" >/dev/null 2>&1; then
+    ok "selftest --engine docker: --cap-add NET_RAW instead of --cap-drop ALL: open boundaries and exit 1 ($(jq -r '[.boundaries[] | select(.closed | not) | .name] | join(",")' <<<"$out"))"
+else
+    not_ok "selftest --engine docker: weakened flags show open boundaries" "exit $RC" "${out:0:1500}"
+fi
+out=$("${SELFTEST[@]}" --rm --runtime brig "${HARD[@]/seccomp=$SECCOMP/apparmor=unconfined}" 2>&1); RC=$?
+if [ "$RC" = 1 ] && jq -e '[.boundaries[] | select(.closed | not) | .name] | index("seccomp.io_uring_setup") != null' <<<"$out" >/dev/null 2>&1; then
+    ok "selftest --engine docker: Docker's default seccomp profile shows open (io_uring_setup, ptrace)"
+else
+    not_ok "selftest --engine docker: Docker's default seccomp profile shows open" "exit $RC" "${out:0:1500}"
+fi
+check_eq "selftest --engine docker leaves no image or container" "$(d images -q --filter 'reference=brig-selftest*' 2>&1)$(d ps -aq 2>&1)" ""
 
 # ---- the coding-agent sandbox as compose runs it, on brig, under `pi` ------
 # The hardening table of its security page (user, cap_drop, no-new-privileges,
