@@ -127,6 +127,16 @@ char *policy_report_failed_ids(const struct policy_report *rep);
 char *policy_report_text(const struct policy_report *rep, bool only_failed);
 char *policy_report_json(const struct brig_policy *p, const struct policy_report *rep);
 
+/* A compose service judged as the config Docker makes of it, plus the
+ * definition's own rules (compose.keys, image.pinned): compose_check.c.
+ * SERVICE NULL: the file's only service. *service_out: the one judged. */
+int policy_compose_check(const struct brig_policy *p, const char *file, const char *service,
+                         struct policy_report *rep, char **service_out, struct brig_error **err);
+/* The same from text (fuzzing, tests); relative paths resolve under DIR. */
+int policy_compose_check_text(const struct brig_policy *p, const char *text, size_t len, const char *dir,
+                              const char *service, struct policy_report *rep, char **service_out,
+                              struct brig_error **err);
+
 /* ---- apply (policy_apply.c) ---- */
 struct policy_apply_opts {
     const char *workspace_source;   /* host directory for the workspace mount */
@@ -187,6 +197,8 @@ char *policy_audit_line(const struct brig_policy *p, const struct policy_audit_e
 /* ---- selftest (policy_selftest*.c) ---- */
 struct policy_selftest_opts {
     const char *runtime;        /* NULL: this brig (/proc/self/exe) */
+    const char *engine;         /* "docker": the probe run by the engine instead */
+    char **engine_args;         /* the engine's run flags (NULL-terminated) */
     const char *probe;          /* static brig-probe */
     const char *busybox;        /* optional static busybox for the rootfs */
     const char *base_config;    /* config.json text the policy is applied to */

@@ -73,7 +73,9 @@ static void eval_net(const struct brig_policy *p, brig_json j, const struct poli
             names = next;
         }
         bnd_add(l, "net.interfaces", only_lo, "interfaces: %s", names);
-        static const char *const unreachable[] = { "ENETUNREACH", "EACCES", "EPERM", "EAFNOSUPPORT", NULL };
+        /* EADDRNOTAVAIL: no address of that family at all (Docker disables IPv6). */
+        static const char *const unreachable[] = { "ENETUNREACH", "EADDRNOTAVAIL", "EACCES", "EPERM",
+                                                   "EAFNOSUPPORT", NULL };
         static const char *const keys[] = { "connect4", "connect6" };
         static const char *const names_[] = { "net.connect4", "net.connect6" };
         for (size_t k = 0; k < 2; k++) {

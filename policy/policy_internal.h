@@ -35,6 +35,21 @@ extern const char *const policy_readonly_paths[];
 
 /* Helpers used by check and apply alike. */
 bool policy_path_forbidden(const struct brig_policy *p, const char *source, const char **which);
+/* policy_engine.c: what engines add to every container (Docker's setkey
+ * hook and net sysctls, the engines' per-container hosts/resolv.conf). */
+struct brig_hook;
+/* policy_selftest*.c */
+struct ptree;
+struct policy_selftest_opts;
+struct ptree *policy_selftest_args(const struct brig_policy *p, bool with_init);
+int policy_selftest_spawn(char *const *argv, const char *out, const char *errf, int *status,
+                          struct brig_error **err);
+int policy_selftest_engine(const struct brig_policy *p, const struct policy_selftest_opts *o, const char *dir,
+                           const char *id, const char *out, const char *errf, int *status,
+                           struct brig_error **err);
+bool policy_engine_hook(const struct brig_hook *h);
+bool policy_engine_sysctl(const char *key, const char *value);
+bool policy_engine_file(const char *path);
 bool policy_env_name_denied(const struct brig_policy *p, const char *name);
 bool policy_glob_any(char *const *patterns, const char *s);
 bool policy_root_forbidden(const struct brig_policy *p, const struct brig_root *root, const char **which);

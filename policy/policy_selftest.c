@@ -94,7 +94,7 @@ static int st_rootfs(const struct brig_policy *p, const struct policy_selftest_o
 }
 
 /* The probe's command line for this policy. */
-static struct ptree *st_args(const struct brig_policy *p, bool with_init)
+struct ptree *policy_selftest_args(const struct brig_policy *p, bool with_init)
 {
     struct ptree *a = ptree_new(PT_ARR);
     if (with_init) {
@@ -141,7 +141,7 @@ static int st_config(const struct brig_policy *p, const struct policy_selftest_o
     const struct ptree *args = ptree_get(proc, "args");
     bool with_init = p->init != NULL && args != NULL && args->type == PT_ARR && args->n > 0 &&
                      args->vals[0]->type == PT_STR && strcmp(args->vals[0]->s, p->init) == 0;
-    ptree_set(proc, "args", st_args(p, with_init));
+    ptree_set(proc, "args", policy_selftest_args(p, with_init));
     ptree_set(proc, "terminal", ptree_new_bool(false));
     /* Nothing in the probe's config needs a newer spec than 1.0.2, and older
      * runtimes (crun 1.8) refuse a version they do not know before saying
@@ -166,7 +166,7 @@ static int st_config(const struct brig_policy *p, const struct policy_selftest_o
 }
 
 /* Run argv with stdout/stderr to files; kill it after the timeout. */
-static int st_spawn(char *const *argv, const char *out, const char *errf, int *status, struct brig_error **err)
+int policy_selftest_spawn(char *const *argv, const char *out, const char *errf, int *status, struct brig_error **err)
 {
     autoclose int ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     autoclose int efd = open(errf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -222,7 +222,7 @@ static void st_print(const struct brig_policy *p, const struct policy_selftest_o
                      const struct policy_boundary *b, size_t n, const char *run_error, int open)
 {
     if (!o->json) {
-        printf("selftest of policy %s with %s\n", p->name, o->runtime ? o->runtime : "brig");
+        printf("selftest of policy %s with %s\n", p->name, o->engine ? o->engine : o->runtime ? o->runtime : "brig");
         if (run_error) printf("FAIL run: %s\n", run_error);
         for (size_t i = 0; i < n; i++)
             printf("%-6s %-26s %s\n", b[i].closed ? "CLOSED" : "OPEN", b[i].name, b[i].detail);
@@ -232,7 +232,7 @@ static void st_print(const struct brig_policy *p, const struct policy_selftest_o
     autojw struct brig_jw *w = jw_new(false);
     jw_obj_open(w);
     jw_kstr(w, "policy", p->name);
-    jw_kstr(w, "runtime", o->runtime ? o->runtime : "brig");
+    jw_kstr(w, "runtime", o->engine ? o->engine : o->runtime ? o->runtime : "brig");
     jw_kbool(w, "pass", open == 0);
     jw_ku64(w, "open", (uint64_t)open);
     if (run_error) jw_kstr(w, "error", run_error);
@@ -251,24 +251,21 @@ static void st_print(const struct brig_policy *p, const struct policy_selftest_o
     printf("%s\n", t ? t : "{}");
 }
 
-static int st_run(const struct brig_policy *p, const struct policy_selftest_opts *o, const char *dir,
-                  int *open, struct brig_error **err)
+/* The bundle run by brig (or --runtime), then deleted whatever happened. */
+static int st_run_oci(const struct brig_policy *p, const struct policy_selftest_opts *o, const char *dir,
+                      const char *id, const char *out, const char *errf, const char **rt, int *status,
+                      struct brig_error **err)
 {
-    char id[64];
-    snprintf(id, sizeof(id), "brig-selftest-%d", (int)getpid());
-    TRY(st_rootfs(p, o, dir, err));
     TRY(st_config(p, o, dir, id, err));
-    autofree char *state = brig_asprintf("%s/state", dir);
-    autofree char *out = brig_asprintf("%s/probe.out", dir);
-    autofree char *errf = brig_asprintf("%s/runtime.err", dir);
-    char self[4096];
+    static char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n < 0) return brig_fail(err, errno, "readlink /proc/self/exe");
     self[n] = '\0';
-    const char *rt = o->runtime ? o->runtime : self;
+    *rt = o->runtime ? o->runtime : self;
+    autofree char *state = brig_asprintf("%s/state", dir);
     char *argv[16];
     int a = 0;
-    argv[a++] = (char *)rt;
+    argv[a++] = (char *)*rt;
     argv[a++] = "--root";
     argv[a++] = state;
     if (o->runtime == NULL && o->policy_flag != NULL) {
@@ -278,18 +275,32 @@ static int st_run(const struct brig_policy *p, const struct policy_selftest_opts
     argv[a++] = "run";
     argv[a++] = "--bundle";
     argv[a++] = (char *)dir;
-    argv[a++] = id;
+    argv[a++] = (char *)id;
     argv[a] = NULL;
+    brig_debug("selftest: %s run --bundle %s %s", *rt, dir, id);
+    int r = policy_selftest_spawn(argv, out, errf, status, err);
+    char *del[] = { (char *)*rt, "--root", state, "delete", "--force", (char *)id, NULL };
+    int dst = 0;
+    autofree char *dout = brig_asprintf("%s/delete.out", dir);
+    policy_selftest_spawn(del, dout, dout, &dst, NULL);
+    return r;
+}
+
+static int st_run(const struct brig_policy *p, const struct policy_selftest_opts *o, const char *dir,
+                  int *open, struct brig_error **err)
+{
+    char id[64];
+    snprintf(id, sizeof(id), "brig-selftest-%d", (int)getpid());
+    TRY(st_rootfs(p, o, dir, err));
+    autofree char *out = brig_asprintf("%s/probe.out", dir);
+    autofree char *errf = brig_asprintf("%s/runtime.err", dir);
     int status = 0;
     autoerr struct brig_error *run_err = NULL;
     autofree char *run_error = NULL;
-    brig_debug("selftest: %s run --bundle %s %s", rt, dir, id);
-    if (st_spawn(argv, out, errf, &status, &run_err) < 0) run_error = brig_strdup(run_err->msg);
-    /* Whatever happened, nothing of the container stays. */
-    char *del[] = { (char *)rt, "--root", state, "delete", "--force", id, NULL };
-    int dst = 0;
-    autofree char *dout = brig_asprintf("%s/delete.out", dir);
-    st_spawn(del, dout, dout, &dst, NULL);
+    const char *rt = o->engine;
+    int r = o->engine ? policy_selftest_engine(p, o, dir, id, out, errf, &status, &run_err)
+                      : st_run_oci(p, o, dir, id, out, errf, &rt, &status, &run_err);
+    if (r < 0) run_error = brig_strdup(run_err->msg);
 
     autofree char *text = NULL, *etext = NULL;
     size_t len = 0;

@@ -72,12 +72,15 @@ static int policy_read_config(const char *arg, char **text, size_t *len, char **
 static int policy_check_cmd(const struct brig_globals *g, int argc, char **argv, int *status,
                             struct brig_error **err)
 {
-    const char *pol = NULL, *format = "text";
+    const char *pol = NULL, *format = "text", *compose = NULL, *service = NULL;
     bool help = false;
     const struct cli_flag flags[] = {
         { "policy", 'p', CLI_STRING, &pol, "FILE|NAME", "the policy (default: global --policy, "
           POLICY_SYSTEM_FILE ", agent)" },
         { "format", 'f', CLI_STRING, &format, "FORMAT", "text (default) or json" },
+        { "compose", 0, CLI_STRING, &compose, "FILE", "check a compose service (as Docker runs it) "
+          "instead of a config" },
+        { "service", 0, CLI_STRING, &service, "NAME", "the compose service (default: the only one)" },
         { "help", 'h', CLI_BOOL, &help, NULL, "show help" },
     };
     char *pos[argc + 1];
@@ -85,27 +88,35 @@ static int policy_check_cmd(const struct brig_globals *g, int argc, char **argv,
     if (cli_parse(flags, BRIG_ARRAY_SIZE(flags), argc, argv, false, NULL, pos, &npos, err) < 0)
         return policy_bad_input(err, status);
     if (help) {
-        cli_usage("policy check", "CONFIG.json|BUNDLE", "Check a config against the policy: one line per "
+        cli_usage("policy check", "CONFIG.json|BUNDLE | --compose FILE [--service NAME]",
+                  "Check a config (or a compose service) against the policy: one line per "
                   "rule. Exit 0 all pass, 1 a violation, 2 bad input.", flags, BRIG_ARRAY_SIZE(flags));
         return 0;
     }
-    if (npos != 1 || (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)) {
-        brig_failx(err, "policy check: expected one CONFIG.json or BUNDLE and --format text|json");
+    if (npos != (compose ? 0 : 1) || (service && !compose) ||
+        (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)) {
+        brig_failx(err, "policy check: expected one CONFIG.json or BUNDLE, or --compose FILE "
+                   "[--service NAME], and --format text|json");
         return policy_bad_input(err, status);
     }
     autopolicy struct brig_policy *p = NULL;
     const char *name = NULL;
     if (policy_pick(g, pol, &p, &name, err) < 0) return policy_bad_input(err, status);
-    autofree char *text = NULL, *bundle = NULL;
-    size_t len = 0;
-    autospec struct brig_spec *s = NULL;
-    if (policy_read_config(pos[0], &text, &len, &bundle, err) < 0 ||
-        spec_parse(text, len, bundle, &s, err) < 0) {
-        brig_wrap(err, "%s", pos[0]);
-        return policy_bad_input(err, status);
-    }
     struct policy_report rep;
-    policy_check(p, s, &rep);
+    if (compose != NULL) {
+        autofree char *svc = NULL;
+        if (policy_compose_check(p, compose, service, &rep, &svc, err) < 0) return policy_bad_input(err, status);
+    } else {
+        autofree char *text = NULL, *bundle = NULL;
+        size_t len = 0;
+        autospec struct brig_spec *s = NULL;
+        if (policy_read_config(pos[0], &text, &len, &bundle, err) < 0 ||
+            spec_parse(text, len, bundle, &s, err) < 0) {
+            brig_wrap(err, "%s", pos[0]);
+            return policy_bad_input(err, status);
+        }
+        policy_check(p, s, &rep);
+    }
     autofree char *out = strcmp(format, "json") == 0 ? policy_report_json(p, &rep) : policy_report_text(&rep, false);
     fputs(out, stdout);
     *status = rep.failed > 0 ? 1 : 0;
@@ -224,11 +235,13 @@ static int policy_selftest_cmd(const struct brig_globals *g, int argc, char **ar
                                struct brig_error **err)
 {
     const char *pol = NULL, *runtime = NULL, *probe = NULL, *busybox = NULL, *config = NULL;
-    const char *format = "text", *workdir = NULL;
+    const char *format = "text", *workdir = NULL, *engine = NULL;
     bool keep = false, help = false;
     const struct cli_flag flags[] = {
         { "policy", 'p', CLI_STRING, &pol, "FILE|NAME", "the policy" },
         { "runtime", 'r', CLI_STRING, &runtime, "PATH", "OCI runtime to test (default: this brig)" },
+        { "engine", 0, CLI_STRING, &engine, "docker", "run the probe with `docker run FLAGS...` "
+          "(the flags after --) instead of an OCI runtime" },
         { "probe", 0, CLI_STRING, &probe, "PATH", "static brig-probe (default: next to brig, "
           BRIG_LIBEXECDIR ")" },
         { "busybox", 0, CLI_STRING, &busybox, "PATH", "also put a static busybox in the rootfs" },
@@ -243,12 +256,16 @@ static int policy_selftest_cmd(const struct brig_globals *g, int argc, char **ar
     if (cli_parse(flags, BRIG_ARRAY_SIZE(flags), argc, argv, false, NULL, pos, &npos, err) < 0)
         return policy_bad_input(err, status);
     if (help) {
-        cli_usage("policy selftest", "", "Run brig-probe in a container made from the policy and report "
-                  "each boundary; exit 1 if any is open.", flags, BRIG_ARRAY_SIZE(flags));
+        cli_usage("policy selftest", "[--engine docker -- DOCKER-RUN-FLAGS...]",
+                  "Run brig-probe in a container made from the policy (or by docker run with your "
+                  "flags) and report each boundary; exit 1 if any is open.", flags, BRIG_ARRAY_SIZE(flags));
         return 0;
     }
-    if (npos != 0 || (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)) {
-        brig_failx(err, "policy selftest: no arguments expected; --format text|json");
+    pos[npos] = NULL;
+    if ((npos != 0 && engine == NULL) || (engine && (runtime || config)) ||
+        (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)) {
+        brig_failx(err, "policy selftest: arguments only with --engine docker -- FLAGS... (not with "
+                   "--runtime or --config); --format text|json");
         return policy_bad_input(err, status);
     }
     autopolicy struct brig_policy *p = NULL;
@@ -264,7 +281,8 @@ static int policy_selftest_cmd(const struct brig_globals *g, int argc, char **ar
         base = spec_default_json(false);
     }
     struct policy_selftest_opts o = {
-        .runtime = runtime, .probe = probe ? probe : found, .busybox = busybox, .base_config = base,
+        .runtime = runtime, .engine = engine, .engine_args = pos,
+        .probe = probe ? probe : found, .busybox = busybox, .base_config = base,
         .as_is = config != NULL, .policy_flag = name, .workdir = workdir, .keep = keep,
         .json = strcmp(format, "json") == 0,
     };
@@ -290,11 +308,13 @@ int cmd_policy(const struct brig_globals *g, int argc, char **argv, int *status,
     FILE *f = help ? stdout : stderr;
     fprintf(f, "Usage: brig policy COMMAND\n\n"
             "  check [--policy P] [--format text|json] CONFIG.json|BUNDLE\n"
+            "  check [--policy P] [--format text|json] --compose FILE [--service NAME]\n"
             "  apply [--policy P] [--workspace DIR] [--output FILE] CONFIG.json|BUNDLE\n"
             "  show [NAME|FILE]       print a built-in profile\n"
             "  list                   the built-in profiles\n"
             "  rules                  the rule ids check reports\n"
-            "  selftest [--policy P] [--runtime PATH] [--probe PATH] [--config FILE] [--format json]\n");
+            "  selftest [--policy P] [--runtime PATH] [--probe PATH] [--config FILE] [--format json]\n"
+            "  selftest [--policy P] --engine docker [--format json] -- DOCKER-RUN-FLAGS...\n");
     if (!help) *status = 2;
     return 0;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the container engines the engines suite drives (Debian 12, as root):
-# containerd 1.6 (with ctr and the runc v2 shim) and podman 4.3 (with conmon),
+# containerd 1.6 (with ctr and the runc v2 shim), podman 4.3 (with conmon) and
+# Docker 20.10 (docker.io, with docker-init = tini),
 # plus what the test scripts use. The system services are never left running:
 # the tests start a private containerd of their own, and podman needs no daemon.
 #
@@ -13,7 +14,7 @@ set -euo pipefail
 
 # python3-grpcio: tests/engines/cri-client.py talks CRI to containerd (no
 # crictl in Debian 12).
-PKGS=(containerd podman conmon runc busybox-static jq iproute2 util-linux procps
+PKGS=(containerd podman conmon runc docker.io docker-compose busybox-static jq iproute2 util-linux procps
       coreutils tar gzip python3-grpcio)
 
 die() { printf 'setup-engines: error: %s\n' "$*" >&2; exit 1; }
@@ -29,7 +30,7 @@ pkg_missing() {
 
 # Service units the packages ship: stop (and mask for this boot) whatever a
 # package may have started, so that only the tests' own daemons run.
-SERVICES=(containerd.service podman.service podman.socket podman-restart.service
+SERVICES=(docker.service docker.socket containerd.service podman.service podman.socket podman-restart.service
           podman-auto-update.timer)
 
 systemd_running() {

@@ -309,7 +309,7 @@ Test(policy_rules, init_rule_and_netns_policy)
     cr_assert_eq(policy_load("pi", &pi, &err), 0);
     autofree char *out = NULL;
     cr_assert_eq(policy_apply(pi, base, strlen(base), NULL, &out, &err), 0, "%s", err ? err->msg : "");
-    cr_expect(strstr(out, "\"/usr/sbin/docker-init\"") != NULL);
+    cr_expect(strstr(out, "\"/sbin/docker-init\"") != NULL);
     struct policy_report rep;
     check_text(pi, base, &rep);
     autofree char *ids = policy_report_failed_ids(&rep);

@@ -1,0 +1,166 @@
+/* compose_yaml: a compose file as a libyaml document, and the few lookups
+ * the mapping needs. Aliases are shared nodes in libyaml's document model,
+ * so nothing is ever expanded: a "billion laughs" file costs its own size.
+ * Only merge keys (`<<: *base`) are followed, to a bounded depth. */
+#include "compose.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../runtime/util/cleanup.h"
+#include "../runtime/util/strutil.h"
+
+#define COMPOSE_MAX_BYTES (1u << 20)
+#define COMPOSE_MERGE_DEPTH 8
+
+static int compose_read(const char *path, char **text, size_t *len, struct brig_error **err)
+{
+    autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return brig_fail(err, errno, "open");
+    struct stat st;
+    if (fstat(fd, &st) < 0) return brig_fail(err, errno, "fstat");
+    if (!S_ISREG(st.st_mode)) return brig_failx(err, "not a regular file");
+    if (st.st_size > COMPOSE_MAX_BYTES)
+        return brig_failx(err, "%lld bytes, more than a compose file may have (%u)", (long long)st.st_size,
+                          COMPOSE_MAX_BYTES);
+    autofree char *buf = brig_calloc((size_t)st.st_size + 1, 1);
+    size_t n = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + n, (size_t)st.st_size + 1 - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return brig_fail(err, errno, "read");
+        if (r == 0) break;
+        n += (size_t)r;
+        if (n > (size_t)st.st_size) return brig_failx(err, "grew while being read");
+    }
+    buf[n] = '\0';
+    *text = steal_ptr(&buf);
+    *len = n;
+    return 0;
+}
+
+int compose_load(const char *path, struct compose_doc *out, struct brig_error **err)
+{
+    *out = (struct compose_doc){ 0 };
+    autofree char *text = NULL;
+    size_t len = 0;
+    TRY(compose_read(path, &text, &len, err));
+    autofree char *copy = brig_strdup(path);
+    char real[PATH_MAX];
+    return compose_parse(text, len, realpath(dirname(copy), real) ? real : ".", out, err);
+}
+
+int compose_parse(const char *text, size_t len, const char *dir, struct compose_doc *out,
+                  struct brig_error **err)
+{
+    *out = (struct compose_doc){ 0 };
+    if (len > COMPOSE_MAX_BYTES) return brig_failx(err, "%zu bytes, more than a compose file may have", len);
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) return brig_failx(err, "libyaml: out of memory");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    int ok = yaml_parser_load(&parser, &out->doc);
+    if (!ok) {
+        /* libyaml's problem strings are its own words, never the input's. */
+        brig_failx(err, "line %zu, column %zu: %s", parser.problem_mark.line + 1,
+                   parser.problem_mark.column + 1, parser.problem ? parser.problem : "invalid YAML");
+        yaml_parser_delete(&parser);
+        return -1;
+    }
+    yaml_parser_delete(&parser);
+    out->loaded = true;
+    if (yaml_document_get_root_node(&out->doc) == NULL) {
+        compose_doc_free(out);
+        return brig_failx(err, "empty document");
+    }
+    out->dir = brig_strdup(dir);
+    return 0;
+}
+
+void compose_doc_free(struct compose_doc *d)
+{
+    if (d->loaded) yaml_document_delete(&d->doc);
+    free(d->dir);
+    *d = (struct compose_doc){ 0 };
+}
+
+yaml_node_t *compose_root(struct compose_doc *d)
+{
+    return yaml_document_get_root_node(&d->doc);
+}
+
+bool compose_is_map(yaml_node_t *n) { return n != NULL && n->type == YAML_MAPPING_NODE; }
+bool compose_is_seq(yaml_node_t *n) { return n != NULL && n->type == YAML_SEQUENCE_NODE; }
+
+const char *compose_scalar(yaml_node_t *n)
+{
+    return n != NULL && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+size_t compose_len(yaml_node_t *n)
+{
+    if (compose_is_map(n)) return (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+    if (compose_is_seq(n)) return (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+    return 0;
+}
+
+yaml_node_t *compose_item(struct compose_doc *d, yaml_node_t *seq, size_t i)
+{
+    if (!compose_is_seq(seq) || i >= compose_len(seq)) return NULL;
+    return yaml_document_get_node(&d->doc, seq->data.sequence.items.start[i]);
+}
+
+void compose_pair(struct compose_doc *d, yaml_node_t *map, size_t i, yaml_node_t **key, yaml_node_t **val)
+{
+    *key = *val = NULL;
+    if (!compose_is_map(map) || i >= compose_len(map)) return;
+    yaml_node_pair_t *p = &map->data.mapping.pairs.start[i];
+    *key = yaml_document_get_node(&d->doc, p->key);
+    *val = yaml_document_get_node(&d->doc, p->value);
+}
+
+static yaml_node_t *compose_get_depth(struct compose_doc *d, yaml_node_t *map, const char *key, int depth)
+{
+    if (!compose_is_map(map) || depth > COMPOSE_MERGE_DEPTH) return NULL;
+    yaml_node_t *merge = NULL;
+    for (size_t i = 0; i < compose_len(map); i++) {
+        yaml_node_t *k, *v;
+        compose_pair(d, map, i, &k, &v);
+        const char *ks = compose_scalar(k);
+        if (ks == NULL) continue;
+        if (strcmp(ks, key) == 0) return v;
+        if (strcmp(ks, "<<") == 0) merge = v;
+    }
+    /* Keys of the mapping itself win over merged ones; of several merged
+     * mappings the first that has the key wins (the YAML merge spec). */
+    if (compose_is_map(merge)) return compose_get_depth(d, merge, key, depth + 1);
+    for (size_t i = 0; i < compose_len(merge); i++) {
+        yaml_node_t *v = compose_get_depth(d, compose_item(d, merge, i), key, depth + 1);
+        if (v != NULL) return v;
+    }
+    return NULL;
+}
+
+yaml_node_t *compose_get(struct compose_doc *d, yaml_node_t *map, const char *key)
+{
+    return compose_get_depth(d, map, key, 0);
+}
+
+int compose_bool(yaml_node_t *n)
+{
+    static const char *const yes[] = { "true", "yes", "on", "y", NULL };
+    static const char *const no[] = { "false", "no", "off", "n", NULL };
+    const char *s = compose_scalar(n);
+    if (s == NULL) return -1;
+    for (const char *const *t = yes; *t; t++)
+        if (strcasecmp(s, *t) == 0) return 1;
+    for (const char *const *t = no; *t; t++)
+        if (strcasecmp(s, *t) == 0) return 0;
+    return -1;
+}

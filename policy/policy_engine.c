@@ -1,0 +1,82 @@
+/* What engines add to every container they create, which the rules accept
+ * although a config author could not ask for the same by hand:
+ *  - Docker's libnetwork-setkey prestart hook (dockerd itself, by
+ *    /proc/PID/exe, in its setkey mode), added even with --network none;
+ *  - Docker's two namespaced net sysctls, with Docker's values;
+ *  - the engines' per-container files bound into the container (hosts,
+ *    hostname, resolv.conf, podman's .containerenv), which live below
+ *    directories the forbidden list holds (/var/lib/docker, ...).
+ * Each is recognised by its exact shape; anything else is judged by the
+ * policy's own lists. docs/policy.md, "Engine defaults". */
+#include "policy_internal.h"
+
+#include <ctype.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../runtime/config/spec.h"
+#include "../runtime/util/strutil.h"
+
+static bool all_hex(const char *s, size_t n)
+{
+    if (strlen(s) != n) return false;
+    for (; *s; s++)
+        if (!isxdigit((unsigned char)*s) || isupper((unsigned char)*s)) return false;
+    return true;
+}
+
+bool policy_engine_hook(const struct brig_hook *h)
+{
+    int pid = 0, used = 0;
+    if (sscanf(h->path, "/proc/%d/exe%n", &pid, &used) != 1 || pid <= 0 || h->path[used] != '\0') return false;
+    if (h->n_args != 4 || strcmp(h->args[0], "libnetwork-setkey") != 0 ||
+        !brig_str_has_prefix(h->args[1], "-exec-root=") || !all_hex(h->args[2], 64) || !all_hex(h->args[3], 12))
+        return false;
+    /* The process is a root-owned dockerd now: the hook runs that binary. */
+    char target[PATH_MAX];
+    ssize_t n = readlink(h->path, target, sizeof(target) - 1);
+    if (n <= 0) return false;
+    target[n] = '\0';
+    const char *base = strrchr(target, '/');
+    struct stat st;
+    return base != NULL && strcmp(base, "/dockerd") == 0 && stat(h->path, &st) == 0 && st.st_uid == 0 &&
+           (st.st_mode & 0022) == 0;
+}
+
+bool policy_engine_sysctl(const char *key, const char *value)
+{
+    static const struct { const char *key, *value; } docker[] = {
+        { "net.ipv4.ip_unprivileged_port_start", "0" },
+        { "net.ipv4.ping_group_range", "0 2147483647" },
+    };
+    for (size_t i = 0; i < sizeof(docker) / sizeof(docker[0]); i++)
+        if (strcmp(key, docker[i].key) == 0 && value != NULL && strcmp(value, docker[i].value) == 0) return true;
+    return false;
+}
+
+bool policy_engine_file(const char *path)
+{
+    static const char *const files[] = {
+        "/var/lib/docker/containers/*/hosts", "/var/lib/docker/containers/*/hostname",
+        "/var/lib/docker/containers/*/resolv.conf",
+        "/var/lib/containers/storage/overlay-containers/*/userdata/hosts",
+        "/var/lib/containers/storage/overlay-containers/*/userdata/hostname",
+        "/var/lib/containers/storage/overlay-containers/*/userdata/resolv.conf",
+        "/var/lib/containers/storage/overlay-containers/*/userdata/.containerenv",
+        "/run/containers/storage/overlay-containers/*/userdata/hosts",
+        "/run/containers/storage/overlay-containers/*/userdata/hostname",
+        "/run/containers/storage/overlay-containers/*/userdata/resolv.conf",
+        "/run/containers/storage/overlay-containers/*/userdata/.containerenv",
+        "/var/lib/containerd/io.containerd.grpc.v1.cri/sandboxes/*/hosts",
+        "/var/lib/containerd/io.containerd.grpc.v1.cri/sandboxes/*/hostname",
+        "/var/lib/containerd/io.containerd.grpc.v1.cri/sandboxes/*/resolv.conf",
+        NULL
+    };
+    for (const char *const *f = files; *f; f++)
+        if (fnmatch(*f, path, FNM_PATHNAME | FNM_PERIOD) == 0) return true;
+    return false;
+}
