@@ -8,6 +8,7 @@
 #ifndef BRIG_SANDBOX_H
 #define BRIG_SANDBOX_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -94,6 +95,45 @@ int sandbox_cgroup_parent(struct brig_error **err);
 
 /* sandbox_stale.c: remove the "stopped" sandboxes a killed brig left. */
 void sandbox_reap_stale(const char *state_root);
+
+/* sandbox_io.c: the command's stdio, clocks, signals, stats and audit line,
+ * shared by run and exec. */
+struct sandbox_io {
+    int in, out[2], err[2];         /* stdin; pipes: [0] brig's read end */
+    int sigfd;
+    int saved[3];                   /* brig's own 0-2 during the launch */
+    sigset_t old_mask;
+    bool masked;
+};
+/* How the command and everything it started is killed: called at a
+ * timeout, and also when the command exits if at_exit. */
+struct sandbox_kill {
+    void (*fn)(void *arg);
+    void *arg;
+    bool at_exit;
+};
+uint64_t sandbox_now_ms(void);
+void sandbox_new_id(const char *prefix, char *id, size_t len);
+/* stdin, the pipes, and the forwarded signals blocked (into a signalfd). */
+int sandbox_io_open(struct sandbox_io *io, const char *stdin_path, struct brig_error **err);
+/* Around the launch of the command: brig's 0-2 are the command's, then
+ * brig's again (restore also drops brig's copies of the write ends). */
+int sandbox_io_swap(struct sandbox_io *io, struct brig_error **err);
+void sandbox_io_restore(struct sandbox_io *io);
+/* Drain and time pid (a child of brig) until it is reaped and the pipes
+ * closed; fills the exit, clocks and streams of r. */
+int sandbox_io_wait(struct sandbox_io *io, pid_t pid, const struct sandbox_kill *k, const struct sandbox_limits *lim,
+                    bool stream, uint64_t started, struct sandbox_result *r, struct brig_error **err);
+void sandbox_io_close(struct sandbox_io *io);
+struct brig_cgroup;
+/* What the command's cgroup can tell (cpu, memory peak, OOM kills). */
+void sandbox_stats(const struct brig_cgroup *cg, struct sandbox_result *r);
+/* One audit line (op, id, argv[0] only, exit, limits hit, duration, byte
+ * counts): never argv in full, env values or output. */
+void sandbox_audit(const struct brig_policy *p, const char *op, const char *id, const char *argv0,
+                   const struct sandbox_result *r);
+/* r->error from e; returns 0. */
+int sandbox_fail(struct sandbox_result *r, struct brig_error *e);
 
 /* sandbox_run.c: the whole one-shot. Returns -1 only when r->error could
  * not even be set (never, but for allocation); r is always filled. */
