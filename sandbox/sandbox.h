@@ -24,7 +24,11 @@ struct brig_policy;
 #define SANDBOX_STATE_ROOT "/run/brig-sandbox"
 #define SANDBOX_CGROUP_PARENT "/brig-sandbox"
 
+/* The policy (NAME or absolute FILE) of a long-lived sandbox, in its config. */
+#define SANDBOX_POLICY_ANNOTATION "org.brig.sandbox.policy"
+
 struct sandbox_opts {
+    const char *session;            /* create: the long-lived sandbox's NAME; exec: the target */
     const char *policy;             /* NAME or FILE; NULL: "agent" */
     const char *rootfs;             /* required for now */
     const char *workspace;          /* host dir bound at the policy's workspace path */
@@ -62,6 +66,7 @@ void sandbox_stream_previews(const struct sandbox_stream *s, char **head, char *
 
 struct sandbox_result {
     char id[32];
+    char *sandbox;                  /* exec: the long-lived sandbox's NAME */
     char *policy;
     bool ran;                       /* the command was started */
     bool has_exit_code; int exit_code;
@@ -87,6 +92,8 @@ int sandbox_limits(const struct brig_policy *p, const struct sandbox_opts *o, st
                    struct brig_error **err);
 int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, const char *id,
                    const char *init_host_path, char **out, struct brig_error **err);
+/* --env entries: NAME=VALUE each, no name the policy denies. */
+int sandbox_env_check(const struct brig_policy *p, char **env, struct brig_error **err);
 /* The host path of brig-init: next to brig (build tree), else libexecdir. */
 int sandbox_find_init(char **out, struct brig_error **err);
 
@@ -134,6 +141,18 @@ void sandbox_audit(const struct brig_policy *p, const char *op, const char *id, 
                    const struct sandbox_result *r);
 /* r->error from e; returns 0. */
 int sandbox_fail(struct sandbox_result *r, struct brig_error *e);
+
+/* sandbox_session.c: long-lived sandboxes (docs/sandbox.md). */
+/* NAME: [A-Za-z0-9][A-Za-z0-9_.-]{0,62}, not "sb-..." (one-shot ids). */
+int sandbox_name_check(const char *name, struct brig_error **err);
+/* The init idles under the policy's limits; brig returns once it runs. */
+int sandbox_create(const struct sandbox_opts *o, struct brig_error **err);
+/* One command in o->session, in a child cgroup of its own; r as for run. */
+int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r);
+int sandbox_list(const char *state_root, bool json, struct brig_error **err);
+/* Kills the init and every exec, removes cgroups and state; not the
+ * workspace. Without force, refused while execs run. */
+int sandbox_remove(const char *state_root, const char *name, bool force, struct brig_error **err);
 
 /* sandbox_run.c: the whole one-shot. Returns -1 only when r->error could
  * not even be set (never, but for allocation); r is always filled. */
