@@ -33,6 +33,33 @@ static int sandbox_take_env(int argc, char **argv, char **env, char **rest, int 
     return 0;
 }
 
+/* The flag rows the subcommands share. */
+#define SANDBOX_FLAGS_BOUNDS(o)                                                                          \
+    { "timeout", 0, CLI_STRING, &(o).timeout, "DUR", "wall-clock limit, at most the policy's timeouts.wall" }, \
+    { "idle-timeout", 0, CLI_STRING, &(o).idle_timeout, "DUR",                                           \
+      "kill after this long without output, at most the policy's timeouts.idle" },                        \
+    { "output-limit", 0, CLI_STRING, &(o).output_limit, "SIZE",                                          \
+      "bytes kept per stream (head + tail), at most the policy's output.maxBytes" }
+#define SANDBOX_FLAG_STATE_ROOT(var) \
+    { "state-root", 0, CLI_STRING, &(var), "DIR", "private state directory (default " SANDBOX_STATE_ROOT ")" }
+#define SANDBOX_FLAGS_COMMAND(o, json, help)                                                              \
+    { "env", 'e', CLI_STRING, NULL, "K=V", "set an environment variable (repeatable)" },                 \
+    { "cwd", 0, CLI_STRING, &(o).cwd, "DIR", "working directory inside (default: the workspace, or /)" }, \
+    { "stdin", 0, CLI_STRING, &(o).stdin_path, "FILE|-", "the command's stdin (default /dev/null)" },    \
+    SANDBOX_FLAG_STATE_ROOT((o).state_root),                                                             \
+    { "json", 0, CLI_BOOL, &(json), NULL, "print the result as JSON on stdout (output is not streamed)" }, \
+    { "help", 'h', CLI_BOOL, &(help), NULL, "show help" }
+
+/* --env entries taken out (into env), then the flags; env and pos hold argc + 1. */
+static int sandbox_parse(const struct cli_flag *flags, size_t n_flags, int argc, char **argv, char **env,
+                         char **pos, int *n_pos, struct brig_error **err)
+{
+    autofree char **rest = brig_calloc((size_t)argc + 1, sizeof(char *));
+    int n_rest = 0;
+    TRY(sandbox_take_env(argc, argv, env, rest, &n_rest, err));
+    return cli_parse(flags, n_flags, n_rest, rest, false, NULL, pos, n_pos, err);
+}
+
 /* The result on stdout (--json) or the summary on stderr; its exit status. */
 static void sandbox_report(struct sandbox_result *r, bool json, int *status)
 {
@@ -56,24 +83,13 @@ static int sandbox_cmd_run(int argc, char **argv, int *status, struct brig_error
         { "policy", 0, CLI_STRING, &o.policy, "NAME|FILE", "the sandbox policy (default: agent)" },
         { "rootfs", 0, CLI_STRING, &o.rootfs, "DIR", "the root filesystem, mounted read-only (required for now)" },
         { "workspace", 0, CLI_STRING, &o.workspace, "DIR", "host directory bound writable at /workspace" },
-        { "timeout", 0, CLI_STRING, &o.timeout, "DUR", "wall-clock limit, at most the policy's timeouts.wall" },
-        { "idle-timeout", 0, CLI_STRING, &o.idle_timeout, "DUR",
-          "kill after this long without output, at most the policy's timeouts.idle" },
-        { "output-limit", 0, CLI_STRING, &o.output_limit, "SIZE",
-          "bytes kept per stream (head + tail), at most the policy's output.maxBytes" },
-        { "env", 'e', CLI_STRING, NULL, "K=V", "set an environment variable (repeatable)" },
-        { "cwd", 0, CLI_STRING, &o.cwd, "DIR", "working directory inside (default: the workspace, or /)" },
-        { "stdin", 0, CLI_STRING, &o.stdin_path, "FILE|-", "the command's stdin (default /dev/null)" },
-        { "state-root", 0, CLI_STRING, &o.state_root, "DIR", "private state directory (default " SANDBOX_STATE_ROOT ")" },
-        { "json", 0, CLI_BOOL, &json, NULL, "print the result as JSON on stdout (output is not streamed)" },
-        { "help", 'h', CLI_BOOL, &help, NULL, "show help" },
+        SANDBOX_FLAGS_BOUNDS(o),
+        SANDBOX_FLAGS_COMMAND(o, json, help),
     };
     autofree char **env = brig_calloc((size_t)argc + 1, sizeof(char *));
-    autofree char **rest = brig_calloc((size_t)argc + 1, sizeof(char *));
     autofree char **pos = brig_calloc((size_t)argc + 1, sizeof(char *));
-    int n_rest = 0, n_pos = 0;
-    TRY(sandbox_take_env(argc, argv, env, rest, &n_rest, err));
-    TRY(cli_parse(flags, BRIG_ARRAY_SIZE(flags), n_rest, rest, false, NULL, pos, &n_pos, err));
+    int n_pos = 0;
+    TRY(sandbox_parse(flags, BRIG_ARRAY_SIZE(flags), argc, argv, env, pos, &n_pos, err));
     if (help) {
         cli_usage("sandbox run", "[options] -- CMD [ARGS...]",
                   "Run CMD in a fresh sandbox built from a policy; exit with its status "
@@ -100,15 +116,13 @@ static int sandbox_cmd_create(int argc, char **argv, int *status, struct brig_er
         { "rootfs", 0, CLI_STRING, &o.rootfs, "DIR", "the root filesystem, mounted read-only (required for now)" },
         { "workspace", 0, CLI_STRING, &o.workspace, "DIR", "host directory bound writable at /workspace" },
         { "env", 'e', CLI_STRING, NULL, "K=V", "set an environment variable for every command (repeatable)" },
-        { "state-root", 0, CLI_STRING, &o.state_root, "DIR", "private state directory (default " SANDBOX_STATE_ROOT ")" },
+        SANDBOX_FLAG_STATE_ROOT(o.state_root),
         { "help", 'h', CLI_BOOL, &help, NULL, "show help" },
     };
     autofree char **env = brig_calloc((size_t)argc + 1, sizeof(char *));
-    autofree char **rest = brig_calloc((size_t)argc + 1, sizeof(char *));
     autofree char **pos = brig_calloc((size_t)argc + 1, sizeof(char *));
-    int n_rest = 0, n_pos = 0;
-    TRY(sandbox_take_env(argc, argv, env, rest, &n_rest, err));
-    TRY(cli_parse(flags, BRIG_ARRAY_SIZE(flags), n_rest, rest, false, NULL, pos, &n_pos, err));
+    int n_pos = 0;
+    TRY(sandbox_parse(flags, BRIG_ARRAY_SIZE(flags), argc, argv, env, pos, &n_pos, err));
     if (help) {
         cli_usage("sandbox create", "[options] NAME",
                   "Start a long-lived sandbox NAME (its init idles under the policy's limits); "
@@ -130,24 +144,13 @@ static int sandbox_cmd_exec(int argc, char **argv, int *status, struct brig_erro
     struct sandbox_opts o = {0};
     bool json = false, help = false;
     const struct cli_flag flags[] = {
-        { "timeout", 0, CLI_STRING, &o.timeout, "DUR", "wall-clock limit, at most the policy's timeouts.wall" },
-        { "idle-timeout", 0, CLI_STRING, &o.idle_timeout, "DUR",
-          "kill after this long without output, at most the policy's timeouts.idle" },
-        { "output-limit", 0, CLI_STRING, &o.output_limit, "SIZE",
-          "bytes kept per stream (head + tail), at most the policy's output.maxBytes" },
-        { "env", 'e', CLI_STRING, NULL, "K=V", "set an environment variable (repeatable)" },
-        { "cwd", 0, CLI_STRING, &o.cwd, "DIR", "working directory inside (default: the sandbox's)" },
-        { "stdin", 0, CLI_STRING, &o.stdin_path, "FILE|-", "the command's stdin (default /dev/null)" },
-        { "state-root", 0, CLI_STRING, &o.state_root, "DIR", "private state directory (default " SANDBOX_STATE_ROOT ")" },
-        { "json", 0, CLI_BOOL, &json, NULL, "print the result as JSON on stdout (output is not streamed)" },
-        { "help", 'h', CLI_BOOL, &help, NULL, "show help" },
+        SANDBOX_FLAGS_BOUNDS(o),
+        SANDBOX_FLAGS_COMMAND(o, json, help),
     };
     autofree char **env = brig_calloc((size_t)argc + 1, sizeof(char *));
-    autofree char **rest = brig_calloc((size_t)argc + 1, sizeof(char *));
     autofree char **pos = brig_calloc((size_t)argc + 1, sizeof(char *));
-    int n_rest = 0, n_pos = 0;
-    TRY(sandbox_take_env(argc, argv, env, rest, &n_rest, err));
-    TRY(cli_parse(flags, BRIG_ARRAY_SIZE(flags), n_rest, rest, false, NULL, pos, &n_pos, err));
+    int n_pos = 0;
+    TRY(sandbox_parse(flags, BRIG_ARRAY_SIZE(flags), argc, argv, env, pos, &n_pos, err));
     if (help) {
         cli_usage("sandbox exec", "[options] NAME -- CMD [ARGS...]",
                   "Run CMD in the long-lived sandbox NAME, bounded and reported as `sandbox run` "
@@ -171,7 +174,7 @@ static int sandbox_cmd_ls(int argc, char **argv, int *status, struct brig_error 
     const char *state_root = NULL;
     bool json = false, help = false;
     const struct cli_flag flags[] = {
-        { "state-root", 0, CLI_STRING, &state_root, "DIR", "private state directory (default " SANDBOX_STATE_ROOT ")" },
+        SANDBOX_FLAG_STATE_ROOT(state_root),
         { "json", 0, CLI_BOOL, &json, NULL, "a JSON array of {name, status, policy, pid, execs, created}" },
         { "help", 'h', CLI_BOOL, &help, NULL, "show help" },
     };
@@ -194,7 +197,7 @@ static int sandbox_cmd_rm(int argc, char **argv, int *status, struct brig_error 
     bool force = false, help = false;
     const struct cli_flag flags[] = {
         { "force", 'f', CLI_BOOL, &force, NULL, "also when commands are running (they are killed)" },
-        { "state-root", 0, CLI_STRING, &state_root, "DIR", "private state directory (default " SANDBOX_STATE_ROOT ")" },
+        SANDBOX_FLAG_STATE_ROOT(state_root),
         { "help", 'h', CLI_BOOL, &help, NULL, "show help" },
     };
     autofree char **pos = brig_calloc((size_t)argc + 1, sizeof(char *));
