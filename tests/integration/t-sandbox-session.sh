@@ -58,6 +58,9 @@ $NAME null" ] || bad+="exec $i: rc $RC $(head -c 300 "$T/out.json"); "
     ids+="${got##* } "
 done
 eq "20 execs: each exit status and output its own" "" "$bad"
+check "an exec's result validates against the schema" python3 -c "
+import json, jsonschema
+jsonschema.validate(json.load(open('$T/out.json')), json.load(open('$BRIG_SANDBOX_SCHEMA')))"
 eq "20 execs: 20 distinct ids" 20 "$(echo $ids | tr ' ' '\n' | sort -u | grep -c '^x-')"
 ex "$NAME" -- sh -c 'echo kept > /tmp/f'
 ex "$NAME" -- cat /tmp/f
