@@ -31,8 +31,11 @@ static int init_status(int status)
     return 255;
 }
 
-/* Reap until told to stop; signals other than SIGCHLD and SIGTERM/SIGINT
- * have no one to go to. */
+/* Reap until told to stop from outside. A blocked signal reaches even a
+ * namespace's init from inside it (the kernel drops only unblocked ones it
+ * would take by default): a SIGTERM from a command (the same uid) carries
+ * that command's pid and must not end the sandbox; one from the host (an
+ * ancestor namespace) comes with si_pid 0. */
 static int init_idle(void)
 {
     sigset_t all;
@@ -41,7 +44,7 @@ static int init_idle(void)
     for (;;) {
         siginfo_t si;
         int sig = sigwaitinfo(&all, &si);
-        if (sig == SIGTERM || sig == SIGINT) return 0;
+        if ((sig == SIGTERM || sig == SIGINT) && si.si_pid == 0) return 0;
         while (waitpid(-1, NULL, WNOHANG) > 0) {}
     }
 }

@@ -68,6 +68,15 @@ check_eq "the other exec ran to its end" "$(jq -r '.exit_code' "$T/other.json") 
 check_eq "the sandbox's init still runs" "$(sbx ls --json | jq -r --arg n "$NAME" '.[] | select(.name == $n) | .status')" running
 check_eq "no exec cgroup left" "$(ls -d /sys/fs/cgroup/*/brig-sandbox/"$NAME"/x-* 2>/dev/null)" ""
 
+# ---- a command cannot end the sandbox by signalling its init ----
+sbx exec --json "$NAME" -- sh -c 'kill -TERM 1; kill -INT 1; kill -HUP 1; kill -KILL 1; echo sent' > "$T/out.json" 2>/dev/null
+check_eq "signals to PID 1 from inside: sent" "$(jq -r .stdout.preview_head "$T/out.json")" sent
+sleep 0.3
+check_eq "signals to PID 1 from inside: the init still runs" \
+    "$(sbx ls --json | jq -r --arg n "$NAME" '.[] | select(.name == $n) | "\(.status) \(.pid)"')" "running $INIT"
+sbx exec --json "$NAME" -- true > "$T/out.json" 2>/dev/null
+check_eq "signals to PID 1 from inside: the next exec runs" "$?" 0
+
 # ---- a NAME that is a path is refused; nothing outside the state root changes ----
 mkdir -p "$T/victim" && echo precious > "$T/victim/state.json"
 for bad in .. ../victim "../brig-decoy-$TAG" "/tmp/brig-decoy-$TAG" "a/b" "sb-$TAG" ".hidden" ""; do
