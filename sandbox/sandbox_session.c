@@ -85,7 +85,10 @@ int sandbox_create(const struct sandbox_opts *o, struct brig_error **err)
     /* The init outlives this brig: it must hold none of the caller's
      * stdio (a `$(brig sandbox create ...)` would wait for its EOF). */
     struct sandbox_io io;
-    TRY(sandbox_io_open(&io, NULL, err));
+    if (sandbox_io_open(&io, NULL, err) < 0) {
+        sandbox_io_close(&io);
+        return -1;
+    }
     brig_closep(&io.out[1]);
     brig_closep(&io.err[1]);
     io.out[1] = open("/dev/null", O_WRONLY | O_CLOEXEC);

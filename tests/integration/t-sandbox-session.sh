@@ -31,7 +31,7 @@ j() { jq -r "$1" "${2:-$T/out.json}"; }
 eq() { check_eq "$1" "$3" "$2"; }
 # cgroup dirs of sandbox $1 left in any hierarchy
 # a failed test leaves no sandbox behind
-trap 'sbx rm --force "$NAME" >/dev/null 2>&1; sbx rm --force "$N2" >/dev/null 2>&1; it_finish' EXIT
+trap 'rc=$?; sbx rm --force "$NAME" >/dev/null 2>&1; sbx rm --force "$N2" >/dev/null 2>&1; (exit $rc); it_finish' EXIT
 cg_left() { local c; for c in /sys/fs/cgroup/*/brig-sandbox/"$1"; do [ -d "$c" ] && echo "$c"; done; }
 
 # ---- create and ls ----

@@ -22,7 +22,7 @@ mkdir -p "$WS" && chown 1000:1000 "$WS"
 SB_STATE=$T/sbstate
 NAME=esc-$TAG
 sbx() { timeout -k 5 60 "$BRIG" sandbox "$1" --state-root "$SB_STATE" "${@:2}"; }
-trap 'sbx rm --force "$NAME" >/dev/null 2>&1; it_finish' EXIT
+trap 'rc=$?; sbx rm --force "$NAME" >/dev/null 2>&1; (exit $rc); it_finish' EXIT
 
 sbx create --rootfs "$ROOTFS" --workspace "$WS" --env "BRIG_IT_TAG=$TAG-sb" "$NAME" > /dev/null
 check_eq "create: exit 0" "$?" 0
