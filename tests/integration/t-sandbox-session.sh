@@ -68,6 +68,14 @@ eq "execs share the sandbox (its /tmp tmpfs)" kept "$(j .stdout.preview_head)"
 eq "the init is PID 1 inside, the same across execs" "1 brig-init" \
     "$(sbx exec "$NAME" -- sh -c 'cat /proc/1/comm; true' 2>/dev/null | sed 's/^/1 /; s/\.brig-init/brig-init/')"
 
+# ---- flags tighten the sandbox's policy, never loosen; secret env names refused ----
+ex --timeout 2h "$NAME" -- true
+check "exec --timeout above the policy: exit 125, names both" \
+    bash -c "[ $RC = 125 ] && jq -r .error '$T/out.json' | grep -q -- '--timeout 2h is above the policy.s timeouts.wall'"
+ex --env "GITHUB_TOKEN=tok-$TAG" "$NAME" -- true
+check "exec --env of a secret-looking name: exit 125, refused, value not echoed" \
+    bash -c "[ $RC = 125 ] && jq -r .error '$T/out.json' | grep -q 'GITHUB_TOKEN: refused' && ! grep -q 'tok-$TAG' '$T/out.json' '$T/err.txt'"
+
 # ---- several at once: separate results ----
 for i in 1 2 3 4; do
     sbx exec --json "$NAME" -- sh -c "sleep 0.$i; echo par-$i" > "$T/par$i.json" 2>/dev/null &
