@@ -159,6 +159,32 @@ static int session_exec_run(const struct sandbox_opts *o, const char *policy, co
     return rc;
 }
 
+/* Execs whose brig was killed (SIGKILL, OOM): their commands would run on
+ * unbounded. Each exec's brig holds a lock on its cgroup from before its
+ * command joins it; a child with processes and no holder is an orphan, and
+ * is killed and removed by the next exec (or ls). An empty unlocked one may
+ * be a child being made right now: left alone. */
+static void session_reap_orphans(const struct brig_cgroup *parent)
+{
+    char **names = NULL;
+    size_t n = 0;
+    cgroup_child_list(parent, SESSION_EXEC_PREFIX, &names, &n, NULL);
+    for (size_t i = 0; i < n; i++) {
+        struct brig_cgroup *child = NULL;
+        if (cgroup_child_open(parent, names[i], &child, NULL) < 0) continue;
+        autoclose int lock = cgroup_child_lock(child, false);
+        autofree pid_t *pids = NULL;
+        size_t n_pids = 0;
+        if (lock >= 0 && cgroup_pids(child, &pids, &n_pids, NULL) == 0 && n_pids > 0) {
+            autoerr struct brig_error *e = NULL;
+            if (cgroup_destroy(child, &e) < 0) brig_warn("sandbox: orphaned exec %s: %s", names[i], e->msg);
+            else brig_debug("sandbox: killed orphaned exec %s", names[i]);
+        }
+        cgroup_free(child);
+    }
+    brig_strv_free(names);
+}
+
 int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
 {
     autoerr struct brig_error *err = NULL;
@@ -193,8 +219,13 @@ int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
     sandbox_stream_init(&r->err, lim.output_max);
     struct brig_cgroup *parent = NULL, *child = NULL;
     int rc = st->cgroup ? cgroup_load(st->cgroup, &parent, &err) : brig_failx(&err, "no cgroup recorded");
+    if (rc == 0) session_reap_orphans(parent);
     if (rc == 0 && cgroup_child_create(parent, r->id, &child, &err) < 0)
         rc = brig_wrap(&err, "the sandbox's cgroup is gone (removed, or its init died)");
+    /* Held until the child is removed: who runs it is alive. */
+    autoclose int lock = -1;
+    if (rc == 0 && (lock = cgroup_child_lock(child, true)) < 0)
+        rc = brig_fail(&err, errno, "lock the exec's cgroup");
     if (rc == 0) rc = session_exec_run(o, ref, &lim, child, r, &err);
     if (child != NULL) {
         struct brig_error *derr = NULL;
@@ -220,6 +251,7 @@ static size_t session_execs(const struct brig_state *st)
 {
     struct brig_cgroup *cg = NULL;
     if (st->cgroup == NULL || cgroup_load(st->cgroup, &cg, NULL) < 0) return 0;
+    session_reap_orphans(cg);
     char **names = NULL;
     size_t n = 0;
     cgroup_child_list(cg, SESSION_EXEC_PREFIX, &names, &n, NULL);

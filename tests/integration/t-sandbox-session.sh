@@ -127,6 +127,18 @@ check_not "audit: no argv[1], env value or output in the log" grep -q "secret-$T
 ex --timeout 1s "$NAME" -- sleep 30
 eq "audit: the limit hit" wall "$(jq -r 'select(.op == "sandbox-exec") | .limits_hit' "$AUDIT" | tail -1)"
 
+# ---- an exec whose brig is killed: its command is an orphan, killed by the next exec or ls ----
+"$BRIG" sandbox exec --state-root "$SB_STATE" --json "$NAME" -- sh -c 'setsid sleep 3077 & sleep 3078' > /dev/null 2>&1 &
+BPID=$!
+for _ in $(seq 50); do pgrep -f "sleep 3078" >/dev/null && break; sleep 0.1; done
+kill -9 "$BPID"
+wait "$BPID" 2>/dev/null
+sleep 0.2
+check "brig exec killed: its command outlives it for now" pgrep -f "sleep 3078"
+eq "brig exec killed: ls reaps the orphaned exec" 0 "$(sbx ls --json | jq -r --arg n "$NAME" '.[] | select(.name == $n) | .execs')"
+sleep 0.2
+check_not "brig exec killed: the orphan and what it detached are dead" pgrep -f "sleep 307[78]"
+
 # ---- an exec into a sandbox whose init died ----
 sbx create --rootfs "$ROOTFS" --workspace "$WS" --env "BRIG_IT_TAG=$TAG-sb" "$N2" > /dev/null
 P2=$(sbx ls --json | jq -r --arg n "$N2" '.[] | select(.name == $n) | .pid')

@@ -88,6 +88,11 @@ int cgroup_child_create(const struct brig_cgroup *cg, const char *name, struct b
                         struct brig_error **err);
 int cgroup_child_open(const struct brig_cgroup *cg, const char *name, struct brig_cgroup **out,
                       struct brig_error **err);
+/* An fd holding an flock on the child's first directory, or -1 (errno
+ * EWOULDBLOCK: another process holds it). The brig that runs a child's
+ * processes holds it from before the first joins: an unlocked child with
+ * processes is an orphan, its brig gone (the lock goes with the process). */
+int cgroup_child_lock(const struct brig_cgroup *child, bool wait);
 /* Names of cg's children beginning with prefix (NULL-terminated, malloc'd). */
 int cgroup_child_list(const struct brig_cgroup *cg, const char *prefix, char ***names, size_t *n,
                       struct brig_error **err);

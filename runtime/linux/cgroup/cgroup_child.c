@@ -13,8 +13,10 @@
  * cgroup_kill writes the child's cgroup.kill. Hybrid hosts get both. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include "cgroup_internal.h"
@@ -113,4 +115,21 @@ int cgroup_child_list(const struct brig_cgroup *cg, const char *prefix, char ***
         closedir(d);
     }
     return 0;
+}
+
+int cgroup_child_lock(const struct brig_cgroup *child, bool wait)
+{
+    if (child->n_dirs == 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    int fd = open(child->dirs[0].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    if (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
 }
