@@ -8,10 +8,16 @@
  * other process in it, so nothing CMD left behind (daemons, setsid'd or
  * double-forked children) outlives it.
  *
+ * brig-init --idle: PID 1 of a long-lived sandbox (`brig sandbox create`).
+ * It runs nothing: it reaps what the exec'd commands orphan, until SIGTERM
+ * (or `sandbox rm`'s SIGKILL) ends it and, with it, the namespace. It does
+ * not die with its parent: the brig that created it exits at once.
+ *
  * Static and self-contained (no libbrig): it is bind-mounted read-only into
  * rootfs images that may have no libc at all. */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -25,12 +31,31 @@ static int init_status(int status)
     return 255;
 }
 
+/* Reap until told to stop from outside. A blocked signal reaches even a
+ * namespace's init from inside it (the kernel drops only unblocked ones it
+ * would take by default): a SIGTERM from a command (the same uid) carries
+ * that command's pid and must not end the sandbox; one from the host (an
+ * ancestor namespace) comes with si_pid 0. */
+static int init_idle(void)
+{
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, NULL);
+    for (;;) {
+        siginfo_t si;
+        int sig = sigwaitinfo(&all, &si);
+        if ((sig == SIGTERM || sig == SIGINT) && si.si_pid == 0) return 0;
+        while (waitpid(-1, NULL, WNOHANG) > 0) {}
+    }
+}
+
 int main(int argc, char **argv)
 {
+    bool idle = argc == 2 && strcmp(argv[1], "--idle") == 0;
     int first = 1;
     if (argc > 1 && strcmp(argv[1], "--") == 0) first = 2;
-    if (first >= argc) {
-        fprintf(stderr, "brig-init: usage: brig-init -- CMD [ARGS...]\n");
+    if (first >= argc && !idle) {
+        fprintf(stderr, "brig-init: usage: brig-init -- CMD [ARGS...] | brig-init --idle\n");
         return 125;
     }
     /* A session of our own, before anything else runs: the caller's
@@ -44,11 +69,12 @@ int main(int argc, char **argv)
     /* brig (our parent, outside the namespace) killed: we go too, and the
      * kernel takes the whole namespace with us. A signal from an ancestor
      * namespace reaches a namespace's init even without a handler. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (!idle) prctl(PR_SET_PDEATHSIG, SIGKILL);
     /* Not ptrace-able by the command (the same uid): it could otherwise
      * keep PID 1 alive past its own exit, or forge the status it reports.
      * execve makes the command dumpable again. */
     prctl(PR_SET_DUMPABLE, 0);
+    if (idle) return init_idle();
     /* Everything blocked before the fork: no signal is lost between the
      * fork and sigwaitinfo; the command gets the mask it would have had. */
     sigset_t all, old;

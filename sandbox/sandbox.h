@@ -8,6 +8,7 @@
 #ifndef BRIG_SANDBOX_H
 #define BRIG_SANDBOX_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,7 +24,11 @@ struct brig_policy;
 #define SANDBOX_STATE_ROOT "/run/brig-sandbox"
 #define SANDBOX_CGROUP_PARENT "/brig-sandbox"
 
+/* The policy (NAME or absolute FILE) of a long-lived sandbox, in its config. */
+#define SANDBOX_POLICY_ANNOTATION "org.brig.sandbox.policy"
+
 struct sandbox_opts {
+    const char *session;            /* create: the long-lived sandbox's NAME; exec: the target */
     const char *policy;             /* NAME or FILE; NULL: "agent" */
     const char *rootfs;             /* NULL: sandbox_rootfs_default */
     const char *workspace;          /* host dir bound at the policy's workspace path */
@@ -61,6 +66,7 @@ void sandbox_stream_previews(const struct sandbox_stream *s, char **head, char *
 
 struct sandbox_result {
     char id[32];
+    char *sandbox;                  /* exec: the long-lived sandbox's NAME */
     char *policy;
     bool ran;                       /* the command was started */
     bool has_exit_code; int exit_code;
@@ -86,6 +92,8 @@ int sandbox_limits(const struct brig_policy *p, const struct sandbox_opts *o, st
                    struct brig_error **err);
 int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, const char *id,
                    const char *init_host_path, char **out, struct brig_error **err);
+/* --env entries: NAME=VALUE each, no name the policy denies. */
+int sandbox_env_check(const struct brig_policy *p, char **env, struct brig_error **err);
 /* The host path of brig-init: next to brig (build tree), else libexecdir. */
 int sandbox_find_init(char **out, struct brig_error **err);
 
@@ -98,6 +106,57 @@ int sandbox_cgroup_parent(struct brig_error **err);
 
 /* sandbox_stale.c: remove the "stopped" sandboxes a killed brig left. */
 void sandbox_reap_stale(const char *state_root);
+
+/* sandbox_io.c: the command's stdio, clocks, signals, stats and audit line,
+ * shared by run and exec. */
+struct sandbox_io {
+    int in, out[2], err[2];         /* stdin; pipes: [0] brig's read end */
+    int sigfd;
+    int saved[3];                   /* brig's own 0-2 during the launch */
+    sigset_t old_mask;
+    bool masked;
+};
+/* How the command and everything it started is killed: called at a
+ * timeout, and also when the command exits if at_exit. */
+struct sandbox_kill {
+    void (*fn)(void *arg);
+    void *arg;
+    bool at_exit;
+};
+uint64_t sandbox_now_ms(void);
+void sandbox_new_id(const char *prefix, char *id, size_t len);
+/* stdin, the pipes, and the forwarded signals blocked (into a signalfd). */
+int sandbox_io_open(struct sandbox_io *io, const char *stdin_path, struct brig_error **err);
+/* Around the launch of the command: brig's 0-2 are the command's, then
+ * brig's again (restore also drops brig's copies of the write ends). */
+int sandbox_io_swap(struct sandbox_io *io, struct brig_error **err);
+void sandbox_io_restore(struct sandbox_io *io);
+/* Drain and time pid (a child of brig) until it is reaped and the pipes
+ * closed; fills the exit, clocks and streams of r. */
+int sandbox_io_wait(struct sandbox_io *io, pid_t pid, const struct sandbox_kill *k, const struct sandbox_limits *lim,
+                    bool stream, uint64_t started, struct sandbox_result *r, struct brig_error **err);
+void sandbox_io_close(struct sandbox_io *io);
+struct brig_cgroup;
+/* What the command's cgroup can tell (cpu, memory peak, OOM kills). */
+void sandbox_stats(const struct brig_cgroup *cg, struct sandbox_result *r);
+/* One audit line (op, id, argv[0] only, exit, limits hit, duration, byte
+ * counts): never argv in full, env values or output. */
+void sandbox_audit(const struct brig_policy *p, const char *op, const char *id, const char *argv0,
+                   const struct sandbox_result *r);
+/* r->error from e; returns 0. */
+int sandbox_fail(struct sandbox_result *r, struct brig_error *e);
+
+/* sandbox_session.c: long-lived sandboxes (docs/sandbox.md). */
+/* NAME: [A-Za-z0-9][A-Za-z0-9_.-]{0,62}, not "sb-..." (one-shot ids). */
+int sandbox_name_check(const char *name, struct brig_error **err);
+/* The init idles under the policy's limits; brig returns once it runs. */
+int sandbox_create(const struct sandbox_opts *o, struct brig_error **err);
+/* One command in o->session, in a child cgroup of its own; r as for run. */
+int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r);
+int sandbox_list(const char *state_root, bool json, struct brig_error **err);
+/* Kills the init and every exec, removes cgroups and state; not the
+ * workspace. Without force, refused while execs run. */
+int sandbox_remove(const char *state_root, const char *name, bool force, struct brig_error **err);
 
 /* sandbox_run.c: the whole one-shot. Returns -1 only when r->error could
  * not even be set (never, but for allocation); r is always filled. */

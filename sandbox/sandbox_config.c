@@ -85,6 +85,21 @@ int sandbox_find_init(char **out, struct brig_error **err)
     return 0;
 }
 
+int sandbox_env_check(const struct brig_policy *p, char **env, struct brig_error **err)
+{
+    for (char **e = env; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if (eq == NULL || eq == *e)
+            return brig_failx(err, "--env: expected NAME=VALUE (got an entry without a name or '=')");
+        autofree char *name = strndup(*e, (size_t)(eq - *e));
+        if (policy_env_name_denied(p, name))
+            return brig_failx(err, "--env %s: refused by the policy %s (%s)", name, p->name,
+                              policy_glob_any(p->env_deny, name) ? "env.deny: a secret-looking name"
+                                                                 : "not in env.allow");
+    }
+    return 0;
+}
+
 /* PATH, HOME and LANG by default; --env on top. A name the policy denies is
  * refused: the value may be the secret itself, so it never reaches a log. */
 static int config_env(struct brig_jw *w, const struct brig_policy *p, const struct sandbox_opts *o,
@@ -95,16 +110,7 @@ static int config_env(struct brig_jw *w, const struct brig_policy *p, const stru
         p->workspace.path && o->workspace ? NULL : "HOME=/",
         "LANG=C.UTF-8",
     };
-    for (char **e = o->env; e && *e; e++) {
-        const char *eq = strchr(*e, '=');
-        if (eq == NULL || eq == *e)
-            return brig_failx(err, "--env: expected NAME=VALUE (got an entry without a name or '=')");
-        autofree char *name = strndup(*e, (size_t)(eq - *e));
-        if (policy_env_name_denied(p, name))
-            return brig_failx(err, "--env %s: refused by the policy %s (%s)", name, p->name,
-                              policy_glob_any(p->env_deny, name) ? "env.deny: a secret-looking name"
-                                                                 : "not in env.allow");
-    }
+    TRY(sandbox_env_check(p, o->env, err));
     jw_key(w, "env");
     jw_arr_open(w);
     autofree char *home = p->workspace.path && o->workspace ? brig_asprintf("HOME=%s", p->workspace.path) : NULL;
@@ -244,14 +250,15 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
         if (realpath(o->workspace, ws) == NULL) return brig_fail(err, errno, "--workspace %s", o->workspace);
     }
     if (o->cwd != NULL && o->cwd[0] != '/') return brig_failx(err, "--cwd %s: expected an absolute path", o->cwd);
-    if (o->argv == NULL || o->argv[0] == NULL) return brig_failx(err, "no command: brig sandbox run [flags] -- CMD...");
+    if (o->session == NULL && (o->argv == NULL || o->argv[0] == NULL))
+        return brig_failx(err, "no command: brig sandbox run [flags] -- CMD...");
     /* after the cheap checks: bad flags never build the default rootfs */
     autofree char *dflt = NULL;
     if (o->rootfs == NULL) TRY(sandbox_rootfs_default(&dflt, err));
     const char *given = o->rootfs ? o->rootfs : dflt;
     char rootfs[PATH_MAX];
     if (realpath(given, rootfs) == NULL) return brig_fail(err, errno, "--rootfs %s", given);
-    TRY(config_check_command(p, rootfs, o, err));
+    if (o->session == NULL) TRY(config_check_command(p, rootfs, o, err));
     const char *init_in = p->init ? p->init : SANDBOX_INIT_PATH;
 
     autojw struct brig_jw *w = jw_new(false);
@@ -263,8 +270,9 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
     jw_key(w, "args");
     jw_arr_open(w);
     jw_str(w, init_in);
-    jw_str(w, "--");
-    for (char **a = o->argv; *a; a++) jw_str(w, *a);
+    /* A long-lived sandbox's init idles; its commands are exec'd. */
+    jw_str(w, o->session ? "--idle" : "--");
+    for (char **a = o->argv; o->session == NULL && *a; a++) jw_str(w, *a);
     jw_arr_close(w);
     TRY(config_env(w, p, o, err));
     jw_kstr(w, "cwd", o->cwd ? o->cwd : (o->workspace && p->workspace.path ? p->workspace.path : "/"));
@@ -276,6 +284,13 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
     jw_kbool(w, "readonly", true);
     jw_obj_close(w);
     jw_kstr(w, "hostname", "sandbox");
+    if (o->session != NULL) {
+        /* What each `sandbox exec` reads back from the saved config. */
+        jw_key(w, "annotations");
+        jw_obj_open(w);
+        jw_kstr(w, SANDBOX_POLICY_ANNOTATION, o->policy ? o->policy : "agent");
+        jw_obj_close(w);
+    }
     config_mounts(w, init_in, init_host_path);
     config_linux(w, id);
     jw_obj_close(w);

@@ -12,10 +12,11 @@
 void sandbox_result_free(struct sandbox_result *r)
 {
     free(r->policy);
+    free(r->sandbox);
     free(r->error);
     sandbox_stream_free(&r->out);
     sandbox_stream_free(&r->err);
-    r->policy = r->error = NULL;
+    r->policy = r->error = r->sandbox = NULL;
 }
 
 int sandbox_exit_status(const struct sandbox_result *r)
@@ -56,6 +57,7 @@ char *sandbox_result_json(const struct sandbox_result *r)
     autojw struct brig_jw *w = jw_new(false);
     jw_obj_open(w);
     jw_kstr(w, "id", r->id);
+    if (r->sandbox != NULL) jw_kstr(w, "sandbox", r->sandbox);
     jw_kstr(w, "policy", r->policy);
     jw_key(w, "exit_code");
     if (r->has_exit_code && r->error == NULL) jw_i64(w, r->exit_code);

@@ -33,6 +33,48 @@ static int sandbox_take_env(int argc, char **argv, char **env, char **rest, int 
     return 0;
 }
 
+/* The flag rows the subcommands share. */
+#define SANDBOX_FLAGS_BOUNDS(o)                                                                          \
+    { "timeout", 0, CLI_STRING, &(o).timeout, "DUR", "wall-clock limit, at most the policy's timeouts.wall" }, \
+    { "idle-timeout", 0, CLI_STRING, &(o).idle_timeout, "DUR",                                           \
+      "kill after this long without output, at most the policy's timeouts.idle" },                        \
+    { "output-limit", 0, CLI_STRING, &(o).output_limit, "SIZE",                                          \
+      "bytes kept per stream (head + tail), at most the policy's output.maxBytes" }
+#define SANDBOX_FLAG_STATE_ROOT(var) \
+    { "state-root", 0, CLI_STRING, &(var), "DIR", "private state directory (default " SANDBOX_STATE_ROOT ")" }
+#define SANDBOX_FLAGS_COMMAND(o, json, help)                                                              \
+    { "env", 'e', CLI_STRING, NULL, "K=V", "set an environment variable (repeatable)" },                 \
+    { "cwd", 0, CLI_STRING, &(o).cwd, "DIR", "working directory inside (default: the workspace, or /)" }, \
+    { "stdin", 0, CLI_STRING, &(o).stdin_path, "FILE|-", "the command's stdin (default /dev/null)" },    \
+    SANDBOX_FLAG_STATE_ROOT((o).state_root),                                                             \
+    { "json", 0, CLI_BOOL, &(json), NULL, "print the result as JSON on stdout (output is not streamed)" }, \
+    { "help", 'h', CLI_BOOL, &(help), NULL, "show help" }
+
+/* --env entries taken out (into env), then the flags; env and pos hold argc + 1. */
+static int sandbox_parse(const struct cli_flag *flags, size_t n_flags, int argc, char **argv, char **env,
+                         char **pos, int *n_pos, struct brig_error **err)
+{
+    autofree char **rest = brig_calloc((size_t)argc + 1, sizeof(char *));
+    int n_rest = 0;
+    TRY(sandbox_take_env(argc, argv, env, rest, &n_rest, err));
+    return cli_parse(flags, n_flags, n_rest, rest, false, NULL, pos, n_pos, err);
+}
+
+/* The result on stdout (--json) or the summary on stderr; its exit status. */
+static void sandbox_report(struct sandbox_result *r, bool json, int *status)
+{
+    if (json) {
+        autofree char *text = sandbox_result_json(r);
+        fputs(text, stdout);
+        fflush(stdout);
+    } else {
+        autofree char *line = sandbox_result_summary(r);
+        fputs(line, stderr);
+    }
+    *status = sandbox_exit_status(r);
+    sandbox_result_free(r);
+}
+
 static int sandbox_cmd_run(int argc, char **argv, int *status, struct brig_error **err)
 {
     struct sandbox_opts o = {0};
@@ -41,24 +83,13 @@ static int sandbox_cmd_run(int argc, char **argv, int *status, struct brig_error
         { "policy", 0, CLI_STRING, &o.policy, "NAME|FILE", "the sandbox policy (default: agent)" },
         { "rootfs", 0, CLI_STRING, &o.rootfs, "DIR", "the root filesystem, mounted read-only (default: the runner rootfs built by brig-rootfs from-host in /var/lib/brig/rootfs/default; BRIG_ROOTFS_DIR moves it)" },
         { "workspace", 0, CLI_STRING, &o.workspace, "DIR", "host directory bound writable at /workspace" },
-        { "timeout", 0, CLI_STRING, &o.timeout, "DUR", "wall-clock limit, at most the policy's timeouts.wall" },
-        { "idle-timeout", 0, CLI_STRING, &o.idle_timeout, "DUR",
-          "kill after this long without output, at most the policy's timeouts.idle" },
-        { "output-limit", 0, CLI_STRING, &o.output_limit, "SIZE",
-          "bytes kept per stream (head + tail), at most the policy's output.maxBytes" },
-        { "env", 'e', CLI_STRING, NULL, "K=V", "set an environment variable (repeatable)" },
-        { "cwd", 0, CLI_STRING, &o.cwd, "DIR", "working directory inside (default: the workspace, or /)" },
-        { "stdin", 0, CLI_STRING, &o.stdin_path, "FILE|-", "the command's stdin (default /dev/null)" },
-        { "state-root", 0, CLI_STRING, &o.state_root, "DIR", "private state directory (default " SANDBOX_STATE_ROOT ")" },
-        { "json", 0, CLI_BOOL, &json, NULL, "print the result as JSON on stdout (output is not streamed)" },
-        { "help", 'h', CLI_BOOL, &help, NULL, "show help" },
+        SANDBOX_FLAGS_BOUNDS(o),
+        SANDBOX_FLAGS_COMMAND(o, json, help),
     };
     autofree char **env = brig_calloc((size_t)argc + 1, sizeof(char *));
-    autofree char **rest = brig_calloc((size_t)argc + 1, sizeof(char *));
     autofree char **pos = brig_calloc((size_t)argc + 1, sizeof(char *));
-    int n_rest = 0, n_pos = 0;
-    TRY(sandbox_take_env(argc, argv, env, rest, &n_rest, err));
-    TRY(cli_parse(flags, BRIG_ARRAY_SIZE(flags), n_rest, rest, false, NULL, pos, &n_pos, err));
+    int n_pos = 0;
+    TRY(sandbox_parse(flags, BRIG_ARRAY_SIZE(flags), argc, argv, env, pos, &n_pos, err));
     if (help) {
         cli_usage("sandbox run", "[options] -- CMD [ARGS...]",
                   "Run CMD in a fresh sandbox built from a policy; exit with its status "
@@ -72,34 +103,148 @@ static int sandbox_cmd_run(int argc, char **argv, int *status, struct brig_error
 
     struct sandbox_result r = {0};
     sandbox_run(&o, &r);
-    if (json) {
-        autofree char *text = sandbox_result_json(&r);
-        fputs(text, stdout);
-        fflush(stdout);
-    } else {
-        autofree char *line = sandbox_result_summary(&r);
-        fputs(line, stderr);
-    }
-    *status = sandbox_exit_status(&r);
-    sandbox_result_free(&r);
+    sandbox_report(&r, json, status);
     return 0;
 }
 
+static int sandbox_cmd_create(int argc, char **argv, int *status, struct brig_error **err)
+{
+    struct sandbox_opts o = {0};
+    bool help = false;
+    const struct cli_flag flags[] = {
+        { "policy", 0, CLI_STRING, &o.policy, "NAME|FILE", "the sandbox policy (default: agent)" },
+        { "rootfs", 0, CLI_STRING, &o.rootfs, "DIR", "the root filesystem, mounted read-only (required for now)" },
+        { "workspace", 0, CLI_STRING, &o.workspace, "DIR", "host directory bound writable at /workspace" },
+        { "env", 'e', CLI_STRING, NULL, "K=V", "set an environment variable for every command (repeatable)" },
+        SANDBOX_FLAG_STATE_ROOT(o.state_root),
+        { "help", 'h', CLI_BOOL, &help, NULL, "show help" },
+    };
+    autofree char **env = brig_calloc((size_t)argc + 1, sizeof(char *));
+    autofree char **pos = brig_calloc((size_t)argc + 1, sizeof(char *));
+    int n_pos = 0;
+    TRY(sandbox_parse(flags, BRIG_ARRAY_SIZE(flags), argc, argv, env, pos, &n_pos, err));
+    if (help) {
+        cli_usage("sandbox create", "[options] NAME",
+                  "Start a long-lived sandbox NAME (its init idles under the policy's limits); "
+                  "run commands in it with `brig sandbox exec NAME -- CMD`. See docs/sandbox.md.",
+                  flags, BRIG_ARRAY_SIZE(flags));
+        return 0;
+    }
+    if (n_pos != 1) return brig_failx(err, "expected one NAME: brig sandbox create [options] NAME");
+    o.session = pos[0];
+    o.env = env;
+    TRY(sandbox_create(&o, err));
+    printf("%s\n", o.session);
+    *status = 0;
+    return 0;
+}
+
+static int sandbox_cmd_exec(int argc, char **argv, int *status, struct brig_error **err)
+{
+    struct sandbox_opts o = {0};
+    bool json = false, help = false;
+    const struct cli_flag flags[] = {
+        SANDBOX_FLAGS_BOUNDS(o),
+        SANDBOX_FLAGS_COMMAND(o, json, help),
+    };
+    autofree char **env = brig_calloc((size_t)argc + 1, sizeof(char *));
+    autofree char **pos = brig_calloc((size_t)argc + 1, sizeof(char *));
+    int n_pos = 0;
+    TRY(sandbox_parse(flags, BRIG_ARRAY_SIZE(flags), argc, argv, env, pos, &n_pos, err));
+    if (help) {
+        cli_usage("sandbox exec", "[options] NAME -- CMD [ARGS...]",
+                  "Run CMD in the long-lived sandbox NAME, bounded and reported as `sandbox run` "
+                  "(same result and exit status); a timeout kills CMD and all it started, not the sandbox.",
+                  flags, BRIG_ARRAY_SIZE(flags));
+        return 0;
+    }
+    if (n_pos < 1) return brig_failx(err, "expected NAME: brig sandbox exec [options] NAME -- CMD...");
+    o.session = pos[0];
+    o.env = env;
+    o.argv = pos + 1;
+    o.stream = !json;
+    struct sandbox_result r = {0};
+    sandbox_exec(&o, &r);
+    sandbox_report(&r, json, status);
+    return 0;
+}
+
+static int sandbox_cmd_ls(int argc, char **argv, int *status, struct brig_error **err)
+{
+    const char *state_root = NULL;
+    bool json = false, help = false;
+    const struct cli_flag flags[] = {
+        SANDBOX_FLAG_STATE_ROOT(state_root),
+        { "json", 0, CLI_BOOL, &json, NULL, "a JSON array of {name, status, policy, pid, execs, created}" },
+        { "help", 'h', CLI_BOOL, &help, NULL, "show help" },
+    };
+    autofree char **pos = brig_calloc((size_t)argc + 1, sizeof(char *));
+    int n_pos = 0;
+    TRY(cli_parse(flags, BRIG_ARRAY_SIZE(flags), argc, argv, false, NULL, pos, &n_pos, err));
+    if (help) {
+        cli_usage("sandbox ls", "[options]", "List the long-lived sandboxes.", flags, BRIG_ARRAY_SIZE(flags));
+        return 0;
+    }
+    if (n_pos != 0) return brig_failx(err, "brig sandbox ls takes no arguments");
+    TRY(sandbox_list(state_root, json, err));
+    *status = 0;
+    return 0;
+}
+
+static int sandbox_cmd_rm(int argc, char **argv, int *status, struct brig_error **err)
+{
+    const char *state_root = NULL;
+    bool force = false, help = false;
+    const struct cli_flag flags[] = {
+        { "force", 'f', CLI_BOOL, &force, NULL, "also when commands are running (they are killed)" },
+        SANDBOX_FLAG_STATE_ROOT(state_root),
+        { "help", 'h', CLI_BOOL, &help, NULL, "show help" },
+    };
+    autofree char **pos = brig_calloc((size_t)argc + 1, sizeof(char *));
+    int n_pos = 0;
+    TRY(cli_parse(flags, BRIG_ARRAY_SIZE(flags), argc, argv, false, NULL, pos, &n_pos, err));
+    if (help) {
+        cli_usage("sandbox rm", "[options] NAME",
+                  "Remove a long-lived sandbox: its processes, cgroups, mounts and state (not the workspace).",
+                  flags, BRIG_ARRAY_SIZE(flags));
+        return 0;
+    }
+    if (n_pos != 1) return brig_failx(err, "expected one NAME: brig sandbox rm [--force] NAME");
+    TRY(sandbox_remove(state_root, pos[0], force, err));
+    *status = 0;
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv, int *status, struct brig_error **err);
+} sandbox_cmds[] = {
+    { "run", sandbox_cmd_run }, { "create", sandbox_cmd_create }, { "exec", sandbox_cmd_exec },
+    { "ls", sandbox_cmd_ls }, { "rm", sandbox_cmd_rm },
+};
+
 int cmd_sandbox(const struct brig_globals *g, int argc, char **argv, int *status, struct brig_error **err)
 {
-    if (argc >= 1 && strcmp(argv[0], "run") == 0) {
+    for (size_t i = 0; argc >= 1 && i < BRIG_ARRAY_SIZE(sandbox_cmds); i++) {
+        if (strcmp(argv[0], sandbox_cmds[i].name) != 0) continue;
         /* Bad flags are brig's failure too: 125, as for a sandbox that could not be made. */
-        if (sandbox_cmd_run(argc - 1, argv + 1, status, err) < 0) {
-            fprintf(stderr, "brig sandbox run: %s\n", (*err)->msg);
+        if (sandbox_cmds[i].fn(argc - 1, argv + 1, status, err) < 0) {
+            fprintf(stderr, "brig sandbox %s: %s\n", argv[0], (*err)->msg);
             *status = 125;
         }
         return 0;
     }
     if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
-        printf("Usage: brig sandbox run [options] -- CMD [ARGS...]\n\n"
-               "Run one command in a fresh sandbox (docs/sandbox.md). See brig sandbox run --help.\n");
+        printf("Usage: brig sandbox run [options] -- CMD [ARGS...]\n"
+               "       brig sandbox create [options] NAME\n"
+               "       brig sandbox exec [options] NAME -- CMD [ARGS...]\n"
+               "       brig sandbox ls [--json]\n"
+               "       brig sandbox rm [--force] NAME\n\n"
+               "Run commands in sandboxes built from a policy: one fresh sandbox per command (run), "
+               "or many commands in a long-lived one (create, exec, ls, rm). See docs/sandbox.md and "
+               "brig sandbox SUBCOMMAND --help.\n");
         return 0;
     }
     *status = 125;
-    return brig_failx(err, "brig sandbox %s: unknown subcommand (only `run` exists yet)", argc ? argv[0] : "");
+    return brig_failx(err, "brig sandbox %s: unknown subcommand (run, create, exec, ls, rm)", argc ? argv[0] : "");
 }

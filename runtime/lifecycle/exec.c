@@ -42,6 +42,7 @@ struct exec_run {
     struct brig_spec *spec;
     struct brig_bpf *bpf;
     struct brig_cgroup *cg;
+    struct brig_cgroup *join;   /* cg, or the caller's child of it */
     int dirfd;              /* state dir, locked until the process runs */
     int pidfd;              /* the container's init */
     int sync_fd;
@@ -122,6 +123,7 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
     if (st->cgroup == NULL) return brig_failx(err, "container has no cgroup recorded in its state");
     TRY(cgroup_load(st->cgroup, &X->cg, err));
     if (cgroup_frozen(X->cg)) return brig_failx(err, "cannot exec in a paused container");
+    X->join = o->cgroup ? o->cgroup : X->cg;
 
     TRY(exec_load_config(X, st, err));
     TRY(exec_build_process(X->spec, o, err));
@@ -149,7 +151,7 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
     /* The container's cgroups, joined by ourselves while we still see the
      * host's cgroupfs with host rights: no RCU grace period to wait for
      * (cgroup_attach_self), before anything of the process runs. */
-    TRY(cgroup_attach_self(X->cg, X->cloned_into, err));
+    TRY(cgroup_attach_self(X->join, X->cloned_into, err));
     /* Still privileged on the host: limits that may need it go first. */
     TRY(rlimits_apply(p, err));
     TRY(oom_score_adj_apply(p, err));
@@ -215,7 +217,7 @@ static pid_t exec_fork(struct exec_run *X, const struct brig_exec_opts *o, int c
     /* Born in the v2 cgroup where there is one; the child joins the v1
      * hierarchies itself. A fork, otherwise (no namespace flags). */
     bool cloned_into = false;
-    pid_t pid = launch_clone(0, cgroup_clone_fd_open(X->cg), &cloned_into);
+    pid_t pid = launch_clone(0, cgroup_clone_fd_open(X->join), &cloned_into);
     if (pid == 0) {
         X->cloned_into = cloned_into;
         exec_child(X, o, child_end);
@@ -293,6 +295,7 @@ int container_exec(const struct brig_globals *g, const struct brig_exec_opts *o,
         return brig_wrap(err, "exec %s", o->id);
     }
     brig_closep(&X.dirfd);      /* unlock: the container may be used while this runs */
+    if (o->pid_out != NULL) *o->pid_out = X.pid;
     *exit_status = 0;
     if (!o->detach) {
         if (X.console_fd >= 0)

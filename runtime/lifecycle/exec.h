@@ -9,6 +9,8 @@
 #include "../config/spec.h"
 #include "container.h"
 
+struct brig_cgroup;
+
 struct brig_exec_opts {
     const char *id;
     const char *process_file;   /* --process: a JSON "process" object */
@@ -24,6 +26,11 @@ struct brig_exec_opts {
     bool detach;
     const char *pid_file;       /* absolute */
     const char *console_socket;
+    /* sandbox exec: the process joins this cgroup (a child of the
+     * container's, cgroup_child_create) instead of the container's; and
+     * *pid_out gets its pid (detached, it is still the caller's child). */
+    struct brig_cgroup *cgroup;
+    pid_t *pid_out;
 };
 
 /* Without detach, *exit_status is the process's status (128+N for signal N). */

@@ -235,9 +235,11 @@ wait_status() {
 # Processes whose environment carries our tag: only containers of this test
 # (tagged_pids), or of one container (tagged_pids ID).
 tagged_pids() {
-    local p pat="^BRIG_IT_TAG=${1:-$TAG-.*}\$"
-    for p in /proc/[0-9]*; do
-        grep -qz "$pat" "$p/environ" 2>/dev/null && echo "${p#/proc/}"
+    # One grep over every environ (a grep per process took ~20 s on a busy host).
+    local f pat="^BRIG_IT_TAG=${1:-$TAG-.*}\$"
+    for f in $(grep -lsz "$pat" /proc/[0-9]*/environ); do
+        f=${f#/proc/}
+        echo "${f%/environ}"
     done
 }
 

@@ -79,6 +79,24 @@ struct cgroup_stats {
 int cgroup_stats_read(const struct brig_cgroup *cg, struct cgroup_stats *st, struct brig_error **err);
 void cgroup_stats_clear(struct cgroup_stats *st);
 
+/* cgroup_child.c: a child cgroup named name (no '/') of a running
+ * container's, in every hierarchy cg uses (`sandbox exec`: one per command,
+ * to kill it and all it started alone). cgroup_kill/destroy/stats work on
+ * the result; destroy removes the child only. create fails if the
+ * container's cgroup is gone; open is for one made by another brig. */
+int cgroup_child_create(const struct brig_cgroup *cg, const char *name, struct brig_cgroup **out,
+                        struct brig_error **err);
+int cgroup_child_open(const struct brig_cgroup *cg, const char *name, struct brig_cgroup **out,
+                      struct brig_error **err);
+/* An fd holding an flock on the child's first directory, or -1 (errno
+ * EWOULDBLOCK: another process holds it). The brig that runs a child's
+ * processes holds it from before the first joins: an unlocked child with
+ * processes is an orphan, its brig gone (the lock goes with the process). */
+int cgroup_child_lock(const struct brig_cgroup *child, bool wait);
+/* Names of cg's children beginning with prefix (NULL-terminated, malloc'd). */
+int cgroup_child_list(const struct brig_cgroup *cg, const char *prefix, char ***names, size_t *n,
+                      struct brig_error **err);
+
 /* Kill what is left and remove every directory brig created. */
 int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err);
 void cgroup_free(struct brig_cgroup *cg);

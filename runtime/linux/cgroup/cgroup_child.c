@@ -1,0 +1,135 @@
+/* Child cgroups of a running container's cgroup: what `brig sandbox exec`
+ * gives each command it runs in a long-lived sandbox, so that the command
+ * and everything it started (setsid, double fork) can be killed together,
+ * and only them, while the sandbox's limits (on the parent, hierarchical in
+ * v1 and v2 alike) stay shared.
+ *
+ * v1: a directory of the same name in every hierarchy the container uses
+ * (a cpuset one filled from its parent, as at create); cgroup_kill then
+ * freezes the child's freezer, signals its cgroup.procs and thaws.
+ * v2: one directory; no controller is enabled in the parent's
+ * subtree_control, so the no-internal-process rule does not apply (the
+ * parent keeps its init, the child's usage is charged to the parent) and
+ * cgroup_kill writes the child's cgroup.kill. Hybrid hosts get both. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include "cgroup_internal.h"
+#include "../../util/cleanup.h"
+#include "../../util/strutil.h"
+
+static int child_name_check(const char *name, struct brig_error **err)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > 64 || strchr(name, '/') != NULL || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+        cg_path_component_is_control(name, n))
+        return brig_failx(err, "cgroup: \"%s\" is not a child cgroup name", name);
+    return 0;
+}
+
+static struct brig_cgroup *child_of(const struct brig_cgroup *cg, const char *name)
+{
+    struct brig_cgroup *c = brig_calloc(1, sizeof(*c));
+    c->layout = cg->layout;
+    c->v2_fd = -1;
+    c->dirs = brig_calloc(cg->n_dirs ? cg->n_dirs : 1, sizeof(*c->dirs));
+    for (size_t i = 0; i < cg->n_dirs; i++) {
+        c->dirs[i].path = brig_asprintf("%s/%s", cg->dirs[i].path, name);
+        c->dirs[i].v2 = cg->dirs[i].v2;
+        c->dirs[i].controllers = brig_strdup(cg->dirs[i].controllers);
+        c->dirs[i].created = 1;     /* the child only: never the container's own */
+        c->n_dirs++;
+    }
+    return c;
+}
+
+int cgroup_child_create(const struct brig_cgroup *cg, const char *name, struct brig_cgroup **out,
+                        struct brig_error **err)
+{
+    TRY(child_name_check(name, err));
+    struct brig_cgroup *c = child_of(cg, name);
+    c->made_here = true;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < c->n_dirs; i++) {
+        struct cg_dir *d = &c->dirs[i];
+        /* The parent must be there: a removed sandbox is not made again. */
+        if (mkdir(d->path, 0755) < 0) {
+            rc = brig_fail(err, errno, "cgroup: mkdir %s", d->path);
+            d->created = 0;
+            for (size_t j = i + 1; j < c->n_dirs; j++) c->dirs[j].created = 0;
+            break;
+        }
+        if (!d->v2 && cg_list_has(d->controllers, "cpuset")) rc = cgv1_cpuset_init(d, err);
+    }
+    if (rc < 0) {
+        for (size_t i = 0; i < c->n_dirs; i++)
+            if (c->dirs[i].created) cg_rmdir_created(c->dirs[i].path, 1, NULL);
+        cgroup_free(c);
+        return -1;
+    }
+    *out = c;
+    return 0;
+}
+
+int cgroup_child_open(const struct brig_cgroup *cg, const char *name, struct brig_cgroup **out,
+                      struct brig_error **err)
+{
+    TRY(child_name_check(name, err));
+    *out = child_of(cg, name);
+    return 0;
+}
+
+int cgroup_child_list(const struct brig_cgroup *cg, const char *prefix, char ***names, size_t *n,
+                      struct brig_error **err)
+{
+    *names = NULL;
+    *n = 0;
+    /* A child is made in every hierarchy in turn: list them all, once each. */
+    size_t cap = 0;
+    for (size_t i = 0; i < cg->n_dirs; i++) {
+        DIR *d = opendir(cg->dirs[i].path);
+        if (d == NULL) {
+            if (errno == ENOENT) continue;
+            return brig_fail(err, errno, "cgroup: list %s", cg->dirs[i].path);
+        }
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_type != DT_DIR || !brig_str_has_prefix(e->d_name, prefix)) continue;
+            bool seen = false;
+            for (size_t j = 0; j < *n && !seen; j++) seen = strcmp((*names)[j], e->d_name) == 0;
+            if (seen) continue;
+            if (*n + 2 > cap) {
+                cap = cap ? cap * 2 : 8;
+                char **nn = realloc(*names, cap * sizeof(char *));
+                if (nn == NULL) abort();
+                *names = nn;
+            }
+            (*names)[(*n)++] = brig_strdup(e->d_name);
+            (*names)[*n] = NULL;
+        }
+        closedir(d);
+    }
+    return 0;
+}
+
+int cgroup_child_lock(const struct brig_cgroup *child, bool wait)
+{
+    if (child->n_dirs == 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    int fd = open(child->dirs[0].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    if (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}

@@ -1,0 +1,310 @@
+/* The command's side of a sandbox, shared by `sandbox run` (the command is
+ * PID 1's) and `sandbox exec` (a process joined to a long-lived sandbox):
+ * its stdin, the two output pipes drained while the wall and idle clocks
+ * run, the signals forwarded to it, the stats of its cgroup and the audit
+ * line. How a command is killed is the caller's (a pid namespace's init for
+ * run, an exec's own cgroup for exec): sandbox_io_wait calls it back. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+#include "../policy/policy.h"
+#include "../runtime/lifecycle/waiter.h"
+#include "../runtime/linux/cgroup/cgroup.h"
+#include "../runtime/util/cleanup.h"
+#include "../runtime/util/log.h"
+#include "../runtime/util/strutil.h"
+
+uint64_t sandbox_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void sandbox_new_id(const char *prefix, char *id, size_t len)
+{
+    unsigned char b[6] = {0};
+    if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b)) {
+        uint64_t t = sandbox_now_ms() ^ (uint64_t)getpid() << 20;
+        memcpy(b, &t, sizeof(b));
+    }
+    snprintf(id, len, "%s%02x%02x%02x%02x%02x%02x", prefix, b[0], b[1], b[2], b[3], b[4], b[5]);
+}
+
+/* A terminal is never handed in: with it the command could push input
+ * into the caller's shell (TIOCSTI) or read what is typed there. */
+static int io_open_stdin(const char *path, struct brig_error **err)
+{
+    autoclose int fd = -1;
+    const char *p = path ? path : "/dev/null";
+    if (strcmp(p, "-") == 0) {
+        fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0) return brig_fail(err, errno, "--stdin -: brig has no stdin");
+    } else {
+        fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) return brig_fail(err, errno, "--stdin %s", p);
+    }
+    if (isatty(fd))
+        return brig_failx(err, "--stdin %s: a terminal; a sandbox never gets one (pipe the input in)", p);
+    return steal_fd(&fd);
+}
+
+int sandbox_io_open(struct sandbox_io *io, const char *stdin_path, struct brig_error **err)
+{
+    *io = (struct sandbox_io){ .in = -1, .out = { -1, -1 }, .err = { -1, -1 }, .sigfd = -1,
+                               .saved = { -1, -1, -1 } };
+    io->in = io_open_stdin(stdin_path, err);
+    if (io->in < 0) return -1;
+    if (pipe2(io->out, O_CLOEXEC) < 0 || pipe2(io->err, O_CLOEXEC) < 0)
+        return brig_fail(err, errno, "pipe");
+    fcntl(io->out[0], F_SETFL, O_NONBLOCK);
+    fcntl(io->err[0], F_SETFL, O_NONBLOCK);
+    /* Blocked before the clone (the new process unblocks them); then read
+     * from a signalfd and forwarded to the command. */
+    sigset_t set;
+    waiter_signals(&set);
+    sigprocmask(SIG_BLOCK, &set, &io->old_mask);
+    io->masked = true;
+    io->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (io->sigfd < 0) return brig_fail(err, errno, "signalfd");
+    return 0;
+}
+
+/* The process made next inherits brig's fds 0-2: for the time of the
+ * launch they are the command's stdin and the pipes. */
+int sandbox_io_swap(struct sandbox_io *io, struct brig_error **err)
+{
+    const int fds[3] = { io->in, io->out[1], io->err[1] };
+    for (int i = 0; i < 3; i++) io->saved[i] = fcntl(i, F_DUPFD_CLOEXEC, 3);
+    for (int i = 0; i < 3; i++)
+        if (fds[i] != i && dup2(fds[i], i) < 0) return brig_fail(err, errno, "dup2 fd %d", i);
+    return 0;
+}
+
+void sandbox_io_restore(struct sandbox_io *io)
+{
+    for (int i = 0; i < 3; i++) {
+        if (io->saved[i] >= 0) {
+            dup2(io->saved[i], i);
+            close(io->saved[i]);
+        } else {
+            close(i);
+        }
+        io->saved[i] = -1;
+    }
+    /* Only the command holds the write ends now: EOF when it is gone. */
+    brig_closep(&io->out[1]);
+    brig_closep(&io->err[1]);
+    brig_closep(&io->in);
+}
+
+void sandbox_io_close(struct sandbox_io *io)
+{
+    brig_closep(&io->in);
+    for (int i = 0; i < 2; i++) {
+        brig_closep(&io->out[i]);
+        brig_closep(&io->err[i]);
+    }
+    /* A signal that came while the sandbox was being removed was for it:
+     * taken here, it cannot kill brig before the result is printed. */
+    struct signalfd_siginfo si;
+    while (io->sigfd >= 0 && read(io->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {}
+    brig_closep(&io->sigfd);
+    if (io->masked) sigprocmask(SIG_SETMASK, &io->old_mask, NULL);
+    io->masked = false;
+}
+
+/* The live copy to brig's own stdout/stderr. A reader that stalls for a
+ * second (a full pipe nobody reads) or goes away loses the live copy, not
+ * the clocks: the loop must keep draining and timing the command. */
+static void io_echo(int *fd, const char *buf, size_t n)
+{
+    while (*fd >= 0 && n > 0) {
+        struct pollfd pf = { .fd = *fd, .events = POLLOUT };
+        int r = poll(&pf, 1, 1000);
+        if (r < 0 && errno == EINTR) continue;
+        ssize_t w = r == 1 && !(pf.revents & (POLLERR | POLLHUP | POLLNVAL)) ? write(*fd, buf, n) : -1;
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            *fd = -1;
+            return;
+        }
+        buf += w;
+        n -= (size_t)w;
+    }
+}
+
+/* One read from a stream pipe; false at EOF. */
+static bool io_drain(int fd, struct sandbox_stream *s, int *echo_fd, uint64_t *last_byte)
+{
+    static char buf[65536];
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0) return errno == EINTR || errno == EAGAIN;
+    if (n == 0) return false;
+    sandbox_stream_add(s, buf, (size_t)n);
+    io_echo(echo_fd, buf, (size_t)n);
+    *last_byte = sandbox_now_ms();
+    return true;
+}
+
+struct io_loop {
+    int out_fd, err_fd;             /* read ends; -1 at EOF */
+    int pidfd, sigfd;
+    pid_t pid;
+    int echo_out, echo_err;         /* live copies, -1: none */
+    const struct sandbox_kill *kill;
+    struct sandbox_limits lim;
+};
+
+static void io_status(int status, struct sandbox_result *r)
+{
+    if (WIFEXITED(status)) {
+        int code = WEXITSTATUS(status);
+        /* brig-init reports a command killed by signal N as 128+N; a shell
+         * does the same for an exec'd `sh -c`: read alike. */
+        if (code > 128 && code <= 128 + 64) r->signal = code - 128;
+        else { r->has_exit_code = true; r->exit_code = code; }
+    } else if (WIFSIGNALED(status)) {
+        r->signal = WTERMSIG(status);
+    }
+}
+
+/* Drain until both pipes close and the command is reaped; enforce the clocks. */
+static int io_loop_run(struct io_loop *lp, struct sandbox_result *r, uint64_t started)
+{
+    uint64_t last_byte = started;
+    int status = 0;
+    bool reaped = false, killed = false;
+    uint64_t reaped_at = 0;
+    while (!reaped || lp->out_fd >= 0 || lp->err_fd >= 0) {
+        uint64_t now = sandbox_now_ms();
+        long timeout = -1;
+        if (!killed && !reaped) {
+            if (lp->lim.wall_ms && now - started >= lp->lim.wall_ms) {
+                r->timed_out = killed = true;
+                lp->kill->fn(lp->kill->arg);
+            } else if (lp->lim.idle_ms && now - last_byte >= lp->lim.idle_ms) {
+                r->idle_timed_out = killed = true;
+                lp->kill->fn(lp->kill->arg);
+            } else {
+                if (lp->lim.wall_ms) timeout = (long)(started + lp->lim.wall_ms - now);
+                if (lp->lim.idle_ms) {
+                    long idle = (long)(last_byte + lp->lim.idle_ms - now);
+                    if (timeout < 0 || idle < timeout) timeout = idle;
+                }
+            }
+        }
+        if (reaped) {
+            /* Everyone of the command is dead: the pipes close at once.
+             * Something outside it holding one must not hang brig. */
+            if (now - reaped_at > 2000) break;
+            timeout = (long)(reaped_at + 2000 - now);
+        }
+        struct pollfd pf[4] = {
+            { .fd = lp->out_fd, .events = POLLIN }, { .fd = lp->err_fd, .events = POLLIN },
+            { .fd = reaped ? -1 : lp->pidfd, .events = POLLIN }, { .fd = lp->sigfd, .events = POLLIN },
+        };
+        int n = poll(pf, 4, (int)timeout);
+        if (n < 0 && errno != EINTR) return -1;
+        if (n <= 0) continue;
+        if (pf[0].revents && !io_drain(lp->out_fd, &r->out, &lp->echo_out, &last_byte))
+            brig_closep(&lp->out_fd);
+        if (pf[1].revents && !io_drain(lp->err_fd, &r->err, &lp->echo_err, &last_byte))
+            brig_closep(&lp->err_fd);
+        if (pf[3].revents) {
+            struct signalfd_siginfo si;
+            if (read(lp->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si) && si.ssi_signo != SIGCHLD && !reaped)
+                kill(lp->pid, (int)si.ssi_signo);   /* brig-init forwards it to the command */
+        }
+        if (pf[2].revents && waitpid(lp->pid, &status, WNOHANG) == lp->pid) {
+            reaped = true;
+            reaped_at = sandbox_now_ms();
+            r->wall_ms = reaped_at - started;
+            /* What the command left behind goes with it (and lets go of
+             * the pipes). */
+            if (lp->kill->at_exit) lp->kill->fn(lp->kill->arg);
+        }
+    }
+    if (!reaped) {
+        while (waitpid(lp->pid, &status, 0) < 0 && errno == EINTR) {}
+        r->wall_ms = sandbox_now_ms() - started;
+    }
+    io_status(status, r);
+    return 0;
+}
+
+int sandbox_io_wait(struct sandbox_io *io, pid_t pid, const struct sandbox_kill *k, const struct sandbox_limits *lim,
+                    bool stream, uint64_t started, struct sandbox_result *r, struct brig_error **err)
+{
+    autoclose int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pidfd < 0) {
+        int e = errno;
+        k->fn(k->arg);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+        return brig_fail(err, e, "pidfd_open");
+    }
+    r->ran = true;
+    struct io_loop lp = { .out_fd = io->out[0], .err_fd = io->err[0], .pidfd = pidfd, .sigfd = io->sigfd,
+                          .pid = pid, .echo_out = stream ? 1 : -1, .echo_err = stream ? 2 : -1,
+                          .kill = k, .lim = *lim };
+    io->out[0] = io->err[0] = -1;
+    int rc = io_loop_run(&lp, r, started);
+    brig_closep(&lp.out_fd);
+    brig_closep(&lp.err_fd);
+    if (rc < 0) return brig_fail(err, errno, "wait for the sandbox");
+    return 0;
+}
+
+void sandbox_stats(const struct brig_cgroup *cg, struct sandbox_result *r)
+{
+    struct cgroup_stats cs = {0};
+    if (cg == NULL || cgroup_stats_read(cg, &cs, NULL) < 0) return;
+    if (cs.has_cpu) {
+        r->has_cpu = true;
+        r->cpu_user_ms = cs.cpu_user / 1000000;
+        r->cpu_system_ms = cs.cpu_kernel / 1000000;
+    }
+    if (cs.has_memory && cs.mem_max > 0) {
+        r->has_memory_peak = true;
+        r->memory_peak_bytes = cs.mem_max;
+    }
+    if (cs.has_oom && cs.oom_kills > 0) r->oom_killed = true;
+    cgroup_stats_clear(&cs);
+}
+
+void sandbox_audit(const struct brig_policy *p, const char *op, const char *id, const char *argv0,
+                   const struct sandbox_result *r)
+{
+    char hit[32] = "";
+    snprintf(hit, sizeof(hit), "%s%s%s", r->timed_out ? "wall," : "", r->idle_timed_out ? "idle," : "",
+             r->oom_killed ? "oom," : "");
+    if (hit[0]) hit[strlen(hit) - 1] = '\0';
+    struct policy_audit_event ev = {
+        .op = op, .id = id, .decision = r->error ? "error" : NULL,
+        .has_exit_status = true, .exit_status = sandbox_exit_status(r),
+        .has_duration = true, .duration_ms = r->wall_ms,
+        .has_memory_peak = r->has_memory_peak, .memory_peak = r->memory_peak_bytes,
+        .argv0 = argv0, .limits_hit = hit[0] ? hit : NULL,
+        .has_bytes = true, .stdout_bytes = r->out.bytes, .stderr_bytes = r->err.bytes,
+    };
+    autoerr struct brig_error *e = NULL;
+    if (policy_audit(p, &ev, &e) < 0) brig_warn("sandbox %s: audit: %s", id, e->msg);
+}
+
+int sandbox_fail(struct sandbox_result *r, struct brig_error *e)
+{
+    free(r->error);
+    r->error = brig_strdup(e ? e->msg : "unknown error");
+    return 0;
+}

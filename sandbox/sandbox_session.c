@@ -1,0 +1,340 @@
+/* Long-lived sandboxes (docs/sandbox.md): `sandbox create` starts a
+ * container whose PID 1 is brig-init --idle, under the policy's limits;
+ * `sandbox exec` runs each command in it through brig's exec (every
+ * namespace, seccomp, caps and identity of the container) but in a child
+ * cgroup of its own, x-<12 hex>, so that a timeout kills that command and
+ * all it started (setsid, double fork) and nothing else; `sandbox rm`
+ * kills the init (the kernel then kills the whole pid namespace), removes
+ * every exec's cgroup, then deletes the container as `delete --force`.
+ *
+ * The container id is the sandbox's NAME, in the same state root and
+ * cgroup parent as one-shot sandboxes (whose ids, sb-..., a NAME may not
+ * take). The policy is recorded in the config's annotations and loaded
+ * again by every exec. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+#include "../policy/policy.h"
+#include "../runtime/config/json.h"
+#include "../runtime/lifecycle/container.h"
+#include "../runtime/lifecycle/exec.h"
+#include "../runtime/lifecycle/state.h"
+#include "../runtime/linux/cgroup/cgroup.h"
+#include "../runtime/util/cleanup.h"
+#include "../runtime/util/log.h"
+#include "../runtime/util/strutil.h"
+
+#define SESSION_EXEC_PREFIX "x-"
+
+int sandbox_name_check(const char *name, struct brig_error **err)
+{
+    size_t n = name ? strlen(name) : 0;
+    bool ok = n > 0 && n <= 63 && ((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z') ||
+                                   (name[0] >= '0' && name[0] <= '9'));
+    for (size_t i = 1; ok && i < n; i++)
+        ok = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", name[i]) != NULL;
+    /* Never echoed whole: it may be a path the caller should not probe with. */
+    if (!ok)
+        return brig_failx(err, "sandbox NAME: expected 1-63 of [A-Za-z0-9_.-], starting with a letter or digit "
+                          "(no '/', no \"..\")");
+    if (brig_str_has_prefix(name, "sb-"))
+        return brig_failx(err, "sandbox NAME %s: \"sb-\" names are one-shot sandboxes' ids", name);
+    return 0;
+}
+
+static const char *session_root(const char *state_root)
+{
+    return state_root ? state_root : SANDBOX_STATE_ROOT;
+}
+
+/* A file policy is recorded by its absolute path: exec runs elsewhere. */
+static int session_policy_ref(const char *flag, char **out, struct brig_error **err)
+{
+    const char *f = flag ? flag : "agent";
+    if (strchr(f, '/') == NULL) {
+        *out = brig_strdup(f);
+        return 0;
+    }
+    char real[PATH_MAX];
+    if (realpath(f, real) == NULL) return brig_fail(err, errno, "--policy %s", f);
+    *out = brig_strdup(real);
+    return 0;
+}
+
+int sandbox_create(const struct sandbox_opts *o, struct brig_error **err)
+{
+    TRY(sandbox_name_check(o->session, err));
+    autofree char *ref = NULL;
+    TRY(session_policy_ref(o->policy, &ref, err));
+    autopolicy struct brig_policy *p = NULL;
+    if (policy_load(ref, &p, err) < 0) return brig_wrap(err, "--policy %s", ref);
+    struct sandbox_opts co = *o;
+    co.policy = ref;
+    autofree char *init = NULL;
+    autofree char *config = NULL;
+    TRY(sandbox_find_init(&init, err));
+    TRY(sandbox_config(p, &co, o->session, init, &config, err));
+    TRY(sandbox_cgroup_parent(err));
+    /* The init outlives this brig: it must hold none of the caller's
+     * stdio (a `$(brig sandbox create ...)` would wait for its EOF). */
+    struct sandbox_io io;
+    if (sandbox_io_open(&io, NULL, err) < 0) {
+        sandbox_io_close(&io);
+        return -1;
+    }
+    brig_closep(&io.out[1]);
+    brig_closep(&io.err[1]);
+    io.out[1] = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    io.err[1] = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    const struct brig_globals g = { .root = session_root(o->state_root), .policy = ref };
+    const struct brig_create_opts cr = { .id = o->session, .bundle = "/", .config_text = config, .detach = true };
+    int status = 0;
+    int rc = io.out[1] < 0 || io.err[1] < 0 ? brig_fail(err, errno, "open /dev/null") : sandbox_io_swap(&io, err);
+    if (rc == 0) rc = container_run(&g, &cr, &status, err);
+    if (io.saved[0] >= 0) sandbox_io_restore(&io);
+    sandbox_io_close(&io);
+    if (rc < 0) return brig_wrap(err, "sandbox %s", o->session);
+    return 0;
+}
+
+/* The sandbox's state, read without the lock (exec and rm lock it through
+ * the lifecycle calls they make), and its recorded policy. */
+static int session_open(const char *root, const char *name, struct brig_state **st, const char **policy,
+                        struct brig_error **err)
+{
+    TRY(sandbox_name_check(name, err));
+    autoclose int dirfd = -1;
+    if (state_dir_open_unlocked(root, name, &dirfd, NULL) < 0)
+        return brig_failx(err, "sandbox %s: no such sandbox (in %s)", name, root);
+    if (state_read(dirfd, st, err) < 0) return brig_wrap(err, "sandbox %s", name);
+    for (size_t i = 0; i < (*st)->n_annotations; i++)
+        if (strcmp((*st)->annotations[i].key, SANDBOX_POLICY_ANNOTATION) == 0) *policy = (*st)->annotations[i].value;
+    if (*policy == NULL) return brig_failx(err, "sandbox %s: not a long-lived sandbox (made by brig sandbox create)", name);
+    return 0;
+}
+
+static bool session_running(const char *root, const char *name, const struct brig_state *st)
+{
+    autoclose int dirfd = -1;
+    return state_dir_open_unlocked(root, name, &dirfd, NULL) == 0 && state_status(dirfd, st) == BRIG_STATUS_RUNNING;
+}
+
+static void session_kill_exec(void *arg)
+{
+    autoerr struct brig_error *e = NULL;
+    if (cgroup_kill(arg, SIGKILL, &e) < 0) brig_debug("sandbox exec: kill: %s", e->msg);
+}
+
+/* The command, started in the child cgroup, drained and waited for. */
+static int session_exec_run(const struct sandbox_opts *o, const char *policy, const struct sandbox_limits *lim,
+                            struct brig_cgroup *child, struct sandbox_result *r, struct brig_error **err)
+{
+    struct sandbox_io io;
+    int rc = sandbox_io_open(&io, o->stdin_path, err);
+    const struct brig_globals g = { .root = session_root(o->state_root), .policy = policy };
+    pid_t pid = -1;
+    const struct brig_exec_opts eo = { .id = o->session, .args = o->argv, .env = o->env, .cwd = o->cwd,
+                                       .detach = true, .cgroup = child, .pid_out = &pid };
+    if (rc == 0) {
+        rc = sandbox_io_swap(&io, err);
+        int status;
+        if (rc == 0) rc = container_exec(&g, &eo, &status, err);
+        sandbox_io_restore(&io);
+    }
+    if (rc == 0) {
+        const struct sandbox_kill k = { .fn = session_kill_exec, .arg = child, .at_exit = true };
+        void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
+        rc = sandbox_io_wait(&io, pid, &k, lim, o->stream, sandbox_now_ms(), r, err);
+        signal(SIGPIPE, old_pipe);
+        sandbox_stats(child, r);
+    }
+    sandbox_io_close(&io);
+    return rc;
+}
+
+/* Execs whose brig was killed (SIGKILL, OOM): their commands would run on
+ * unbounded. Each exec's brig holds a lock on its cgroup from before its
+ * command joins it; a child with processes and no holder is an orphan, and
+ * is killed and removed by the next exec (or ls). An empty unlocked one may
+ * be a child being made right now: left alone. */
+static void session_reap_orphans(const struct brig_cgroup *parent)
+{
+    char **names = NULL;
+    size_t n = 0;
+    cgroup_child_list(parent, SESSION_EXEC_PREFIX, &names, &n, NULL);
+    for (size_t i = 0; i < n; i++) {
+        struct brig_cgroup *child = NULL;
+        if (cgroup_child_open(parent, names[i], &child, NULL) < 0) continue;
+        autoclose int lock = cgroup_child_lock(child, false);
+        autofree pid_t *pids = NULL;
+        size_t n_pids = 0;
+        if (lock >= 0 && cgroup_pids(child, &pids, &n_pids, NULL) == 0 && n_pids > 0) {
+            autoerr struct brig_error *e = NULL;
+            if (cgroup_destroy(child, &e) < 0) brig_warn("sandbox: orphaned exec %s: %s", names[i], e->msg);
+            else brig_debug("sandbox: killed orphaned exec %s", names[i]);
+        }
+        cgroup_free(child);
+    }
+    brig_strv_free(names);
+}
+
+int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
+{
+    autoerr struct brig_error *err = NULL;
+    sandbox_new_id(SESSION_EXEC_PREFIX, r->id, sizeof(r->id));
+    autostate struct brig_state *st = NULL;
+    const char *ref = NULL;
+    autopolicy struct brig_policy *p = NULL;
+    struct sandbox_limits lim;
+    const char *root = session_root(o->state_root);
+    if (session_open(root, o->session, &st, &ref, &err) < 0) return sandbox_fail(r, err);
+    r->sandbox = brig_strdup(o->session);
+    if (!session_running(root, o->session, st)) {
+        brig_failx(&err, "sandbox %s: its init is not running (killed, or the host rebooted): "
+                   "brig sandbox rm %s", o->session, o->session);
+        return sandbox_fail(r, err);
+    }
+    if (policy_load(ref, &p, &err) < 0) {
+        brig_wrap(&err, "sandbox %s: its policy %s", o->session, ref);
+        return sandbox_fail(r, err);
+    }
+    r->policy = brig_strdup(p->name);
+    if (sandbox_limits(p, o, &lim, &err) < 0 || sandbox_env_check(p, o->env, &err) < 0) return sandbox_fail(r, err);
+    if (o->cwd != NULL && o->cwd[0] != '/') {
+        brig_failx(&err, "--cwd %s: expected an absolute path", o->cwd);
+        return sandbox_fail(r, err);
+    }
+    if (o->argv == NULL || o->argv[0] == NULL) {
+        brig_failx(&err, "no command: brig sandbox exec NAME [flags] -- CMD...");
+        return sandbox_fail(r, err);
+    }
+    sandbox_stream_init(&r->out, lim.output_max);
+    sandbox_stream_init(&r->err, lim.output_max);
+    struct brig_cgroup *parent = NULL, *child = NULL;
+    int rc = st->cgroup ? cgroup_load(st->cgroup, &parent, &err) : brig_failx(&err, "no cgroup recorded");
+    if (rc == 0) session_reap_orphans(parent);
+    if (rc == 0 && cgroup_child_create(parent, r->id, &child, &err) < 0)
+        rc = brig_wrap(&err, "the sandbox's cgroup is gone (removed, or its init died)");
+    /* Held until the child is removed: who runs it is alive. */
+    autoclose int lock = -1;
+    if (rc == 0 && (lock = cgroup_child_lock(child, true)) < 0)
+        rc = brig_fail(&err, errno, "lock the exec's cgroup");
+    if (rc == 0) rc = session_exec_run(o, ref, &lim, child, r, &err);
+    if (child != NULL) {
+        struct brig_error *derr = NULL;
+        if (cgroup_destroy(child, &derr) < 0) {
+            if (rc == 0) {
+                rc = -1;
+                err = derr;
+            } else {
+                brig_error_free(derr);
+            }
+        }
+        cgroup_free(child);
+    }
+    if (parent != NULL) cgroup_free(parent);
+    if (rc < 0) sandbox_fail(r, (brig_wrap(&err, "sandbox %s", o->session), err));
+    autofree char *audit_id = brig_asprintf("%s/%s", o->session, r->id);
+    sandbox_audit(p, "sandbox-exec", audit_id, o->argv && o->argv[0] ? o->argv[0] : NULL, r);
+    return 0;
+}
+
+/* Running execs: their cgroups (the sandbox's children). */
+static size_t session_execs(const struct brig_state *st)
+{
+    struct brig_cgroup *cg = NULL;
+    if (st->cgroup == NULL || cgroup_load(st->cgroup, &cg, NULL) < 0) return 0;
+    session_reap_orphans(cg);
+    char **names = NULL;
+    size_t n = 0;
+    cgroup_child_list(cg, SESSION_EXEC_PREFIX, &names, &n, NULL);
+    brig_strv_free(names);
+    cgroup_free(cg);
+    return n;
+}
+
+int sandbox_list(const char *state_root, bool json, struct brig_error **err)
+{
+    const char *root = session_root(state_root);
+    char **ids = NULL;
+    size_t n = 0;
+    if (access(root, F_OK) == 0 && state_list_ids(root, &ids, &n, err) < 0) return -1;
+    autojw struct brig_jw *w = jw_new(false);
+    jw_arr_open(w);
+    if (!json) printf("%-24s %-8s %-10s %-6s %s\n", "NAME", "STATUS", "POLICY", "EXECS", "CREATED");
+    for (size_t i = 0; i < n; i++) {
+        autostate struct brig_state *st = NULL;
+        const char *ref = NULL;
+        if (brig_str_has_prefix(ids[i], "sb-") || session_open(root, ids[i], &st, &ref, NULL) < 0) continue;
+        enum brig_status s = session_running(root, ids[i], st) ? BRIG_STATUS_RUNNING : BRIG_STATUS_STOPPED;
+        size_t execs = s == BRIG_STATUS_RUNNING ? session_execs(st) : 0;
+        if (json) {
+            jw_obj_open(w);
+            jw_kstr(w, "name", ids[i]);
+            jw_kstr(w, "status", state_status_name(s));
+            jw_kstr(w, "policy", ref);
+            jw_ki64(w, "pid", s == BRIG_STATUS_RUNNING ? st->pid : 0);
+            jw_ku64(w, "execs", execs);
+            jw_kstr(w, "created", st->created);
+            jw_obj_close(w);
+        } else {
+            printf("%-24s %-8s %-10s %-6zu %s\n", ids[i], state_status_name(s), ref, execs,
+                   st->created ? st->created : "-");
+        }
+    }
+    jw_arr_close(w);
+    brig_strv_free(ids);
+    if (json) printf("%s\n", jw_text(w, NULL));
+    return 0;
+}
+
+/* Every exec's cgroup killed and removed; a few rounds, for an exec that
+ * made its cgroup just before the init died. */
+static int session_remove_execs(const struct brig_state *st, struct brig_error **err)
+{
+    struct brig_cgroup *cg = NULL;
+    if (st->cgroup == NULL) return 0;
+    TRY(cgroup_load(st->cgroup, &cg, err));
+    int rc = 0;
+    for (int round = 0; rc == 0 && round < 3; round++) {
+        char **names = NULL;
+        size_t n = 0;
+        rc = cgroup_child_list(cg, SESSION_EXEC_PREFIX, &names, &n, err);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            struct brig_cgroup *child = NULL;
+            rc = cgroup_child_open(cg, names[i], &child, err);
+            if (rc == 0) rc = cgroup_destroy(child, err);
+            if (child != NULL) cgroup_free(child);
+        }
+        brig_strv_free(names);
+        if (n == 0) break;
+    }
+    cgroup_free(cg);
+    return rc;
+}
+
+int sandbox_remove(const char *state_root, const char *name, bool force, struct brig_error **err)
+{
+    const char *root = session_root(state_root);
+    autostate struct brig_state *st = NULL;
+    const char *ref = NULL;
+    TRY(session_open(root, name, &st, &ref, err));
+    const struct brig_globals g = { .root = root };
+    size_t execs = session_execs(st);
+    if (!force && execs > 0)
+        return brig_failx(err, "sandbox %s: %zu command(s) still running (rm --force kills them)", name, execs);
+    /* The init first: no exec starts in a sandbox whose init is dead, and
+     * the kernel takes every process of the pid namespace with it. */
+    autoerr struct brig_error *kerr = NULL;
+    if (container_kill(&g, name, SIGKILL, false, &kerr) < 0) brig_debug("sandbox rm %s: %s", name, kerr->msg);
+    if (session_remove_execs(st, err) < 0) return brig_wrap(err, "sandbox rm %s", name);
+    if (container_delete(&g, name, true, err) < 0) return brig_wrap(err, "sandbox rm %s", name);
+    return 0;
+}
