@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@
 #include "../runtime/lifecycle/launch.h"
 #include "../runtime/lifecycle/waiter.h"
 #include "../runtime/linux/cgroup/cgroup.h"
+#include "../runtime/linux/console.h"
 #include "../runtime/linux/sync.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/log.h"
@@ -256,12 +258,31 @@ static int run_fail(struct sandbox_result *r, struct brig_error *e)
     return 0;
 }
 
+/* --tty: the pty master, held by brig, replaces the stdout pipe (the
+ * stderr pipe just reads EOF: the pty is all three of the init's stdio).
+ * No \r in the preview (ONLCR off, as `brig run` does), and an end of file
+ * queued as the terminal's input: a command reading stdin sees what it
+ * would see from /dev/null, not a wait for the idle timeout. */
+static int run_tty(struct launch *L, int pipes[2], struct brig_error **err)
+{
+    TRY(console_clear_onlcr(L->console_fd, err));
+    struct termios t;
+    if (tcgetattr(L->console_fd, &t) < 0) return brig_fail(err, errno, "--tty: tcgetattr");
+    if (write(L->console_fd, &t.c_cc[VEOF], 1) != 1) return brig_fail(err, errno, "--tty: queue end of file");
+    if (fcntl(L->console_fd, F_SETFL, O_NONBLOCK) < 0) return brig_fail(err, errno, "--tty: O_NONBLOCK");
+    close(pipes[0]);
+    pipes[0] = L->console_fd;
+    L->console_fd = -1;
+    return 0;
+}
+
 /* After the launch: start, wait, stats, delete. */
 static int run_started(struct launch *L, const struct sandbox_opts *o, const struct sandbox_limits *lim,
                        int pipes[2], int sigfd, struct sandbox_result *r, struct brig_error **err)
 {
     uint64_t started = run_now_ms();
-    int rc = sync_send(L->sync_fd, SYNC_START, NULL, err);
+    int rc = L->console_fd >= 0 ? run_tty(L, pipes, err) : 0;
+    if (rc == 0) rc = sync_send(L->sync_fd, SYNC_START, NULL, err);
     if (rc == 0) rc = sync_wait_exec(L->sync_fd, err);
     brig_closep(&L->sync_fd);
     autoclose int pidfd = (int)syscall(SYS_pidfd_open, L->pid, 0);
@@ -320,6 +341,15 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     fcntl(pipes[0], F_SETFL, O_NONBLOCK);
     fcntl(pipes[1], F_SETFL, O_NONBLOCK);
 
+    struct sandbox_owner owner;
+    if (sandbox_owner_claim(state_root, r->id, &owner, &err) < 0) {
+        for (int i = 0; i < 2; i++) {
+            close(out_p[i]);
+            close(err_p[i]);
+        }
+        return run_fail(r, err);
+    }
+
     /* Blocked before the clone (the init unblocks them); then read from a
      * signalfd and forwarded to the init. */
     sigset_t set, old;
@@ -367,6 +397,7 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
      * taken here, it cannot kill brig before the result is printed. */
     struct signalfd_siginfo si;
     while (sigfd >= 0 && read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {}
+    sandbox_owner_release(&owner);
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (rc < 0) run_fail(r, err);
     run_audit(p, o, r);
