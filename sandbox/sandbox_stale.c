@@ -46,12 +46,26 @@ int sandbox_owner_claim(const char *root, const char *id, struct sandbox_owner *
     autoclose int rootfd = -1;
     TRY(state_root_open(root, true, &rootfd, err));
     autoclose int fd = openat(rootfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0) return brig_fail(err, errno, "%s: owner lock", root);
-    if (flock(fd, LOCK_EX) < 0) return brig_fail(err, errno, "%s: lock the owner file", root);
-    char proc[64];
-    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-    if (linkat(AT_FDCWD, proc, rootfd, ow->name, AT_SYMLINK_FOLLOW) < 0)
-        return brig_fail(err, errno, "%s/%s", root, ow->name);
+    if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR) return brig_fail(err, errno, "%s: owner lock", root);
+    if (fd >= 0) {
+        if (flock(fd, LOCK_EX) < 0) return brig_fail(err, errno, "%s: lock the owner file", root);
+        char proc[64];
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        if (linkat(AT_FDCWD, proc, rootfd, ow->name, AT_SYMLINK_FOLLOW) < 0)
+            return brig_fail(err, errno, "%s/%s", root, ow->name);
+    } else {
+        /* no O_TMPFILE on this filesystem: a name no reaper reads
+         * (".owner-tmp-..."), locked, then renamed into place */
+        char tmp[sizeof(ow->name) + 8];
+        snprintf(tmp, sizeof(tmp), OWNER_PREFIX "tmp-%s", id);
+        fd = openat(rootfd, tmp, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0) return brig_fail(err, errno, "%s/%s", root, tmp);
+        if (flock(fd, LOCK_EX) < 0 || renameat(rootfd, tmp, rootfd, ow->name) < 0) {
+            int e = errno;
+            unlinkat(rootfd, tmp, 0);
+            return brig_fail(err, e, "%s/%s", root, ow->name);
+        }
+    }
     ow->rootfd = steal_fd(&rootfd);
     ow->fd = steal_fd(&fd);
     return 0;
