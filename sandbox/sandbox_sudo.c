@@ -7,9 +7,11 @@
  * root, the rootfs, another file as stdin, a workspace outside the host's.
  *
  * Fail closed: run through sudo (SUDO_UID set, or a real uid that is not
- * root) without a sound sandbox.conf, nothing runs. */
+ * root; pkexec's PKEXEC_UID and doas's DOAS_USER count too) without a
+ * sound sandbox.conf, nothing runs. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,11 +26,18 @@
 
 #define SUDO_CONF_MAX 65536
 
-/* The caller's uid when brig runs on someone else's behalf, else -1. */
+/* The caller's uid when brig runs on someone else's behalf, else -1.
+ * sudo is the supported way; pkexec and doas are recognised too, so that
+ * they are held to the same rules rather than get root's choices. */
 static long sudo_caller(void)
 {
     if (getuid() != geteuid()) return (long)getuid();
     const char *s = getenv("SUDO_UID");
+    if (s == NULL) s = getenv("PKEXEC_UID");
+    if (s == NULL && getenv("DOAS_USER") != NULL) {
+        struct passwd *pw = getpwnam(getenv("DOAS_USER"));
+        return pw != NULL ? (pw->pw_uid == 0 ? -1 : (long)pw->pw_uid) : 0x7fffffff;
+    }
     if (s == NULL) return -1;
     char *end;
     unsigned long v = strtoul(s, &end, 10);
