@@ -88,6 +88,10 @@ int main(int argc, char **argv)
     }
     if (child == 0) {
         setpgid(0, 0);
+        /* --tty: our session's terminal; CMD's group must be its foreground
+         * or its first read or write stops it (SIGTTIN/SIGTTOU). Allowed
+         * from the background here: everything is still blocked. */
+        if (isatty(0)) tcsetpgrp(0, getpid());
         sigprocmask(SIG_SETMASK, &old, NULL);
         execvp(argv[first], argv + first);
         int e = errno;
@@ -95,6 +99,7 @@ int main(int argc, char **argv)
         _exit(e == ENOENT ? 127 : 126);
     }
     setpgid(child, child);      /* also here: no race with the first forwarded signal */
+    if (isatty(0)) tcsetpgrp(0, child);
 
     for (;;) {
         siginfo_t si;

@@ -40,6 +40,8 @@ struct sandbox_opts {
     const char *stdin_path;         /* NULL: /dev/null; "-": brig's stdin */
     const char *state_root;         /* NULL: SANDBOX_STATE_ROOT */
     bool stream;                    /* copy output live to brig's stdout/stderr */
+    bool tty;                       /* the command's stdio is a pty of the sandbox's own */
+    unsigned short tty_rows, tty_cols;  /* its size; 0: 24x80 */
     char **argv;                    /* the command, NULL-terminated */
 };
 
@@ -104,7 +106,13 @@ int sandbox_rootfs_default(char **out, struct brig_error **err);
 /* sandbox_cgroup.c: make the shared cgroup parent once and keep it. */
 int sandbox_cgroup_parent(struct brig_error **err);
 
-/* sandbox_stale.c: remove the "stopped" sandboxes a killed brig left. */
+/* sandbox_stale.c: remove what the runs of dead brigs left (state, cgroup,
+ * processes). A run holds its owner lock from before its state exists until
+ * after its delete. */
+struct sandbox_owner { int rootfd, fd; char name[64]; };
+int sandbox_owner_claim(const char *state_root, const char *id, struct sandbox_owner *ow,
+                        struct brig_error **err);
+void sandbox_owner_release(struct sandbox_owner *ow);
 void sandbox_reap_stale(const char *state_root);
 
 /* sandbox_io.c: the command's stdio, clocks, signals, stats and audit line,
@@ -157,6 +165,12 @@ int sandbox_list(const char *state_root, bool json, struct brig_error **err);
 /* Kills the init and every exec, removes cgroups and state; not the
  * workspace. Without force, refused while execs run. */
 int sandbox_remove(const char *state_root, const char *name, bool force, struct brig_error **err);
+/* sandbox_sudo.c: under sudo (SUDO_UID, or a real uid not root), the
+ * host's sandbox.conf fixes the policy, state root, rootfs and workspaces;
+ * the flags that would choose them are refused. owned[4] receives what o
+ * now points at (the caller frees it). */
+int sandbox_sudo_apply(struct sandbox_opts *o, char **owned, struct brig_error **err);
+bool sandbox_sudo_caller(void);
 
 /* sandbox_run.c: the whole one-shot. Returns -1 only when r->error could
  * not even be set (never, but for allocation); r is always filled. */

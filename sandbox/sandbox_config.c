@@ -252,6 +252,8 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
     if (o->cwd != NULL && o->cwd[0] != '/') return brig_failx(err, "--cwd %s: expected an absolute path", o->cwd);
     if (o->session == NULL && (o->argv == NULL || o->argv[0] == NULL))
         return brig_failx(err, "no command: brig sandbox run [flags] -- CMD...");
+    if (o->tty && o->stdin_path != NULL)
+        return brig_failx(err, "--stdin %s: not with --tty (the terminal is the command's stdin)", o->stdin_path);
     /* after the cheap checks: bad flags never build the default rootfs */
     autofree char *dflt = NULL;
     if (o->rootfs == NULL) TRY(sandbox_rootfs_default(&dflt, err));
@@ -266,7 +268,17 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
     jw_kstr(w, "ociVersion", BRIG_OCI_VERSION);
     jw_key(w, "process");
     jw_obj_open(w);
-    jw_kbool(w, "terminal", false);
+    /* --tty: the pty comes from the sandbox's own devpts and brig holds the
+     * master (launch in run mode, no console socket); 80x24 when the caller
+     * has no terminal to copy the size from. */
+    jw_kbool(w, "terminal", o->tty);
+    if (o->tty) {
+        jw_key(w, "consoleSize");
+        jw_obj_open(w);
+        jw_ku64(w, "height", o->tty_rows ? o->tty_rows : 24);
+        jw_ku64(w, "width", o->tty_cols ? o->tty_cols : 80);
+        jw_obj_close(w);
+    }
     jw_key(w, "args");
     jw_arr_open(w);
     jw_str(w, init_in);

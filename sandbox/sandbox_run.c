@@ -10,13 +10,17 @@
  * The stdio, clocks, stats and audit line are sandbox_io.c's (shared with
  * `sandbox exec`). */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
 
 #include "sandbox.h"
 #include "../policy/policy.h"
 #include "../runtime/lifecycle/launch.h"
+#include "../runtime/linux/console.h"
 #include "../runtime/linux/sync.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/log.h"
@@ -28,6 +32,24 @@ static void run_kill(void *arg)
     kill(*(pid_t *)arg, SIGKILL);
 }
 
+/* --tty: the pty master, held by brig, replaces the stdout pipe (the
+ * stderr pipe just reads EOF: the pty is all three of the init's stdio).
+ * No \r in the preview (ONLCR off, as `brig run` does), and an end of file
+ * queued as the terminal's input: a command reading stdin sees what it
+ * would see from /dev/null, not a wait for the idle timeout. */
+static int run_tty(struct launch *L, struct sandbox_io *io, struct brig_error **err)
+{
+    TRY(console_clear_onlcr(L->console_fd, err));
+    struct termios t;
+    if (tcgetattr(L->console_fd, &t) < 0) return brig_fail(err, errno, "--tty: tcgetattr");
+    if (write(L->console_fd, &t.c_cc[VEOF], 1) != 1) return brig_fail(err, errno, "--tty: queue end of file");
+    if (fcntl(L->console_fd, F_SETFL, O_NONBLOCK) < 0) return brig_fail(err, errno, "--tty: O_NONBLOCK");
+    close(io->out[0]);
+    io->out[0] = L->console_fd;
+    L->console_fd = -1;
+    return 0;
+}
+
 /* After the launch: start, wait, stats (the delete is the caller's). */
 static int run_started(struct launch *L, const struct sandbox_opts *o, const struct sandbox_limits *lim,
                        struct sandbox_io *io, struct sandbox_result *r, struct brig_error **err)
@@ -36,7 +58,8 @@ static int run_started(struct launch *L, const struct sandbox_opts *o, const str
     /* Both the timeout and the init's own exit end the namespace; nothing
      * to kill after the reap (the pid may be reused by then). */
     const struct sandbox_kill k = { .fn = run_kill, .arg = &L->pid, .at_exit = false };
-    int rc = sync_send(L->sync_fd, SYNC_START, NULL, err);
+    int rc = L->console_fd >= 0 ? run_tty(L, io, err) : 0;
+    if (rc == 0) rc = sync_send(L->sync_fd, SYNC_START, NULL, err);
     if (rc == 0) rc = sync_wait_exec(L->sync_fd, err);
     brig_closep(&L->sync_fd);
     if (rc < 0) {
@@ -72,6 +95,10 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     const char *state_root = o->state_root ? o->state_root : SANDBOX_STATE_ROOT;
     sandbox_reap_stale(state_root);
     if (sandbox_cgroup_parent(&err) < 0) return sandbox_fail(r, err);
+    /* Held from before the state exists to after the delete: a run whose
+     * owner lock is free belongs to a dead brig (sandbox_stale.c). */
+    struct sandbox_owner owner;
+    if (sandbox_owner_claim(state_root, r->id, &owner, &err) < 0) return sandbox_fail(r, err);
     struct sandbox_io io;
     int rc = sandbox_io_open(&io, o->stdin_path, &err);
 
@@ -104,6 +131,7 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
         signal(SIGPIPE, old_pipe);
     }
     sandbox_io_close(&io);
+    sandbox_owner_release(&owner);
     if (rc < 0) sandbox_fail(r, err);
     sandbox_audit(p, "sandbox-run", r->id, o->argv && o->argv[0] ? o->argv[0] : NULL, r);
     return 0;

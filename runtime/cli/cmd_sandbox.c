@@ -2,9 +2,12 @@
  * (--json) or a summary line to stderr. Always its own exit status: the
  * command's, 124 for a timeout, 125 when brig failed (docs/sandbox.md). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "brig-config.h"
 #include "cli.h"
 #include "../../sandbox/sandbox.h"
 #include "../util/cleanup.h"
@@ -85,6 +88,7 @@ static int sandbox_cmd_run(int argc, char **argv, int *status, struct brig_error
         { "workspace", 0, CLI_STRING, &o.workspace, "DIR", "host directory bound writable at /workspace" },
         SANDBOX_FLAGS_BOUNDS(o),
         SANDBOX_FLAGS_COMMAND(o, json, help),
+        { "tty", 't', CLI_BOOL, &o.tty, NULL, "give the command a terminal (its output is then all on stdout)" },
     };
     autofree char **env = brig_calloc((size_t)argc + 1, sizeof(char *));
     autofree char **pos = brig_calloc((size_t)argc + 1, sizeof(char *));
@@ -93,16 +97,29 @@ static int sandbox_cmd_run(int argc, char **argv, int *status, struct brig_error
     if (help) {
         cli_usage("sandbox run", "[options] -- CMD [ARGS...]",
                   "Run CMD in a fresh sandbox built from a policy; exit with its status "
-                  "(124: timeout, 125: brig failed). See docs/sandbox.md.",
+                  "(124: timeout, 125: brig failed). Through sudo, " BRIG_SANDBOX_CONF
+                  " fixes the policy, state root, rootfs and workspaces. See docs/sandbox.md.",
                   flags, BRIG_ARRAY_SIZE(flags));
         return 0;
     }
     o.env = env;
     o.argv = pos;
+    char *owned[4] = {0};
+    int sudo_rc = sandbox_sudo_apply(&o, owned, err);
     o.stream = !json;
+    struct winsize ws;
+    if (o.tty && isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0) {
+        o.tty_rows = ws.ws_row;
+        o.tty_cols = ws.ws_col;
+    }
 
     struct sandbox_result r = {0};
-    sandbox_run(&o, &r);
+    if (sudo_rc == 0) sandbox_run(&o, &r);
+    else {
+        r.error = brig_strdup((*err)->msg);     /* a result as for any refusal: nothing ran */
+        brig_error_freep(err);
+    }
+    for (int i = 0; i < 4; i++) free(owned[i]);
     sandbox_report(&r, json, status);
     return 0;
 }
@@ -225,6 +242,11 @@ static const struct {
 
 int cmd_sandbox(const struct brig_globals *g, int argc, char **argv, int *status, struct brig_error **err)
 {
+    /* Through sudo only `run` has its choices fixed by sandbox.conf. */
+    if (sandbox_sudo_caller() && !(argc >= 1 && strcmp(argv[0], "run") == 0)) {
+        *status = 125;
+        return brig_failx(err, "brig sandbox %s: only `sandbox run` is allowed through sudo", argc ? argv[0] : "");
+    }
     for (size_t i = 0; argc >= 1 && i < BRIG_ARRAY_SIZE(sandbox_cmds); i++) {
         if (strcmp(argv[0], sandbox_cmds[i].name) != 0) continue;
         /* Bad flags are brig's failure too: 125, as for a sandbox that could not be made. */

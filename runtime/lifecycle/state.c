@@ -98,6 +98,11 @@ static int state_open_root(const char *root, bool create, int *out, struct brig_
     return 0;
 }
 
+int state_root_open(const char *root, bool create, int *out, struct brig_error **err)
+{
+    return state_open_root(root, create, out, err);
+}
+
 /* Lock the container dir, then make sure it was not deleted while we waited. */
 int state_fail_not_exist(const char *id, struct brig_error **err)
 {

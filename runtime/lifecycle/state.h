@@ -69,6 +69,10 @@ int state_dir_remove(const char *root, const char *id, struct brig_error **err);
 /* The same through the fds of --root and of the (locked) dir itself. */
 int state_dir_remove_known(int rootfd, int dirfd, const char *id, struct brig_error **err);
 
+/* --root itself, checked as every command checks it (ours, not group or
+ * world writable, no symlink); made when missing and create is set. */
+int state_root_open(const char *root, bool create, int *out, struct brig_error **err);
+
 /* Ids of the container directories under root, sorted, NULL-terminated.
  * A root that does not exist yet holds no containers. */
 int state_list_ids(const char *root, char ***ids, size_t *n, struct brig_error **err);

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# bench-sandbox.sh: `brig sandbox run -- true` under the agent policy, end to
+# end (policy, config, init, pipes, result, cleanup), side by side in one run
+# with `podman run --rm` under the same hardening, `bwrap --unshare-all` and
+# the floor program, interleaved in rounds (the order rotates). Prints
+# medians and ratios; asserts no time. Not a test: never run by meson.
+#     sudo tests/bench/bench-sandbox.sh [--build DIR] [--rounds N]
+# Method and results: docs/performance.md ("The agent sandbox").
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+build=${BRIG_BUILD:-$repo/build}
+rounds=10
+while [ $# -gt 0 ]; do
+    case $1 in
+        --build) build=${2:?}; shift 2 ;;
+        --rounds) rounds=${2:?}; shift 2 ;;
+        *) echo "usage: $0 [--build DIR] [--rounds N]" >&2; exit 2 ;;
+    esac
+done
+[ "$(id -u)" = 0 ] || { echo "run as root" >&2; exit 77; }
+brig=$build/runtime/brig
+timer=$build/tests/bench/bench-timer
+floor=$build/tests/bench/bench-floor
+W=$(mktemp -d /tmp/brig-bench-sandbox.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+chmod 0755 "$W"
+"$repo/rootfs-tools/brig-mkbundle" --probe "$build/tests/probe/brig-probe" --brig "$brig" --no-config "$W/b" >/dev/null 2>&1
+R=$W/b/rootfs
+mkdir -p "$W/ws" "$W/res" && chown 1000:1000 "$W/ws"
+
+runtimes="floor bwrap sandbox"
+command -v bwrap >/dev/null || runtimes=${runtimes/bwrap /}
+# podman: runc (crun 1.8 refuses a hybrid cgroup host), rlimits below the
+# host's hard ones (its defaults are above this machine's and fail)
+if command -v podman >/dev/null; then runtimes+=" podman"; fi
+
+# the same hardening for each, as far as each has it: read-only root, the
+# workspace bound read-write, uid 1000, no capabilities, no_new_privs, no
+# network, a tmpfs /tmp, pids and memory limits (bwrap has no cgroups and
+# no seccomp here; the floor program has none of it)
+cmd_of() {
+    case $1 in
+        floor) CMD=("$floor" "$R" /bin/true) ;;
+        bwrap) CMD=(bwrap --unshare-all --die-with-parent --ro-bind "$R" / --dev /dev --proc /proc
+                    --tmpfs /tmp --bind "$W/ws" /workspace --uid 1000 --gid 1000 --cap-drop ALL /bin/true) ;;
+        sandbox) CMD=("$brig" sandbox run --policy agent --state-root "$W/state" --rootfs "$R"
+                      --workspace "$W/ws" --json -- true) ;;
+        podman) CMD=(podman --runtime runc run --rm --read-only --cap-drop=ALL
+                     --security-opt no-new-privileges --network none --pids-limit 256 --memory 512m
+                     --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 --tmpfs /tmp
+                     -v "$W/ws:/workspace" --user 1000:1000 --rootfs "$R" /bin/true) ;;
+    esac
+}
+
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; $rounds rounds of: $runtimes"
+for rt in $runtimes; do     # warm-up, and a failure stops the bench
+    cmd_of "$rt"
+    read -r ns _ st < <("$timer" -e "$W/res/$rt.err" "${CMD[@]}")
+    [ "$st" = 0 ] || { echo "$rt failed (status $st):" >&2; cat "$W/res/$rt.err" >&2; exit 1; }
+done
+list=($runtimes)
+for ((i = 0; i < rounds; i++)); do
+    for ((k = 0; k < ${#list[@]}; k++)); do
+        rt=${list[$(((i + k) % ${#list[@]}))]}
+        cmd_of "$rt"
+        sleep 0.05
+        read -r ns _ st < <("$timer" -e "$W/res/$rt.err" "${CMD[@]}")
+        [ "$st" = 0 ] || { echo "$rt failed in round $i" >&2; exit 1; }
+        echo "$ns" >> "$W/res/$rt"
+    done
+done
+median() { sort -n "$1" | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+sb=$(median "$W/res/sandbox")
+printf '%-8s %10s %10s %10s  %s\n' runtime median_ms min_ms max_ms "sandbox / runtime"
+for rt in $runtimes; do
+    m=$(median "$W/res/$rt")
+    mn=$(sort -n "$W/res/$rt" | head -n 1); mx=$(sort -n "$W/res/$rt" | tail -n 1)
+    awk -v rt="$rt" -v m="$m" -v mn="$mn" -v mx="$mx" -v sb="$sb" \
+        'BEGIN { printf "%-8s %10.1f %10.1f %10.1f  %.2fx\n", rt, m / 1e6, mn / 1e6, mx / 1e6, sb / m }'
+done

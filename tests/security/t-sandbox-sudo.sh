@@ -1,0 +1,97 @@
+#!/bin/bash
+# The unprivileged trusted worker (docs/sandbox.md "Through sudo"): a
+# caller allowed only `sudo brig sandbox run *` gets the host's policy,
+# state root, rootfs and workspaces from sandbox.conf and cannot choose
+# others. Performed for real: `nobody` runs sudo under a sudoers drop-in of
+# this test's own (removed on exit), and tries its own permissive policy,
+# another state root, the host's / as rootfs, /etc as workspace, someone
+# else's workspace and a root-only file as stdin.
+. "$(dirname "$0")/lib.sh"
+it_init
+command -v sudo >/dev/null && command -v setpriv >/dev/null && command -v visudo >/dev/null ||
+    skip_all "sudo, setpriv and visudo are needed"
+[ -d /etc/sudoers.d ] || skip_all "no /etc/sudoers.d"
+# one instance at a time: the conf path is fixed at build time
+exec 9>/run/lock/brig-sandbox-sudo-test.lock
+flock -w 120 9 || bail "another t-sandbox-sudo holds the lock"
+
+CONF=$("$BRIG" sandbox run --help 2>&1 | grep -o '/[^ ]*/sandbox\.conf' | head -n 1)
+[ -n "$CONF" ] || CONF=/usr/local/etc/brig/sandbox.conf    # an old brig names none
+[ -e "$CONF" ] && skip_all "$CONF exists (a real installation): not touched"
+SUDOERS=/etc/sudoers.d/brig-test-$TAG
+made_dir=""
+[ -d "$(dirname "$CONF")" ] || { mkdir -p "$(dirname "$CONF")" && made_dir=$(dirname "$CONF"); }
+trap 'rc=$?; rm -f "$SUDOERS" "$CONF"; [ -n "$made_dir" ] && rmdir "$made_dir"; (exit $rc); it_finish' EXIT
+
+"$BRIG_MKBUNDLE" --probe "$BRIG_PROBE" --brig "$BRIG" --no-config "$T/b" >/dev/null 2>&1 || bail "brig-mkbundle failed"
+mkdir -p "$T/etc" "$T/wsroot/mine" "$T/wsroot/other"
+chown 65534:65534 "$T/wsroot/mine"
+"$BRIG" policy show agent | jq --arg a "$T/audit.jsonl" '.name = "host-fixed" | .audit.path = $a | .timeouts.wall = "30s"' \
+    > "$T/etc/policy.json"
+jq -n --arg p "$T/etc/policy.json" --arg s "$T/sbstate" --arg r "$T/b/rootfs" --arg w "$T/wsroot" \
+    '{policy: $p, stateRoot: $s, rootfs: $r, workspaces: $w}' > "$CONF"
+chmod 0644 "$CONF" "$T/etc/policy.json"
+# the caller's own policy: no limits worth the name
+"$BRIG" policy show agent | jq '.name = "evil" | .timeouts.wall = "24h"' > "$T/evil.json"
+chmod 0644 "$T/evil.json"
+echo "root-only decoy secret" > "$T/secret" && chmod 0600 "$T/secret"
+
+printf 'nobody ALL=(root) NOPASSWD: %s sandbox run *\n' "$BRIG" > "$SUDOERS.tmp"
+visudo -cqf "$SUDOERS.tmp" || bail "the test's sudoers rule does not parse"
+chmod 0440 "$SUDOERS.tmp" && mv "$SUDOERS.tmp" "$SUDOERS"
+
+# as_caller ARGS...: `sudo brig sandbox run ARGS` as nobody; JSON in out.json
+as_caller() {
+    (cd / && timeout -k 5 60 setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+        sudo -n "$BRIG" sandbox run --json "$@") > "$T/out.json" 2> "$T/err.txt"
+    RC=$?
+}
+j() { jq -r "$1" "$T/out.json" 2>/dev/null; }
+# refused DESC MESSAGE ARGS...: exit 125, the message, nothing ran
+refused() {
+    local desc=$1 msg=$2; shift 2
+    as_caller "$@"
+    check_eq "$desc: exit 125" "$RC" 125
+    check "$desc: refused with \"$msg\"" bash -c "jq -r .error '$T/out.json' | grep -qF -- \"\$1\"" _ "$msg" ||
+        diag "$(cat "$T/out.json" "$T/err.txt")"
+    check_eq "$desc: nothing ran" "$(j .ran)" false
+}
+
+# ---- use: the worker runs commands under the host's policy ----
+as_caller --workspace mine -- sh -c 'echo hi; id -u'
+check_eq "through sudo: the command runs (exit 0)" "$RC" 0 || diag "$(cat "$T/out.json" "$T/err.txt")"
+check_eq "through sudo: under the host's policy (sandbox.conf)" "$(j .policy)" host-fixed
+check_eq "through sudo: its output" "$(j .stdout.preview_head)" "$(printf 'hi\n1000')"
+check "through sudo: the host's audit log has the line" jq -e 'select(.op == "sandbox-run")' "$T/audit.jsonl"
+check "through sudo: the host's state root was used" test -d "$T/sbstate"
+as_caller --workspace "$T/wsroot/mine" --timeout 1s -- sleep 30
+check_eq "through sudo: flags still tighten (--timeout 1s: exit 124)" "$RC" 124
+refused "through sudo: a flag above the host's policy" "above the policy's timeouts.wall" --timeout 1h -- true
+
+# ---- attacks: every choice a root brig would make on the caller's say-so ----
+refused "--policy of the caller's own" "--policy $T/evil.json: not allowed through sudo" \
+    --policy "$T/evil.json" -- true
+refused "--policy naming a built-in profile" "--policy pi: not allowed through sudo" --policy pi -- true
+refused "--state-root elsewhere" "--state-root /tmp/brig-evil-state: not allowed through sudo" \
+    --state-root /tmp/brig-evil-state -- true
+check_not "--state-root elsewhere: not made" test -e /tmp/brig-evil-state
+refused "--rootfs / (the host)" "--rootfs /: not allowed through sudo" --rootfs / -- cat /etc/shadow
+refused "--workspace /etc" "--workspace /etc: through sudo, a workspace is a directory directly in" \
+    --workspace /etc -- true
+refused "--workspace escaping the workspaces with .." "a workspace is a directory directly in" \
+    --workspace "$T/wsroot/../etc" -- true
+refused "--workspace of another owner" "owned by uid 0, not by the caller (uid 65534)" \
+    --workspace other -- true
+refused "--stdin a root-only file" "--stdin $T/secret: through sudo only" --stdin "$T/secret" -- cat
+check_not "--stdin a root-only file: its content never echoed" grep -q "decoy secret" "$T/out.json" "$T/err.txt"
+
+# ---- fail closed: a sandbox.conf the caller could have changed ----
+chmod 0666 "$CONF"
+refused "a world-writable sandbox.conf" "must be owned by root and not writable by group or others" -- true
+chmod 0644 "$CONF"
+chmod 0666 "$T/etc/policy.json"
+refused "a world-writable policy named by sandbox.conf" "sandbox.conf policy $T/etc/policy.json: must be owned by root" -- true
+chmod 0644 "$T/etc/policy.json"
+mv "$CONF" "$CONF.away"
+refused "no sandbox.conf" "the host's sandbox.conf is not usable" -- true
+mv "$CONF.away" "$CONF"
