@@ -372,7 +372,8 @@ int layer_apply(int rootfd, int fd, struct layer_limits *lim, struct brig_error 
     archive_read_support_format_tar(c.a);
     int rc = -1;
     if (archive_read_open_fd(c.a, fd, 1 << 20) != ARCHIVE_OK) {
-        brig_failx(err, "not a tar layer: %s", archive_error_string(c.a));
+        brig_failx(err, "truncated or corrupt layer (a tar, plain, gzip or zstd, was expected): %s",
+                   archive_error_string(c.a));
         goto out;
     }
     for (;;) {

@@ -185,11 +185,21 @@ static int select_oci(struct image_src *s, const char *ref, const struct select_
     return select_config_checks(out, p, err);
 }
 
+/* docker and podman store tags fully qualified: "busybox" is
+ * docker.io/library/busybox:latest (docker), localhost/busybox:latest
+ * (podman's local images). */
 static bool select_tag_ok(char **tags, const char *ref)
 {
     if (ref == NULL) return true;
+    const char *last = strrchr(ref, '/');
+    bool tagged = strchr(last != NULL ? last : ref, ':') != NULL || strchr(ref, '@') != NULL;
+    autofree char *full = brig_asprintf("%s%s", ref, tagged ? "" : ":latest");
+    static const char *const prefixes[] = {"", "docker.io/", "docker.io/library/", "localhost/"};
     for (size_t i = 0; tags != NULL && tags[i] != NULL; i++)
-        if (strcmp(tags[i], ref) == 0) return true;
+        for (size_t j = 0; j < sizeof(prefixes) / sizeof(prefixes[0]); j++) {
+            size_t pl = strlen(prefixes[j]);
+            if (strncmp(tags[i], prefixes[j], pl) == 0 && strcmp(tags[i] + pl, full) == 0) return true;
+        }
     return false;
 }
 
