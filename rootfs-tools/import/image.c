@@ -5,6 +5,7 @@
  * error naming its JSON path. */
 #include "import.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
