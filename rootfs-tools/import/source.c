@@ -193,7 +193,8 @@ int src_open(const char *path, int tmp_dirfd, uint64_t max_bytes, struct image_s
 {
     __attribute__((cleanup(src_freep))) struct image_src *s = brig_calloc(1, sizeof(*s));
     s->dirfd = -1;
-    autoclose int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a fifo named as IMAGE is refused below, not waited on */
+    autoclose int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) return brig_fail(err, errno, "image %s", path);
     struct stat st;
     if (fstat(fd, &st) < 0) return brig_fail(err, errno, "image %s", path);
