@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -314,6 +315,20 @@ static int layer_apply_opaque(struct layer_ctx *c, struct brig_error **err)
     return 0;
 }
 
+/* path and its ancestors: under an opaque directory, a lower layer's
+ * directory that this layer writes into stays (its other entries go). */
+static void layer_seen(struct layer_ctx *c, const char *path)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof(p), "%s", path);
+    for (;;) {
+        pathset_add(&c->seen, p);
+        char *slash = strrchr(p, '/');
+        if (slash == NULL) break;
+        *slash = '\0';
+    }
+}
+
 static int layer_entry(struct layer_ctx *c, struct archive_entry *e, struct brig_error **err)
 {
     if (++c->lim->files > c->lim->max_files)
@@ -335,7 +350,7 @@ static int layer_entry(struct layer_ctx *c, struct archive_entry *e, struct brig
         break;
     }
     if (path[0] == '\0') return 0;   /* "./": the root is ours */
-    pathset_add(&c->seen, path);
+    layer_seen(c, path);
     const char *hl = archive_entry_hardlink(e);
     if (hl != NULL) {
         if (layer_hardlink(c, path, hl, err) < 0) return brig_wrap(err, "%s", path);

@@ -9,7 +9,26 @@
 . "$(dirname "$0")/lib.sh"
 it_init
 : "${BRIG_ROOTFS:?BRIG_ROOTFS must point at brig-rootfs}"
-command -v umoci >/dev/null || skip_all "umoci is not installed (bash scripts/setup.sh installs it)"
+command -v python3 >/dev/null || skip_all "python3 is not installed"
+
+# ---- the layer rules, on an image whose every entry is known ------------------------
+# tests/security/rootfs-image.py "good": layer 2 whites out a file and a
+# file in a directory, makes opq/ opaque (its own opq/upper and
+# opq/sub/upper stay, the lower opq/lower and opq/sub/lower go), turns the
+# directory d2f into a file, adds a hard link, a symlink and a fifo.
+python3 "$(dirname "$0")/../security/rootfs-image.py" good "$T/good-img" "$T/nowhere" ||
+    bail "cannot build the layer-rules image"
+out=$("$BRIG_ROOTFS" import "$T/good-img" "$T/good" 2>&1)
+check_eq "import of the layer-rules image (exit 0): $out" "$?" 0
+check_eq "whiteouts, opaque directory, replacement, links, modes" \
+    "$(cd "$T/good" && find . -printf '%p %y %m %n %l\n' | sort | tr '\n' ';')" \
+    "$(printf '%s;' '. d 755 6 ' './bin d 755 2 ' './bin/hl f 750 2 ' './bin/sl l 777 1 /bin/tool' \
+        './bin/tool f 750 2 ' './d2f f 644 1 ' './etc d 755 2 ' './etc/hostname f 644 1 ' \
+        './fifo p 644 1 ' './old d 644 2 ' './opq d 644 3 ' './opq/sub d 644 2 ' \
+        './opq/sub/upper f 644 1 ' './opq/upper f 644 1 ')"
+check_eq "file mtimes are the image's" "$(stat -c %Y "$T/good/etc/hostname")" 1700000000
+
+command -v umoci >/dev/null || { skip "umoci round trip" "umoci is not installed (bash scripts/setup.sh installs it)"; exit 0; }
 
 # ---- the image: busybox + probe, then a second layer ---------------------------
 "$BRIG_MKBUNDLE" --probe "$BRIG_PROBE" --brig "$BRIG" --no-config "$T/src" >"$T/src.log" 2>&1 ||

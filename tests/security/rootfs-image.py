@@ -105,10 +105,11 @@ def build(case, out, decoy):
         # replacing a directory with a file
         img.write([
             layer(base + [entry("old", "dir"), entry("old/a"), entry("gone"),
-                          entry("opq", "dir"), entry("opq/lower"), entry("d2f", "dir"),
+                          entry("opq", "dir"), entry("opq/lower"), entry("opq/sub", "dir"),
+                          entry("opq/sub/lower"), entry("d2f", "dir"),
                           entry("d2f/x"), entry("bin/tool", data=b"#!/bin/sh\n", mode=0o750)]),
             layer([entry(".wh.gone"), entry("old/.wh.a"), entry("opq/upper"),
-                   entry("opq/.wh..wh..opq"), entry("d2f", data=b"file now\n"),
+                   entry("opq/.wh..wh..opq"), entry("opq/sub/upper"), entry("d2f", data=b"file now\n"),
                    entry("bin/hl", "hardlink", link="bin/tool"),
                    entry("bin/sl", "symlink", link="/bin/tool"), entry("fifo", "fifo")]),
         ])
