@@ -15,6 +15,7 @@
 #include <nettle/sha2.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -136,9 +137,22 @@ static int src_copy_entry(struct archive *a, int tmp_dirfd, uint64_t *budget, in
     return 0;
 }
 
+/* Each file of a tar IMAGE is held open (its O_TMPFILE copy) until the
+ * import ends: allow as many fds as entries, within the hard limit. */
+static void src_raise_nofile(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0) return;
+    rlim_t want = SRC_MAX_ENTRIES + 64;
+    if (rl.rlim_cur >= want) return;
+    rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+    setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 static int src_read_tar(struct image_src *s, int fd, int tmp_dirfd, uint64_t max_bytes,
                         struct brig_error **err)
 {
+    src_raise_nofile();
     struct archive *a = archive_read_new();
     archive_read_support_filter_gzip(a);
     archive_read_support_filter_zstd(a);
