@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # brig-rootfs import, the way users feed it: a busybox rootfs made into a
 # two-layer OCI image by Debian's umoci (the second layer adds a file and
-# whites one out), as an OCI layout directory, an oci-archive tar and a
+# whites one out), as an OCI layout directory, a tar of it and a
 # docker-archive tar (skopeo); imported, compared with umoci's own unpack,
 # bundled with the image config, and run by brig.
 # shellcheck disable=SC2016  # jq filters are single-quoted on purpose
@@ -82,15 +82,17 @@ assert_clean ct
 
 # ---- the same image as tars -------------------------------------------------------------
 if command -v skopeo >/dev/null; then
-    skopeo copy -q "oci:$O:t" "docker-archive:$T/d.tar:brig/img:t" >"$T/skopeo.log" 2>&1 &&
-        skopeo copy -q "oci:$O:t" "oci-archive:$T/o.tar:t" >>"$T/skopeo.log" 2>&1 ||
+    # an oci-archive is the layout in a tar: tar makes it without one more Go start-up
+    if ! { skopeo copy -q "oci:$O:t" "docker-archive:$T/d.tar:brig/img:t" &&
+           tar -C "$O" -cf "$T/o.tar" .; } >"$T/skopeo.log" 2>&1; then
         bail "skopeo: $(tail -3 "$T/skopeo.log")"
+    fi
     out=$("$BRIG_ROOTFS" import --ref brig/img:t "$T/d.tar" "$T/from-docker" 2>&1)
     check_eq "import of a docker-archive by its tag (exit 0): $out" "$?" 0
     check_eq "the docker-archive gives the same tree" "$(tree "$T/from-docker")" "$(tree "$T/ct/rootfs")"
     out=$("$BRIG_ROOTFS" import "$T/o.tar" "$T/from-oci-tar" 2>&1)
-    check_eq "import of an oci-archive tar (exit 0): $out" "$?" 0
-    check_eq "the oci-archive gives the same tree" "$(tree "$T/from-oci-tar")" "$(tree "$T/ct/rootfs")"
+    check_eq "import of the layout as a tar (exit 0): $out" "$?" 0
+    check_eq "the layout tar gives the same tree" "$(tree "$T/from-oci-tar")" "$(tree "$T/ct/rootfs")"
     "$BRIG_ROOTFS" import --ref nosuch "$T/d.tar" "$T/none" >/dev/null 2>"$T/none.err"
     check_eq "an absent --ref is refused (exit 1)" "$?" 1
     check "and named" grep -qF "manifest.json: no image tagged nosuch" "$T/none.err"
