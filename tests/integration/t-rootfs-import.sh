@@ -27,6 +27,18 @@ check_eq "whiteouts, opaque directory, replacement, links, modes" \
         './fifo p 644 1 ' './old d 644 2 ' './opq d 644 3 ' './opq/sub d 644 2 ' \
         './opq/sub/upper f 644 1 ' './opq/upper f 644 1 ')"
 check_eq "file mtimes are the image's" "$(stat -c %Y "$T/good/etc/hostname")" 1700000000
+if command -v zstd >/dev/null; then
+    python3 "$(dirname "$0")/../security/rootfs-image.py" good-zstd "$T/zstd-img" "$T/nowhere" ||
+        bail "cannot build the zstd image"
+    out=$("$BRIG_ROOTFS" import "$T/zstd-img" "$T/zstd" 2>&1)
+    check_eq "import of the same layers compressed with zstd (exit 0): $out" "$?" 0
+    # files' mtimes included; directories' are those of the unpacking
+    check_eq "zstd layers give the same tree" \
+        "$(cd "$T/zstd" && find . ! -type d -printf '%p %y %m %n %l %T@\n' | sort)" \
+        "$(cd "$T/good" && find . ! -type d -printf '%p %y %m %n %l %T@\n' | sort)"
+else
+    skip "zstd layers" "the zstd command is not installed"
+fi
 
 command -v umoci >/dev/null || { skip "umoci round trip" "umoci is not installed (bash scripts/setup.sh installs it)"; exit 0; }
 

@@ -14,12 +14,14 @@ import hashlib
 import io
 import json
 import os
+import subprocess
 import sys
 import tarfile
 
 MT_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 MT_CONFIG = "application/vnd.oci.image.config.v1+json"
 MT_GZIP = "application/vnd.oci.image.layer.v1.tar+gzip"
+MT_ZSTD = "application/vnd.oci.image.layer.v1.tar+zstd"
 
 
 def entry(name, kind="file", data=b"x\n", mode=0o644, link="", major=0, minor=0):
@@ -58,15 +60,20 @@ class Layout:
     def blob(self, h):
         return os.path.join(self.out, "blobs", "sha256", h.split(":")[-1])
 
-    def write(self, raw_layers, post=None):
-        """post(i, gz_bytes) -> bytes stored as layer i (e.g. truncated)."""
+    def write(self, raw_layers, post=None, zstd=False):
+        """post(i, gz_bytes) -> bytes stored as layer i (e.g. truncated);
+        zstd: compressed by the zstd command instead of gzip."""
         descs, diff_ids = [], []
         for i, raw in enumerate(raw_layers):
             diff_ids.append("sha256:" + hashlib.sha256(raw).hexdigest())
-            data = gzip.compress(raw, mtime=0)
+            if zstd:
+                data = subprocess.run(["zstd", "-q", "-c"], input=raw, stdout=subprocess.PIPE,
+                                      check=True).stdout
+            else:
+                data = gzip.compress(raw, mtime=0)
             if post:
                 data = post(i, data)
-            descs.append(dict(mediaType=MT_GZIP, **self.put(data)))
+            descs.append(dict(mediaType=MT_ZSTD if zstd else MT_GZIP, **self.put(data)))
         config = {"architecture": "amd64", "os": "linux",
                   "config": {"Cmd": ["/bin/sh"], "Env": ["PATH=/bin"]},
                   "rootfs": {"type": "layers", "diff_ids": diff_ids}}
@@ -100,7 +107,7 @@ def build(case, out, decoy):
     img = Layout(out)
     base = [entry("etc", "dir", mode=0o755), entry("etc/hostname", data=b"box\n"),
             entry("bin", "dir", mode=0o755)]
-    if case == "good":
+    if case in ("good", "good-zstd"):
         # whiteouts, an opaque dir, a hard link, a symlink, modes, a layer
         # replacing a directory with a file
         img.write([
@@ -112,7 +119,7 @@ def build(case, out, decoy):
                    entry("opq/.wh..wh..opq"), entry("opq/sub/upper"), entry("d2f", data=b"file now\n"),
                    entry("bin/hl", "hardlink", link="bin/tool"),
                    entry("bin/sl", "symlink", link="/bin/tool"), entry("fifo", "fifo")]),
-        ])
+        ], zstd=case == "good-zstd")
     elif case == "dotdot":
         img.write([layer(base + [entry("../escape-dotdot", data=b"ESCAPED\n")])])
     elif case == "dotdot-inner":
