@@ -90,7 +90,7 @@ class Layout:
 CASES = ["good", "dotdot", "dotdot-inner", "absolute", "symlink-then-write",
          "symlink-dangling-write", "symlink-same-layer", "symlink-last", "hardlink-dotdot",
          "hardlink-absolute", "hardlink-via-symlink", "whiteout-dotdot", "whiteout-via-symlink",
-         "device", "setuid", "digest-mismatch", "truncated", "corrupt", "missing-blob", "bomb",
+         "device", "setuid", "digest-mismatch", "manifest-mismatch", "config-mismatch", "truncated", "corrupt", "missing-blob", "bomb",
          "many-files"]
 
 
@@ -168,6 +168,14 @@ def build(case, out, decoy):
         data = bytearray(open(path, "rb").read())
         data[-1] ^= 0xFF
         open(path, "wb").write(bytes(data))
+    elif case in ("manifest-mismatch", "config-mismatch"):
+        img.write([layer(base)])
+        m = json.load(open(os.path.join(out, "index.json")))["manifests"][0]["digest"]
+        if case == "config-mismatch":
+            m = json.load(open(img.blob(m)))["config"]["digest"]
+        path = img.blob(m)
+        data = open(path, "rb").read().replace(b"sha256:", b"sha256:", 1)
+        open(path, "wb").write(data.replace(b"{", b"{ ", 1))   # same meaning, other bytes
     elif case == "truncated":
         big = os.urandom(200000)
         img.write([layer(base + [entry("bin/big", data=big)])],

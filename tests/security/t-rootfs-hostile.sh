@@ -106,7 +106,13 @@ check_eq "setuid: --keep-setuid keeps them" \
     "$(stat -c %a "$T/dest/setuid/bin/suid" "$T/dest/setuid/bin/sgid" | tr '\n' ' ')" "4755 2755 "
 
 # ---- broken images -------------------------------------------------------------------
-refused digest-mismatch 'digest mismatch'
+refused digest-mismatch 'layers[0] (blobs/sha256/'
+check "digest-mismatch: named as one" grep -q 'digest mismatch: sha256:' "$T/digest-mismatch.err"
+refused manifest-mismatch 'manifest: blobs/sha256/'
+check "manifest-mismatch: a manifest that still parses is refused by its digest" \
+    grep -q 'digest mismatch' "$T/manifest-mismatch.err"
+refused config-mismatch 'config: blobs/sha256/'
+check "config-mismatch: refused by its digest" grep -q 'digest mismatch' "$T/config-mismatch.err"
 refused truncated 'truncated or corrupt layer'
 refused corrupt 'truncated or corrupt layer'
 refused missing-blob 'layers[1] sha256:'
