@@ -1,6 +1,8 @@
-/* brig-rootfs (docs/rootfs.md, man brig-rootfs): build, verify and bundle
- * runner root filesystems. Thin: each subcommand is one function in its
- * own file; the work is in rootfs-tools/lib (linked into brig as well). */
+/* brig-rootfs (docs/rootfs.md, man brig-rootfs): import, build, verify and
+ * bundle runner root filesystems. Thin: each subcommand is one function in
+ * its own file; the work is in rootfs-tools/lib (linked into brig as well)
+ * and rootfs-tools/import (libarchive: brig-rootfs only). Exit statuses: 0
+ * done, 1 refused or the check failed, 2 usage or an error. */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,11 +10,20 @@
 #include "brig-rootfs.h"
 #include "../runtime/util/error.h"
 
+/* import decides its own status and gets argv from its own name on. */
+static int rootfs_cmd_import_row(int argc, char **argv, int *status, struct brig_error **err)
+{
+    (void)err;
+    *status = rootfs_cmd_import(argc + 1, argv - 1);
+    return 0;
+}
+
 static const struct {
     const char *name;
     rootfs_cmd_fn fn;
     const char *help;
 } rootfs_cmds[] = {
+    { "import", rootfs_cmd_import_row, "unpack an OCI image layout or docker/podman save archive into a rootfs" },
     { "from-host", rootfs_cmd_from_host, "a runner rootfs from the host's programs and their libraries" },
     { "verify", rootfs_cmd_verify, "compare a rootfs with its sha256 manifest; check required tools" },
     { "bundle", rootfs_cmd_bundle, "an OCI bundle (config.json) from a rootfs, a policy and an image config" },
@@ -28,9 +39,13 @@ static void rootfs_usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        rootfs_usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        rootfs_usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        rootfs_usage(stdout);
+        return 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
         printf("brig-rootfs %s (commit %s)\n", BRIG_VERSION, BRIG_COMMIT);
@@ -47,7 +62,7 @@ int main(int argc, char **argv)
         }
         return status;
     }
-    fprintf(stderr, "brig-rootfs: unknown command %s\n", argv[1]);
+    fprintf(stderr, "brig-rootfs: unknown command '%s'\n", argv[1]);
     rootfs_usage(stderr);
     return 2;
 }

@@ -1,6 +1,7 @@
 /* brig-rootfs: one function per subcommand, listed in brig-rootfs.c's
  * table. argv excludes the subcommand's name. Exit statuses: 0 done, 1 the
- * check failed (drift, a missing tool), 2 bad input or an error. */
+ * check failed (drift, a missing tool, a refused image), 2 bad input or an
+ * error. */
 #ifndef BRIG_ROOTFS_CLI_H
 #define BRIG_ROOTFS_CLI_H
 
@@ -11,5 +12,7 @@ typedef int (*rootfs_cmd_fn)(int argc, char **argv, int *status, struct brig_err
 int rootfs_cmd_from_host(int argc, char **argv, int *status, struct brig_error **err);   /* rootfs_from_host.c */
 int rootfs_cmd_verify(int argc, char **argv, int *status, struct brig_error **err);      /* rootfs_verify.c */
 int rootfs_cmd_bundle(int argc, char **argv, int *status, struct brig_error **err);      /* rootfs_bundle.c */
+/* import/import_cmd.c: argv from its own name on; returns the exit status. */
+int rootfs_cmd_import(int argc, char **argv);
 
 #endif

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# brig-rootfs import of hostile images: each image is built here by
+# rootfs-image.py (tarfile, nothing downloaded) and aims at a decoy
+# directory in the test's temp dir. Every case must be refused with its
+# message and exit status 1 (or, where docs/rootfs.md says so, made safe:
+# the write lands inside DEST), leave no DEST and no scratch directory
+# behind, and change nothing outside DEST.
+# shellcheck source=tests/security/lib.sh
+. "$(dirname "$0")/lib.sh"
+it_init
+: "${BRIG_ROOTFS:?BRIG_ROOTFS must point at brig-rootfs}"
+command -v python3 >/dev/null || skip_all "python3 is not installed"
+MKIMG=${BRIG_SECURITY_SRC:-$(dirname "$0")}/rootfs-image.py
+
+D=$T/decoy
+mkdir -p "$D" "$T/dest"
+echo secret > "$D/secret"
+echo victim > "$D/victim"
+decoy_state() { find "$D" -printf '%P %y %s %n %m\n' | sort; cat "$D/secret" "$D/victim"; }
+DECOY0=$(decoy_state)
+
+# every image at once (one python start-up): $T/img/CASE
+python3 "$MKIMG" --all "$T/img" "$D" 2>"$T/mkimg.err" || bail "cannot build the images: $(cat "$T/mkimg.err")"
+
+# import CASE [FLAGS...]: import $T/img/CASE into $T/dest/CASE;
+# RC, $T/CASE.err, and OUTSIDE = files that appeared or changed in $T but
+# outside $T/dest/CASE since the import started.
+import_case() {
+    local c=$1; shift
+    touch "$T/stamp"; sleep 0.01
+    timeout -k 5 60 "$BRIG_ROOTFS" import "$@" "$T/img/$c" "$T/dest/$c" >"$T/$c.out" 2>"$T/$c.err"
+    RC=$?
+    OUTSIDE=$(find "$T" -path "$T/dest/$c" -prune -o -path "$T/img" -prune -o \
+        \( -type f -o -type l -o -type d \) -newer "$T/stamp" ! -path "$T/dest" ! -path "$T" \
+        ! -name "$c.*" -print)
+}
+
+# refused CASE MESSAGE [FLAGS...]
+refused() {
+    local c=$1 msg=$2; shift 2
+    import_case "$c" "$@"
+    if [ "$RC" = 1 ] && grep -qF -- "$msg" "$T/$c.err"; then
+        ok "$c: refused (exit 1): $msg"
+    else
+        not_ok "$c: refused (exit 1): $msg" "exit status: $RC" "stderr: $(head -c 1000 "$T/$c.err")"
+    fi
+    nothing_left "$c"
+}
+
+nothing_left() {
+    local c=$1 left
+    left=$(find "$T/dest" -maxdepth 1 -name "$c*" -print)
+    check_eq "$c: no DEST, no scratch dir left" "$left" ""
+    check_eq "$c: nothing written outside DEST" "$OUTSIDE" ""
+    check_eq "$c: the decoy is untouched" "$(decoy_state)" "$DECOY0"
+}
+
+# made_safe CASE [FLAGS...]: imported; only DEST changed.
+made_safe() {
+    local c=$1; shift
+    import_case "$c" "$@"
+    check_eq "$c: imported (exit 0) $(head -c 300 "$T/$c.err")" "$RC" 0
+    check_eq "$c: nothing written outside DEST" "$OUTSIDE" ""
+    check_eq "$c: the decoy is untouched" "$(decoy_state)" "$DECOY0"
+}
+
+# ---- names that leave the root --------------------------------------------
+refused dotdot 'entry ../escape-dotdot: a ".." component, refusing it'
+refused dotdot-inner 'a ".." component, refusing it'
+refused absolute 'absolute path, refusing it'
+
+# ---- symlinks planted by one layer, written through by the next ------------
+made_safe symlink-then-write
+check "symlink-then-write: the write through an absolute link landed inside DEST" \
+    grep -q ESCAPED "$T/dest/symlink-then-write$D/through-abs"
+check "symlink-then-write: the write through a ../ link landed inside DEST" \
+    grep -q ESCAPED "$T/dest/symlink-then-write$D/through-rel"
+made_safe symlink-same-layer
+check "symlink-same-layer: landed inside DEST" grep -q ESCAPED "$T/dest/symlink-same-layer$D/same-layer"
+made_safe symlink-last
+check "symlink-last: the planted link was replaced by a file, not followed" \
+    test -f "$T/dest/symlink-last/etc/shadow" -a ! -L "$T/dest/symlink-last/etc/shadow"
+refused symlink-dangling-write 'is a dangling symlink'
+
+# ---- hard links ---------------------------------------------------------------
+refused hardlink-dotdot 'a ".." component, refusing it'
+refused hardlink-absolute 'absolute path, refusing it'
+refused hardlink-via-symlink 'hard link to s/secret: No such file or directory'
+
+# ---- whiteouts --------------------------------------------------------------------
+refused whiteout-dotdot 'names "..", refusing it'
+made_safe whiteout-via-symlink
+
+# ---- devices, setuid ---------------------------------------------------------------
+refused device 'dev/evil-mem: a device node (refused without --allow-devices)'
+made_safe device --allow-devices
+check_eq "device: with --allow-devices, the node is made inside DEST" \
+    "$(stat -c '%F %t:%T' "$T/dest/device/dev/evil-mem" 2>&1)" "character special file 1:1"
+made_safe setuid
+check_eq "setuid: setuid/setgid bits stripped by default" \
+    "$(stat -c %a "$T/dest/setuid/bin/suid" "$T/dest/setuid/bin/sgid" | tr '\n' ' ')" "755 755 "
+check "setuid: the stripping is reported" grep -q "2 setuid/setgid bits or file capabilities stripped" "$T/setuid.err"
+rm -rf "$T/dest/setuid" "$T/dest/setuid.image-config.json"
+made_safe setuid --keep-setuid
+check_eq "setuid: --keep-setuid keeps them" \
+    "$(stat -c %a "$T/dest/setuid/bin/suid" "$T/dest/setuid/bin/sgid" | tr '\n' ' ')" "4755 2755 "
+
+# ---- broken images -------------------------------------------------------------------
+refused digest-mismatch 'layers[0] (blobs/sha256/'
+check "digest-mismatch: named as one" grep -q 'digest mismatch: sha256:' "$T/digest-mismatch.err"
+refused manifest-mismatch 'manifest: blobs/sha256/'
+check "manifest-mismatch: a manifest that still parses is refused by its digest" \
+    grep -q 'digest mismatch' "$T/manifest-mismatch.err"
+refused config-mismatch 'config: blobs/sha256/'
+check "config-mismatch: refused by its digest" grep -q 'digest mismatch' "$T/config-mismatch.err"
+refused truncated 'truncated or corrupt layer'
+refused corrupt 'truncated or corrupt layer'
+refused missing-blob 'layers[1] sha256:'
+check "missing-blob: named as a missing blob" grep -q 'blob missing from the image' "$T/missing-blob.err"
+refused bomb 'more than --max-size (16777216 bytes) once decompressed' --max-size 16M
+refused many-files 'more than --max-files (100) entries' --max-files 100
+
+# ---- DEST that is not ours to replace -------------------------------------------------
+mkdir -p "$T/dest/full" && echo keep > "$T/dest/full/mine"
+timeout 60 "$BRIG_ROOTFS" import "$T/img/good" "$T/dest/full" >/dev/null 2>"$T/full.err"
+check_eq "a non-empty DEST is refused (exit 1)" "$?" 1
+check "the refusal says why" grep -qF "DEST exists and is not empty; refusing to unpack over it" "$T/full.err"
+check_eq "a non-empty DEST is untouched" "$(ls "$T/dest/full")" "mine"
+
+diag "every hostile case ran in $SECONDS s"
