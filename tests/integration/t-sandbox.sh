@@ -19,6 +19,7 @@ sb() {
     timeout -k 5 120 "$BRIG" sandbox run --state-root "$SB_STATE" --rootfs "$ROOTFS" --workspace "$WS" \
         --env "BRIG_IT_TAG=$TAG-sb" --json "$@" > "$T/out.json" 2> "$T/err.txt"
     RC=$?
+    jq -r '.id // empty' "$T/out.json" >> "$T/ids" 2>/dev/null
 }
 j() { jq -r "$1" "$T/out.json"; }
 # eq DESC WANT GOT
@@ -33,8 +34,9 @@ sb_clean() {
     local st; st=$(ls -A "$SB_STATE" 2>/dev/null | grep -v "^.seccomp-cache$")
     [ -z "$st" ] || left+="state: $st; "
     local c
+    # this test's sandboxes only: other runs on the host may be live
     for c in /sys/fs/cgroup/*/brig-sandbox/sb-*; do
-        [ -d "$c" ] && left+="cgroup: $c; "
+        [ -d "$c" ] && grep -qxF "${c##*/}" "$T/ids" 2>/dev/null && left+="cgroup: $c; "
     done
     check "$1: nothing left on the host" test -z "$left" || diag "$left"
 }

@@ -28,6 +28,7 @@ run_escape() {
         --rootfs "$ROOTFS" --workspace "$WS" --env "BRIG_IT_TAG=$TAG-sb" --json "$@" \
         > "$T/out.json" 2> "$T/err.txt"
     RC=$?
+    jq -r '.id // empty' "$T/out.json" >> "$T/ids" 2>/dev/null
 }
 
 # Nothing survives: no tagged process, and the heartbeat stops.
@@ -42,7 +43,10 @@ no_survivor() {
     hb2=$(stat -c %Y.%s "$WS/heartbeat" 2>/dev/null; md5sum < "$WS/heartbeat" 2>/dev/null)
     check_eq "$1: the heartbeat in the workspace stopped" "$hb2" "$hb1"
     local c left=""
-    for c in /sys/fs/cgroup/*/brig-sandbox/sb-*; do [ -d "$c" ] && left+="$c "; done
+    # this test's sandboxes only: other runs on the host may be live
+    for c in /sys/fs/cgroup/*/brig-sandbox/sb-*; do
+        [ -d "$c" ] && grep -qxF "${c##*/}" "$T/ids" 2>/dev/null && left+="$c "
+    done
     check "$1: no cgroup left" test -z "$left" || diag "$left"
     local st; st=$(ls -A "$SB_STATE" 2>/dev/null | grep -v '^.seccomp-cache$')
     check "$1: no state left" test -z "$st" || diag "$st"
