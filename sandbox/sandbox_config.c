@@ -4,6 +4,7 @@
  * gives the workspace bind, exactly as `brig policy apply` would. Nothing of
  * the caller's environment goes in. */
 #include <errno.h>
+#include <sys/resource.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 
 #include "brig-config.h"
 #include "sandbox.h"
+#include "../runtime/config/spec.h"
 #include "../policy/policy.h"
 #include "../policy/policy_internal.h"
 #include "../runtime/config/json.h"
@@ -240,6 +242,28 @@ static void config_linux(struct brig_jw *w, const char *id)
     jw_obj_close(w);
 }
 
+/* The policy's rlimits are maxima. Where this host's own hard limit is
+ * lower (root without CAP_SYS_RESOURCE in a VM), that is the most the
+ * command can have: asking for the policy's value would fail the create
+ * for no gain in isolation. policy_apply keeps a value under the maximum. */
+static void config_rlimits(struct brig_jw *w, const struct brig_policy *p)
+{
+    jw_key(w, "rlimits");
+    jw_arr_open(w);
+    for (size_t i = 0; i < p->n_rlimits; i++) {
+        int res = spec_rlimit_resource(p->rlimits[i].type);
+        struct rlimit rl;
+        if (res < 0 || getrlimit(res, &rl) < 0 || rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= p->rlimits[i].max)
+            continue;
+        jw_obj_open(w);
+        jw_kstr(w, "type", p->rlimits[i].type);
+        jw_ku64(w, "hard", rl.rlim_max);
+        jw_ku64(w, "soft", rl.rlim_max);
+        jw_obj_close(w);
+    }
+    jw_arr_close(w);
+}
+
 int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, const char *id,
                    const char *init_host_path, char **out, struct brig_error **err)
 {
@@ -287,6 +311,7 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
     for (char **a = o->argv; o->session == NULL && *a; a++) jw_str(w, *a);
     jw_arr_close(w);
     TRY(config_env(w, p, o, err));
+    config_rlimits(w, p);
     jw_kstr(w, "cwd", o->cwd ? o->cwd : (o->workspace && p->workspace.path ? p->workspace.path : "/"));
     jw_kbool(w, "noNewPrivileges", true);
     jw_obj_close(w);

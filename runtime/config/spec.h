@@ -364,6 +364,8 @@ struct brig_spec {
  * relative root.path. Unknown properties are ignored (spec requirement);
  * missing required fields, wrong types and invalid values fail with the
  * JSON path in the message: "linux.seccomp.syscalls[3].action: ...". */
+/* RLIMIT_* by its config name ("RLIMIT_NOFILE"), -1 if unknown. */
+int spec_rlimit_resource(const char *name);
 int spec_parse(const char *json, size_t len, const char *bundle_dir,
                struct brig_spec **out, struct brig_error **err);
 

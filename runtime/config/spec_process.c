@@ -34,6 +34,12 @@ static const struct sp_name rlimit_names[] = {
     { NULL, 0 },
 };
 
+int spec_rlimit_resource(const char *name)
+{
+    long res;
+    return sp_lookup(rlimit_names, name, &res) < 0 ? -1 : (int)res;
+}
+
 static const struct sp_name sched_policies[] = {
     { "SCHED_OTHER", SCHED_NORMAL },
     { "SCHED_FIFO", SCHED_FIFO },
