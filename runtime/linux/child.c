@@ -64,7 +64,7 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
     TRY(session_new(err));                                     /* not the caller's tty */
     if (c->cg != NULL) TRY(cgroup_attach_self(c->cg, c->cloned_into, err));   /* before cgroupns */
     TRY(ns_child_join(s, c->ns, err));
-    if (c->ns->new_uts) TRY(hostname_apply(s, err));
+    TRY(hostname_apply(s, err));                               /* in the new or joined uts */
     if (c->ns->new_net) TRY(netlink_lo_up(err));
     TRY(rootfs_prepare(s, c->caller_mntns, &rootfd, err));
     TRY(mounts_apply(rootfd, s, in_userns, err));
@@ -85,6 +85,7 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
     TRY(scheduler_apply(&s->process, err));
     TRY(io_priority_apply(&s->process, err));
     TRY(rlimits_apply(&s->process, err));
+    TRY(mempolicy_apply(&s->linux_cfg, err));                 /* inherited by execve */
     brig_fd_defer_flush();
     return 0;
 }

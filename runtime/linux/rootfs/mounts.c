@@ -263,6 +263,25 @@ static const char *mounts_userns_fallback(const char *type)
     return NULL;
 }
 
+/* A tmpfs without "mode=" takes the mode of the directory it covers, as
+ * runc does: images rely on e.g. a 1777 /tmp or a 0712 directory keeping
+ * its mode under the tmpfs (the kernel's default would be 1777). */
+static int mounts_tmpfs_mode(int destfd, const char *type, const char *data, char **out,
+                             struct brig_error **err)
+{
+    bool has_mode = data != NULL && (brig_str_has_prefix(data, "mode=") || strstr(data, ",mode=") != NULL);
+    if (strcmp(type, "tmpfs") != 0 || has_mode) {
+        *out = data != NULL ? brig_strdup(data) : NULL;
+        return 0;
+    }
+    struct stat st;
+    if (fstat(destfd, &st) < 0) return brig_fail(err, errno, "stat the tmpfs mount point");
+    unsigned mode = (unsigned)st.st_mode & 07777;
+    *out = data != NULL && data[0] != '\0' ? brig_asprintf("%s,mode=%o", data, mode)
+                                           : brig_asprintf("mode=%o", mode);
+    return 0;
+}
+
 int mounts_fs(int rootfd, const char *source, const char *dest, const char *type,
               const struct brig_mount_opts *o, bool in_userns, struct brig_error **err)
 {
@@ -286,9 +305,11 @@ int mounts_fs_open(int rootfd, const char *source, const char *dest, const char 
     unsigned long flags = o->flags & ~(MS_BIND | MS_REC);
     /* cgroup2 is read-only unless "rw" was given explicitly */
     if (strcmp(type, "cgroup2") == 0 && !(o->clear_flags & MS_RDONLY)) flags |= MS_RDONLY;
+    autofree char *data = NULL;
+    TRY(mounts_tmpfs_mode(destfd, type, o->data, &data, err));
     char fdpath[64];
     brig_fd_path(destfd, fdpath, sizeof(fdpath));
-    if (mount(source != NULL ? source : type, fdpath, type, flags, o->data) < 0) {
+    if (mount(source != NULL ? source : type, fdpath, type, flags, data) < 0) {
         int e = errno;
         const char *host = mounts_userns_fallback(type);
         if (e != EPERM || !in_userns || host == NULL) return brig_fail(err, e, "mount %s", type);
