@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# OCI conformance, namespaces and mounts (issue 13): bundles made with
+# `runc spec` and edited the way users edit them, each item compared with
+# what runc 1.1.5 does on this machine.
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+it_init
+command -v runc >/dev/null || skip_all "runc is not installed (bash scripts/setup.sh installs it)"
+
+# runc_bundle NAME ARGS-JSON: `runc spec` in $T/NAME with mkb's rootfs.
+runc_bundle() {
+    local name=$1 args=$2
+    mkb "$name-src" -- /usr/bin/brig-probe report || return 1
+    mkdir -p "$T/$name" && mv "$T/$name-src/rootfs" "$T/$name/rootfs" || return 1
+    (cd "$T/$name" && runc spec) || return 1
+    cfg "$name" '.process.args = $a | .process.terminal = false
+                 | .linux.cgroupsPath = "/brig-test/" + $id
+                 | .process.env += ["BRIG_IT_TAG=" + $id]' --argjson a "$args" --arg id "$(cid "$name")"
+}
+# refused NAME MESSAGE: run was refused (exit 1, not a crash) with MESSAGE, nothing left.
+refused() {
+    local name=$1 msg=$2
+    run_ct "$name"
+    check_eq "$name: refused with exit 1" "$RC" 1
+    check "$name: the error says \"$msg\"" grep -qF -- "$msg" "$T/$name.err"
+    assert_clean "$name"
+}
+HOLDERS=()
+trap 'for p in "${HOLDERS[@]}"; do kill "$p" 2>/dev/null; done; it_finish' EXIT
+
+# ---- hostname in a uts namespace joined by path (runc and crun set it) ----
+unshare --uts sleep 60 & HOLDERS+=($!)
+holder=$!
+sleep 0.2
+runc_bundle utsjoin '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
+cfg utsjoin '.hostname = "joined-host" | .domainname = "joined.example"
+             | .linux.namespaces = [.linux.namespaces[] | select(.type != "uts")] + [{type: "uts", path: $p}]' \
+    --arg p "/proc/$holder/ns/uts"
+run_ct utsjoin
+check_ran "a config joining a uts namespace by path with a hostname runs" utsjoin
+check_probe "the container sees the hostname" utsjoin '.hostname == "joined-host"'
+check_probe "and the domainname" utsjoin '.domainname == "joined.example"'
+check_eq "the joined namespace has it (set there, as runc does)" \
+    "$(nsenter -t "$holder" -u hostname)" "joined-host"
+check_not "the host's hostname is untouched" test "$(hostname)" = joined-host
+assert_clean utsjoin
+# brig's own uts namespace (the host's) joined by path: never renamed.
+runc_bundle utshost '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
+cfg utshost '.hostname = "hijack"
+             | .linux.namespaces = [.linux.namespaces[] | select(.type != "uts")] + [{type: "uts", path: "/proc/self/ns/uts"}]'
+refused utshost "hostname: needs a private uts namespace"
+
+# ---- linux.sysctl against hostname/domainname, as runc -----------------------
+runc_bundle sysh '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
+cfg sysh '.linux.sysctl = {"kernel.hostname": "runc"}'
+refused sysh 'linux.sysctl.kernel.hostname: not allowed, it conflicts with the "hostname" field'
+runc_bundle sysd '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
+cfg sysd '.domainname = "d1" | .linux.sysctl = {"kernel.domainname": "d1"}'
+run_ct sysd
+check_ran "kernel.domainname with the same domainname runs (runc does)" sysd
+check_probe "the domainname is set" sysd '.domainname == "d1"'
+assert_clean sysd
+runc_bundle sysd2 '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
+cfg sysd2 '.domainname = "d1" | .linux.sysctl = {"kernel.domainname": "d2"}'
+run_ct sysd2
+check_ran "kernel.domainname beside another domainname runs (runc: the sysctl wins)" sysd2
+check_probe "the sysctl's value wins, as in runc" sysd2 '.domainname == "d2"'
+check "and brig says so" grep -q 'linux.sysctl.kernel.domainname ("d2") overrides domainname' "$T/sysd2.err"
+assert_clean sysd2
+
+# ---- tmpfs over an existing directory keeps its mode (runc does) ------------
+runc_bundle tmode '["/bin/busybox", "stat", "-c", "%a %n", "/dir712", "/tmp", "/dirset"]' ||
+    bail "cannot build a runc spec bundle"
+mkdir -p "$T/tmode/rootfs/dir712" "$T/tmode/rootfs/tmp" "$T/tmode/rootfs/dirset"
+chmod 0712 "$T/tmode/rootfs/dir712"; chmod 1777 "$T/tmode/rootfs/tmp"; chmod 0700 "$T/tmode/rootfs/dirset"
+cfg tmode '.mounts += [{destination: "/dir712", type: "tmpfs", source: "tmpfs", options: ["nosuid"]},
+                       {destination: "/tmp", type: "tmpfs", source: "tmpfs"},
+                       {destination: "/dirset", type: "tmpfs", source: "tmpfs", options: ["mode=755"]}]'
+run_ct tmode
+check_eq "tmode: runs" "$RC" 0
+check "a tmpfs without mode= over a 0712 directory is 0712" grep -qx "712 /dir712" "$T/tmode.out"
+check "over a 1777 /tmp it is 1777" grep -qx "1777 /tmp" "$T/tmode.out"
+check "an explicit mode= still wins" grep -qx "755 /dirset" "$T/tmode.out"
+assert_clean tmode
+
+# ---- linux.memoryPolicy (spec 1.3) -------------------------------------------
+if [ -r /proc/self/numa_maps ] && [ -d /sys/devices/system/node/node0 ]; then
+    for m in "MPOL_BIND:bind=static:0:[\"MPOL_F_STATIC_NODES\"]" "MPOL_INTERLEAVE:interleave:0:[]" \
+             "MPOL_PREFERRED_MANY:prefer (many):0:[]" "MPOL_LOCAL:local::[]"; do
+        IFS=: read -r mode want nodes flags <<<"$m"
+        n=mpol-$(echo "$mode" | tr 'A-Z_' 'a-z-')
+        runc_bundle "$n" '["/bin/busybox", "cat", "/proc/self/numa_maps"]' || bail "cannot build a runc spec bundle"
+        cfg "$n" '.linux.memoryPolicy = {mode: $m, flags: $f} | if $n != "" then .linux.memoryPolicy.nodes = $n else . end' \
+            --arg m "$mode" --arg n "$nodes" --argjson f "$flags"
+        run_ct "$n"
+        check_eq "$n: runs" "$RC" 0
+        check "$n: the process's memory policy is $want" grep -qF " $want${nodes:+:$nodes} " "$T/$n.out"
+        assert_clean "$n"
+    done
+    runc_bundle mpolnode '["/bin/busybox", "true"]' || bail "cannot build a runc spec bundle"
+    cfg mpolnode '.linux.memoryPolicy = {mode: "MPOL_BIND", nodes: "1000"}'
+    refused mpolnode "linux.memoryPolicy: the kernel refused the mode, flags or nodes"
+    runc_bundle mpolbad '["/bin/busybox", "true"]' || bail "cannot build a runc spec bundle"
+    cfg mpolbad '.linux.memoryPolicy = {mode: "MPOL_BIND", nodes: "0", flags: ["MPOL_F_STATIC_NODES", "MPOL_F_RELATIVE_NODES"]}'
+    refused mpolbad "linux.memoryPolicy.flags: MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES exclude each other"
+    check "features lists every mode and flag of the spec" \
+        bash -c '"$BRIG" features | jq -e ".linux.memoryPolicy | (.modes | length) == 7 and (.flags | length) == 3"'
+else
+    skip "linux.memoryPolicy" "no NUMA support in this kernel (/proc/self/numa_maps)"
+fi
