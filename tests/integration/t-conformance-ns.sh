@@ -108,3 +108,35 @@ if [ -r /proc/self/numa_maps ] && [ -d /sys/devices/system/node/node0 ]; then
 else
     skip "linux.memoryPolicy" "no NUMA support in this kernel (/proc/self/numa_maps)"
 fi
+
+# ---- crun's CLI: --cgroup-manager and --config ------------------------------
+runc_bundle cfgfile '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
+mv "$T/cfgfile/config.json" "$T/cfgfile/my.json"
+CLEAN_IDS+=("$(cid cfgfile)")
+(cd "$T/cfgfile" && b run --config my.json "$(cid cfgfile)" </dev/null >"$T/cfgfile.out" 2>"$T/cfgfile.err"); RC=$?
+check_ran "run --config FILE (crun's) reads that file, the bundle being the cwd" cfgfile
+assert_clean cfgfile
+ln -s my.json "$T/cfgfile/link.json"; mkfifo "$T/cfgfile/fifo.json"
+(cd "$T/cfgfile" && b run --config link.json "$(cid cfgfile)" </dev/null >/dev/null 2>"$T/cfgfile.err"); RC=$?
+check_eq "--config naming a symlink: refused with exit 1" "$RC" 1
+check "and the error says so" grep -qF "run: --config: link.json: a symlink, refusing to follow it" "$T/cfgfile.err"
+(cd "$T/cfgfile" && b run --config fifo.json "$(cid cfgfile)" </dev/null >/dev/null 2>"$T/cfgfile.err"); RC=$?
+check_eq "--config naming a fifo: refused at once with exit 1 (not blocked)" "$RC" 1
+check "and the error says so" grep -qF "run: --config: fifo.json: not a regular file, refusing to read it" "$T/cfgfile.err"
+assert_clean cfgfile
+
+runc_bundle nocg '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
+CLEAN_IDS+=("$(cid nocg)")
+b --cgroup-manager disabled run --bundle "$T/nocg" "$(cid nocg)" </dev/null >"$T/nocg.out" 2>"$T/nocg.err"; RC=$?
+check_ran "--cgroup-manager disabled runs a runc spec bundle" nocg
+check_probe "in the caller's cgroup: none was made for it" nocg \
+    '.cgroup | tostring | contains("brig-test") | not'
+assert_clean nocg
+runc_bundle nocgl '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
+cfg nocgl '.linux.resources.pids = {limit: 10}'
+CLEAN_IDS+=("$(cid nocgl)")
+b --cgroup-manager disabled run --bundle "$T/nocgl" "$(cid nocgl)" </dev/null >"$T/nocgl.out" 2>"$T/nocgl.err"; RC=$?
+check_eq "--cgroup-manager disabled with a pids limit: refused with exit 1" "$RC" 1
+check "naming the field" grep -qF "linux.resources.pids: --cgroup-manager disabled makes no cgroup to enforce it" "$T/nocgl.err"
+assert_clean nocgl
+check "--cgroup-manager bogus is refused" bash -c '"$BRIG" --cgroup-manager bogus list 2>&1 | grep -qF "expected cgroupfs, systemd or disabled"'
