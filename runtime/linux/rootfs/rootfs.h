@@ -19,6 +19,12 @@
  * close after the init is cloned. */
 int rootfs_open(int bundle_fd, struct brig_spec *s, int *fd, struct brig_error **err);
 
+/* No mount namespace of the container's own (none, or one joined by
+ * path): refuse, naming the field, whatever needs a mount (parent, before
+ * anything exists); in the child the root is then only a chroot. */
+int rootfs_shared_check(const struct brig_spec *s, struct brig_error **err);
+int rootfs_chroot_shared(const struct brig_spec *s, bool joined, struct brig_error **err);
+
 /* Make the host's mounts not propagate into ours (rslave by default, or
  * linux.rootfsPropagation), bind the root onto itself so it is a mount
  * point, and return an O_PATH fd of it in *rootfd. caller_mntns (the stat
