@@ -140,3 +140,52 @@ check_eq "--cgroup-manager disabled with a pids limit: refused with exit 1" "$RC
 check "naming the field" grep -qF "linux.resources.pids: --cgroup-manager disabled makes no cgroup to enforce it" "$T/nocgl.err"
 assert_clean nocgl
 check "--cgroup-manager bogus is refused" bash -c '"$BRIG" --cgroup-manager bogus list 2>&1 | grep -qF "expected cgroupfs, systemd or disabled"'
+
+# ---- no "mount" in linux.namespaces: inherit brig's (spec MUST) --------------
+# runc 1.1.5 runs such a bundle and leaves its /proc, /dev and /sys mounted
+# on the host's copy of the rootfs; brig refuses each field that needs a
+# mount, by name, and runs what needs none in a chroot.
+runc_bundle nomnt '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
+cfg nomnt '.linux.namespaces = [.linux.namespaces[] | select(.type != "mount")]'
+refused nomnt 'mounts[0] (/proc): needs a mount namespace of the container'"'"'s own'
+cfg nomnt 'del(.mounts)'
+refused nomnt 'linux.maskedPaths: needs a mount namespace'
+cfg nomnt 'del(.linux.maskedPaths) | del(.linux.readonlyPaths)'
+refused nomnt 'root.readonly: needs a mount namespace'
+cfg nomnt '.root.readonly = false | .process.capabilities.bounding += ["CAP_SYS_CHROOT"]'
+refused nomnt 'process.capabilities.bounding: CAP_SYS_CHROOT and CAP_SYS_ADMIN would let the process leave root.path'
+echo in-root >"$T/nomnt/rootfs/only-in-root"; echo host >"$T/host-only"
+cfg nomnt '.process.capabilities.bounding -= ["CAP_SYS_CHROOT"]
+           | .process.args = ["/usr/bin/brig-probe", "report", "--read", "/only-in-root", "--read", $h]' --arg h "$T/host-only"
+mounts_before=$(wc -l </proc/self/mountinfo)
+run_ct nomnt
+check_ran "what needs no mount runs in brig's mount namespace" nomnt
+check_probe "its root is root.path (a chroot): a file only there is read" nomnt '.reads["/only-in-root"].result == "ok"'
+check_probe "and a host file outside root.path is not reachable" nomnt '.reads[$h].result != "ok"' --arg h "$T/host-only"
+check_eq "not one mount was added to brig's namespace" "$(wc -l </proc/self/mountinfo)" "$mounts_before"
+assert_clean nomnt
+runc_bundle nomntx '["/usr/bin/brig-probe", "sleep", "30"]' || bail "cannot build a runc spec bundle"
+cfg nomntx '.linux.namespaces = [.linux.namespaces[] | select(.type != "mount")] | del(.mounts)
+            | del(.linux.maskedPaths) | del(.linux.readonlyPaths) | .root.readonly = false'
+create_ct nomntx
+check_eq "nomntx: created" "$RC" 0
+start_ct nomntx
+b exec "$(cid nomntx)" /usr/bin/brig-probe report >/dev/null 2>"$T/nomntx.exec"; rc=$?
+check_eq "exec into it is refused with exit 1 (setns would not chroot)" "$rc" 1
+check "naming why" grep -qF "exec: the container has no mount namespace of its own" "$T/nomntx.exec"
+b delete --force "$(cid nomntx)" >/dev/null 2>&1
+assert_clean nomntx
+# A mount namespace joined by path: the same rules, in that namespace.
+unshare --mount --propagation private sleep 60 & HOLDERS+=($!)
+mholder=$!
+sleep 0.2
+runc_bundle joinmnt '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
+cfg joinmnt '.linux.namespaces = [.linux.namespaces[] | select(.type != "mount")] + [{type: "mount", path: $p}]' \
+    --arg p "/proc/$mholder/ns/mnt"
+refused joinmnt 'mounts[0] (/proc): needs a mount namespace of the container'"'"'s own'
+cfg joinmnt 'del(.mounts) | del(.linux.maskedPaths) | del(.linux.readonlyPaths) | .root.readonly = false'
+mnt_in_holder=$(wc -l <"/proc/$mholder/mountinfo")
+run_ct joinmnt
+check_ran "a mount namespace joined by path: runs there" joinmnt
+check_eq "nothing mounted in the joined namespace" "$(wc -l <"/proc/$mholder/mountinfo")" "$mnt_in_holder"
+assert_clean joinmnt
