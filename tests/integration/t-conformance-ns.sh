@@ -189,3 +189,25 @@ run_ct joinmnt
 check_ran "a mount namespace joined by path: runs there" joinmnt
 check_eq "nothing mounted in the joined namespace" "$(wc -l <"/proc/$mholder/mountinfo")" "$mnt_in_holder"
 assert_clean joinmnt
+
+# ---- delete --force removes cgroups made inside the container --------------
+# A container running its own manager (systemd, docker-in-docker) makes
+# cgroups below its own; simulated from the host: a sub-cgroup two levels
+# deep in every hierarchy, with a process in it.
+runc_bundle nested '["/usr/bin/brig-probe", "sleep", "60"]' || bail "cannot build a runc spec bundle"
+create_ct nested
+check_eq "nested: created" "$RC" 0
+start_ct nested
+sleep 300 & HOLDERS+=($!)
+inner=$!
+for h in /sys/fs/cgroup/*/brig-test/"$(cid nested)"; do
+    mkdir -p "$h/inner/deeper" && echo "$inner" >"$h/inner/deeper/cgroup.procs" 2>/dev/null
+done
+check "the process is in a sub-cgroup of the container's" grep -q "brig-test/$(cid nested)/inner/deeper" "/proc/$inner/cgroup"
+b delete --force "$(cid nested)" >/dev/null 2>"$T/nested.del"; rc=$?
+check_eq "delete --force succeeds (exit 0)" "$rc" 0
+sleep 0.2
+check_not "the process in the sub-cgroup was killed" kill -0 "$inner"
+left=$(ls -d /sys/fs/cgroup/*/brig-test/"$(cid nested)" 2>/dev/null)
+check_eq "no cgroup of it is left in any hierarchy" "$left" ""
+assert_clean nested
