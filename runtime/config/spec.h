@@ -139,6 +139,11 @@ struct brig_mount {
      * swapped for a symlink in between); -1: it did not exist then, the
      * mount is refused. Not owned by the spec. */
     bool has_source_fd;     int source_fd;
+    /* With a new user namespace: the source cloned (open_tree) and its
+     * flags set by create while still host root, before the init enters
+     * the namespace (where it may not even reach the path); the init only
+     * attaches it. Not owned by the spec (mounts_bind_release). */
+    bool has_tree_fd;       int tree_fd;
 };
 
 /* ---- hooks ------------------------------------------------------------ */

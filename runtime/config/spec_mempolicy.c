@@ -44,8 +44,10 @@ static int mempolicy_parse_nodes(const char *s, uint64_t *mask, struct brig_erro
     while (*p != '\0') {
         char *end;
         errno = 0;
+        /* digits only: strtoul would take a sign or leading blanks */
+        if (*p < '0' || *p > '9') goto bad;
         unsigned long a = strtoul(p, &end, 10), b = a;
-        if (end == p || errno != 0 || *p == '-' || *p == '+') goto bad;
+        if (errno != 0) goto bad;
         p = end;
         if (*p == '-') {
             p++;

@@ -162,6 +162,7 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     if (o->console_socket != NULL) TRY(console_socket_connect(o->console_socket, &L->console_sock, err));
     TRY(ns_plan_prepare(L->spec, &L->ns, err));
     L->ns_ready = true;
+    if (L->ns.new_user && L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, err));
     return 0;
 }
 
@@ -243,6 +244,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     brig_closep(&L->fifo_fd);       /* only the init may hold it: start sees ENXIO once it is gone */
     brig_closep(&L->root_fd);       /* the init has its copy */
     brig_closep(&L->bundle_fd);
+    mounts_bind_release(L->spec);   /* the init has its copies of the clones */
     brig_debug("container init is pid %d", (int)L->pid);
 
     if (!self_attach && L->cg != NULL) TRY(cgroup_attach(L->cg, L->pid, cloned_into, err));

@@ -211,3 +211,22 @@ check_not "the process in the sub-cgroup was killed" kill -0 "$inner"
 left=$(ls -d /sys/fs/cgroup/*/brig-test/"$(cid nested)" 2>/dev/null)
 check_eq "no cgroup of it is left in any hierarchy" "$left" ""
 assert_clean nested
+
+# ---- bind sources opened before the user namespace ---------------------------
+# The source lies in a 0700 directory of host root: unreachable by path from
+# inside the container's user namespace; its own contents are the container's.
+runc_bundle ubind '["/bin/busybox", "sh", "-c", "cat /data/file; touch /data/new 2>/dev/null && echo WROTE || echo READONLY"]' ||
+    bail "cannot build a runc spec bundle"
+mkdir -p "$T/priv/data" && chmod 0700 "$T/priv" && echo "container-data" >"$T/priv/data/file" &&
+    chown -R 100000:100000 "$T/priv/data" "$T/ubind/rootfs" || bail "cannot make the private source"
+cfg ubind '.linux.namespaces += [{type: "user"}]
+           | .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+           | .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+           | .mounts += [{destination: "/data", type: "bind", source: $s, options: ["rbind", "ro"]}]' \
+    --arg s "$T/priv/data"
+run_ct ubind
+check_eq "a bind source under a 0700 root directory, user namespace: runs (runc and crun do)" "$RC" 0
+check "the container reads its file" grep -qx "container-data" "$T/ubind.out"
+check "the mount's flags were applied (ro)" grep -qx "READONLY" "$T/ubind.out"
+check_not "nothing was written to the source" test -e "$T/priv/data/new"
+assert_clean ubind

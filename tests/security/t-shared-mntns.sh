@@ -97,7 +97,7 @@ assert_clean esc-ct
 
 # ---- linux.memoryPolicy garbage: refused at once, naming the field ---------
 cfg esc-ct 'del(.mounts) | .linux.namespaces += [{type: "mount"}] | .process.args = ["/esc", "/nonexistent"]'
-for nodes in "0-18446744073709551615" "$(printf '0,%.0s' $(seq 1 30000))0" "4294967296" "1-0" "0--1" " 0"; do
+for nodes in "0-18446744073709551615" "$(printf '0,%.0s' $(seq 1 30000))x" "4294967296" "1-0" "0--1" " 0" "0-+1"; do
     cfg esc-ct '.linux.memoryPolicy = {mode: "MPOL_BIND", nodes: $n}' --arg n "$nodes"
     start=$(date +%s)
     run_ct esc-ct
