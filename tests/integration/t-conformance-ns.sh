@@ -85,8 +85,7 @@ assert_clean tmode
 
 # ---- linux.memoryPolicy (spec 1.3) -------------------------------------------
 if [ -r /proc/self/numa_maps ] && [ -d /sys/devices/system/node/node0 ]; then
-    for m in "MPOL_BIND:bind=static:0:[\"MPOL_F_STATIC_NODES\"]" "MPOL_INTERLEAVE:interleave:0:[]" \
-             "MPOL_PREFERRED_MANY:prefer (many):0:[]" "MPOL_LOCAL:local::[]"; do
+    for m in "MPOL_BIND:bind=static:0:[\"MPOL_F_STATIC_NODES\"]" "MPOL_LOCAL:local::[]"; do
         IFS=: read -r mode want nodes flags <<<"$m"
         n=mpol-$(echo "$mode" | tr 'A-Z_' 'a-z-')
         runc_bundle "$n" '["/bin/busybox", "cat", "/proc/self/numa_maps"]' || bail "cannot build a runc spec bundle"
