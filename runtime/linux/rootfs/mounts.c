@@ -239,6 +239,15 @@ static int mounts_bind_tree(int rootfd, const struct brig_mount *m, const char *
 
 int mounts_bind_prepare(struct brig_spec *s, struct brig_error **err)
 {
+    /* A clone moved in from here carries no lock: the kernel locks a
+     * mount's flags only when it copies a mount namespace for a less
+     * privileged owner. The init's own bind (of its copy of the host's
+     * mounts) keeps the host's ro/nodev/nosuid/noexec locked; ours would
+     * not, and a process with CAP_SYS_ADMIN in its user namespace could
+     * remount a source the host keeps read-only writable (seen on 6.18).
+     * So only a container that can never hold CAP_SYS_ADMIN gets them. */
+    if (s->process.has_caps && (s->process.caps.sets[BRIG_CAP_BOUNDING] & (1ull << 21 /* CAP_SYS_ADMIN */)))
+        return 0;
     for (size_t i = 0; i < s->n_mounts; i++) {
         struct brig_mount *m = &s->mounts[i];
         if (!m->opts.bind || m->source == NULL || m->source[0] == '\0') continue;
