@@ -28,7 +28,9 @@
 static bool shared_root_is_host_root(const struct brig_spec *s)
 {
     struct stat a, b;
-    if (s->root.path == NULL || stat(s->root.path, &a) < 0 || stat("/", &b) < 0) return false;
+    /* the directory create opened, which is what the init chroots into */
+    int r = s->root.has_fd ? fstat(s->root.fd, &a) : s->root.path ? stat(s->root.path, &a) : -1;
+    if (r < 0 || stat("/", &b) < 0) return false;
     return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
