@@ -1,5 +1,6 @@
 /* The lifecycle commands: flags in, lifecycle/container.h calls out. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 #include "cli.h"
 #include "../util/cleanup.h"
+#include "../util/fs.h"
 #include "../util/strutil.h"
 
 /* Parse a command's flags; returns 1 when --help was asked and printed. */
@@ -55,7 +57,7 @@ static int cmd_abs_path(const char *flag, const char *p, bool must_exist, char *
 }
 
 struct create_flags {
-    const char *bundle, *pid_file, *console_socket;
+    const char *bundle, *pid_file, *console_socket, *config;
     bool no_pivot, no_new_keyring, detach, keep, no_subreaper, help;
     int preserve_fds;
 };
@@ -66,6 +68,8 @@ static int cmd_create_or_run(const struct brig_globals *g, bool run, int argc, c
     struct create_flags f = {0};
     const struct cli_flag flags[] = {
         { "bundle", 'b', CLI_STRING, &f.bundle, "DIR", "bundle directory (default: current directory)" },
+        { "config", 'f', CLI_STRING, &f.config, "FILE",
+          "crun's: read the config from FILE (a regular file) instead of BUNDLE/config.json" },
         { "pid-file", 0, CLI_STRING, &f.pid_file, "FILE", "write the init's pid to FILE" },
         { "console-socket", 0, CLI_STRING, &f.console_socket, "PATH",
           "unix socket that receives the pty master (process.terminal)" },
@@ -94,6 +98,11 @@ static int cmd_create_or_run(const struct brig_globals *g, bool run, int argc, c
     autofree char *pid_file = NULL;
     TRY(cmd_abs_path("--bundle", f.bundle ? f.bundle : ".", true, &bundle, err));
     if (f.pid_file != NULL) TRY(cmd_abs_path("--pid-file", f.pid_file, false, &pid_file, err));
+    /* Read once, as config.json is: a symlink, fifo or device is refused
+     * (a fifo would block create, a device would be read by its driver). */
+    autofree char *config = NULL;
+    if (f.config != NULL && brig_read_regular_at(AT_FDCWD, f.config, 16u << 20, &config, NULL, err) < 0)
+        return brig_wrap(err, "%s: --config", cmd);
     const struct brig_create_opts o = {
         .id = pos[0],
         .bundle = bundle,
@@ -104,6 +113,7 @@ static int cmd_create_or_run(const struct brig_globals *g, bool run, int argc, c
         .preserve_fds = f.preserve_fds,
         .detach = f.detach,
         .keep = f.keep,
+        .config_text = config,
     };
     if (!run) return container_create(g, &o, err);
     return container_run(g, &o, status, err);

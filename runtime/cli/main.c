@@ -68,6 +68,7 @@ struct cli_globals {
     const char *rootless;
     const char *criu;
     const char *policy;
+    const char *cgroup_manager;
     bool debug;
     bool systemd_cgroup;
     bool version;
@@ -108,6 +109,8 @@ int main(int argc, char **argv)
         { "debug", 0, CLI_BOOL, &cg.debug, NULL, "enable debug logging" },
         { "systemd-cgroup", 0, CLI_BOOL, &cg.systemd_cgroup, NULL,
           "linux.cgroupsPath is slice:prefix:name" },
+        { "cgroup-manager", 0, CLI_STRING, &cg.cgroup_manager, "MANAGER",
+          "crun's: cgroupfs (default), systemd (as --systemd-cgroup) or disabled (no cgroup)" },
         { "rootless", 0, CLI_STRING, &cg.rootless, "VALUE", "accepted for runc compatibility (true|false|auto)" },
         { "criu", 0, CLI_STRING, &cg.criu, "PATH", "accepted for runc compatibility (unused)" },
         { "policy", 0, CLI_STRING, &cg.policy, "FILE|NAME",
@@ -149,6 +152,28 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    /* crun's --cgroup-manager. brig never talks to systemd over D-Bus:
+     * "systemd" is --systemd-cgroup (cgroupsPath is slice:prefix:name, made
+     * with cgroupfs where systemd would put it); docs/cli.md says so. */
+    bool no_cgroup = false;
+    if (cg.cgroup_manager != NULL) {
+        if (strcmp(cg.cgroup_manager, "systemd") == 0) {
+            cg.systemd_cgroup = true;
+        } else if (strcmp(cg.cgroup_manager, "disabled") == 0) {
+            no_cgroup = true;
+        } else if (strcmp(cg.cgroup_manager, "cgroupfs") != 0) {
+            brig_failx(&err, "--cgroup-manager %s: expected cgroupfs, systemd or disabled",
+                       cg.cgroup_manager);
+            report_error(err, log_to_file, fmt == BRIG_LOG_JSON);
+            return 1;
+        }
+        if (no_cgroup && cg.systemd_cgroup) {
+            brig_failx(&err, "--cgroup-manager disabled: cannot be used with --systemd-cgroup");
+            report_error(err, log_to_file, fmt == BRIG_LOG_JSON);
+            return 1;
+        }
+    }
+
     int cargc = argc - 1 - consumed;
     char **cargv = argv + 1 + consumed;
     char *help_argv[] = { NULL, "--help", NULL };
@@ -162,6 +187,7 @@ int main(int argc, char **argv)
     }
     const struct brig_globals g = {
         .root = cg.root, .systemd_cgroup = cg.systemd_cgroup, .debug = cg.debug, .policy = cg.policy,
+        .no_cgroup = no_cgroup,
     };
     for (size_t i = 0; i < BRIG_ARRAY_SIZE(commands); i++) {
         if (strcmp(cargv[0], commands[i].name) != 0) continue;

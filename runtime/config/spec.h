@@ -139,6 +139,11 @@ struct brig_mount {
      * swapped for a symlink in between); -1: it did not exist then, the
      * mount is refused. Not owned by the spec. */
     bool has_source_fd;     int source_fd;
+    /* With a new user namespace: the source cloned (open_tree) and its
+     * flags set by create while still host root, before the init enters
+     * the namespace (where it may not even reach the path); the init only
+     * attaches it. Not owned by the spec (mounts_bind_release). */
+    bool has_tree_fd;       int tree_fd;
 };
 
 /* ---- hooks ------------------------------------------------------------ */
@@ -325,6 +330,28 @@ struct brig_time_offset {
     uint32_t nanosecs;
 };
 
+/* linux.memoryPolicy: set_mempolicy(2) arguments (values are the kernel's
+ * MPOL_* numbers, given here so no NUMA header is needed). */
+enum {
+    BRIG_MPOL_DEFAULT, BRIG_MPOL_PREFERRED, BRIG_MPOL_BIND, BRIG_MPOL_INTERLEAVE,
+    BRIG_MPOL_LOCAL, BRIG_MPOL_PREFERRED_MANY, BRIG_MPOL_WEIGHTED_INTERLEAVE,
+};
+#define BRIG_MPOL_F_NUMA_BALANCING (1u << 13)
+#define BRIG_MPOL_F_RELATIVE_NODES (1u << 14)
+#define BRIG_MPOL_F_STATIC_NODES   (1u << 15)
+#define BRIG_MPOL_MAX_NODES 1024
+
+struct brig_mempolicy {
+    bool present;
+    int mode;
+    unsigned flags;
+    uint64_t nodes[BRIG_MPOL_MAX_NODES / 64];
+};
+
+/* Names of the modes and flags brig knows, by index (NULL past the end). */
+const char *spec_mempolicy_mode_name(size_t i);
+const char *spec_mempolicy_flag_name(size_t i);
+
 struct brig_linux {
     struct brig_namespace namespaces[BRIG_NS_COUNT];
     struct brig_id_mapping *uid_mappings;   size_t n_uid_mappings;
@@ -341,8 +368,9 @@ struct brig_linux {
     char *mount_label;
     struct brig_personality personality;
     struct brig_time_offset time_offsets[2];    /* [0] monotonic, [1] boottime */
+    struct brig_mempolicy memory_policy;
     /* Present in the config; brig cannot enforce them (spec_check_supported). */
-    bool has_intel_rdt, has_net_devices, has_memory_policy;
+    bool has_intel_rdt, has_net_devices;
 };
 
 struct brig_spec {

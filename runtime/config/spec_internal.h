@@ -62,6 +62,8 @@ int spec_parse_resources(brig_json v, const char *path, struct brig_resources *r
                          struct brig_error **err);
 int spec_parse_seccomp(brig_json v, const char *path, struct brig_seccomp *s,
                        struct brig_error **err);
+int spec_parse_mempolicy(brig_json v, const char *path, struct brig_mempolicy *m,
+                         struct brig_error **err);
 
 void spec_free_process(struct brig_process *p);
 void spec_free_linux(struct brig_linux *l);

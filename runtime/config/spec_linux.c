@@ -185,9 +185,6 @@ static int spec_parse_unsupported(brig_json lx, struct brig_linux *l, struct bri
     r = sp_get_object(lx, "linux", "intelRdt", false, &v, q, err);
     if (r < 0) return -1;
     l->has_intel_rdt = r == 0;
-    r = sp_get_object(lx, "linux", "memoryPolicy", false, &v, q, err);
-    if (r < 0) return -1;
-    l->has_memory_policy = r == 0;
     return 0;
 }
 
@@ -228,6 +225,9 @@ int spec_parse_linux(brig_json lx, struct brig_linux *l, struct brig_error **err
     TRY(json_get_string(lx, "linux", "mountLabel", false, &l->mount_label, err));
     TRY(spec_parse_personality(lx, l, err));
     TRY(spec_parse_time_offsets(lx, l, err));
+    r = sp_get_object(lx, "linux", "memoryPolicy", false, &v, q, err);
+    if (r < 0) return -1;
+    if (r == 0) TRY(spec_parse_mempolicy(v, q, &l->memory_policy, err));
     TRY(spec_parse_unsupported(lx, l, err));
     return 0;
 }

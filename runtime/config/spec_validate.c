@@ -76,7 +76,6 @@ static int spec_check_linux(const struct brig_linux *l, struct brig_error **err)
 {
     if (l->has_intel_rdt) return brig_failx(err, "linux.intelRdt: not supported by brig");
     if (l->has_net_devices) return brig_failx(err, "linux.netDevices: not supported by brig");
-    if (l->has_memory_policy) return brig_failx(err, "linux.memoryPolicy: not supported by brig");
     if (l->personality.present && l->personality.n_flags > 0)
         return brig_failx(err, "linux.personality.flags: not supported by brig (\"%.100s\")",
                           l->personality.flags[0]);

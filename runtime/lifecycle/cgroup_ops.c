@@ -307,3 +307,47 @@ int container_events(const struct brig_globals *g, const char *id, bool stats_on
     brig_debug("events %s: container stopped", id);
     return 0;
 }
+
+/* Which linux.resources field asks for a limit, or NULL: the devices list
+ * is judged apart (cgroup_disabled_check). */
+static const char *ops_resource_limit(const struct brig_resources *r)
+{
+    if (r->memory.limit.set || r->memory.reservation.set || r->memory.swap.set ||
+        r->memory.kernel.set || r->memory.kernel_tcp.set || r->memory.swappiness.set ||
+        r->memory.has_disable_oom_killer)
+        return "linux.resources.memory";
+    if (r->cpu.shares.set || r->cpu.period.set || r->cpu.realtime_period.set || r->cpu.burst.set ||
+        r->cpu.quota.set || r->cpu.realtime_runtime.set || r->cpu.idle.set || r->cpu.cpus != NULL ||
+        r->cpu.mems != NULL)
+        return "linux.resources.cpu";
+    if (r->pids.limit.set) return "linux.resources.pids";
+    if (r->block_io.has_weight || r->block_io.has_leaf_weight || r->block_io.n_weight_devices ||
+        r->block_io.n_throttle_read_bps || r->block_io.n_throttle_write_bps ||
+        r->block_io.n_throttle_read_iops || r->block_io.n_throttle_write_iops)
+        return "linux.resources.blockIO";
+    if (r->n_hugepage_limits) return "linux.resources.hugepageLimits";
+    if (r->network.has_class_id || r->network.n_priorities) return "linux.resources.network";
+    if (r->n_rdma) return "linux.resources.rdma";
+    if (r->n_unified) return "linux.resources.unified";
+    return NULL;
+}
+
+int cgroup_disabled_check(const struct brig_spec *s, bool policy, struct brig_error **err)
+{
+    if (policy)
+        return brig_failx(err, "--cgroup-manager disabled: the sandbox policy's limits are "
+                               "cgroup limits, refusing to run without a cgroup");
+    if (!s->has_linux || !s->linux_cfg.resources.present) return 0;
+    const struct brig_resources *r = &s->linux_cfg.resources;
+    const char *field = ops_resource_limit(r);
+    if (field != NULL)
+        return brig_failx(err, "%s: --cgroup-manager disabled makes no cgroup to enforce it", field);
+    /* Device rules are the cgroup's; without one only the nodes brig makes
+     * exist, unless the process can make more. */
+    bool userns = s->linux_cfg.namespaces[BRIG_NS_USER].present;
+    if (r->n_devices > 0 && !userns && s->process.has_caps &&
+        (s->process.caps.sets[BRIG_CAP_BOUNDING] & (1ull << 27 /* CAP_MKNOD */)))
+        return brig_failx(err, "linux.resources.devices: --cgroup-manager disabled makes no "
+                               "cgroup to enforce them, and CAP_MKNOD is in the bounding set");
+    return 0;
+}

@@ -22,6 +22,11 @@ int container_update(const struct brig_globals *g, const char *id, const struct 
 int container_events(const struct brig_globals *g, const char *id, bool stats_only,
                      long interval_ms, struct brig_error **err);
 
+/* --cgroup-manager disabled: refuse what only a cgroup could enforce (any
+ * linux.resources limit, a device rule a CAP_MKNOD holder could get past, a
+ * policy, whose limits are cgroup limits), naming the field. */
+int cgroup_disabled_check(const struct brig_spec *s, bool policy, struct brig_error **err);
+
 /* status, or BRIG_STATUS_PAUSED when a created/running container's cgroup
  * is frozen (runc's "paused"). */
 enum brig_status cgroup_ops_status(const struct brig_state *st, enum brig_status status);

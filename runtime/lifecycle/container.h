@@ -9,6 +9,7 @@
 struct brig_globals {
     const char *root;           /* state directory, default /run/brig */
     bool systemd_cgroup;
+    bool no_cgroup;             /* --cgroup-manager disabled: create makes none */
     bool debug;
     const char *policy;         /* --policy FILE|NAME (policy/policy.h), or NULL */
 };

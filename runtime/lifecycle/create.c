@@ -22,6 +22,7 @@
 #include "../config/spec.h"
 #include "../../policy/policy.h"
 #include "../linux/cgroup/cgroup.h"
+#include "cgroup_ops.h"
 #include "../linux/child.h"
 #include "../linux/console.h"
 #include "../linux/ns.h"
@@ -148,6 +149,7 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
      * resolved once: run audits its exit and its delete under it. */
     TRY(policy_resolve(g->policy, &L->policy, err));
     TRY(policy_enforce_resolved(L->policy, L->spec, "create", o->id, err));
+    if (g->no_cgroup) TRY(cgroup_disabled_check(L->spec, L->policy != NULL, err));
     /* A state that state_read could not take back would strand the init. */
     L->st = launch_state_new(L->spec, o->id);
     TRY(state_check_size(L->st, err));
@@ -160,6 +162,7 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     if (o->console_socket != NULL) TRY(console_socket_connect(o->console_socket, &L->console_sock, err));
     TRY(ns_plan_prepare(L->spec, &L->ns, err));
     L->ns_ready = true;
+    if (L->ns.new_user && L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, err));
     return 0;
 }
 
@@ -180,7 +183,8 @@ static int launch_resources(struct launch *L, const struct brig_globals *g, cons
     TRY(state_dir_make(g->root, id, &L->rootfd, &L->dirfd, err));
     L->state_dir_made = true;
     TRY(state_write_config(L->dirfd, L->config_text, L->config_len, err));
-    TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, launch_record_cgroup, L, &L->cg, err));
+    if (!g->no_cgroup)
+        TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, launch_record_cgroup, L, &L->cg, err));
     if (!run_mode) {
         if (mkfifoat(L->dirfd, "exec.fifo", 0600) < 0) return brig_fail(err, errno, "mkfifo exec.fifo");
         L->fifo_fd = openat(L->dirfd, "exec.fifo", O_RDWR | O_CLOEXEC);
@@ -240,9 +244,10 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     brig_closep(&L->fifo_fd);       /* only the init may hold it: start sees ENXIO once it is gone */
     brig_closep(&L->root_fd);       /* the init has its copy */
     brig_closep(&L->bundle_fd);
+    mounts_bind_release(L->spec);   /* the init has its copies of the clones */
     brig_debug("container init is pid %d", (int)L->pid);
 
-    if (!self_attach) TRY(cgroup_attach(L->cg, L->pid, cloned_into, err));
+    if (!self_attach && L->cg != NULL) TRY(cgroup_attach(L->cg, L->pid, cloned_into, err));
     if (L->ns.new_user) TRY(ns_write_id_maps(L->spec, L->pid, err));
     TRY(sync_send(L->sync_fd, SYNC_GO, NULL, err));
 

@@ -77,7 +77,15 @@ static int exec_ns_plan(pid_t pid, struct exec_run *X, struct brig_error **err)
         }
         snprintf(path, sizeof(path), "/proc/self/ns/%s", exec_ns[i].name);
         if (stat(path, &ours) < 0) return brig_fail(err, errno, "stat %s", path);
-        if (theirs.st_ino == ours.st_ino && theirs.st_dev == ours.st_dev) continue;
+        if (theirs.st_ino == ours.st_ino && theirs.st_dev == ours.st_dev) {
+            /* The init's root is then only a chroot, which setns would not
+             * give us: the process would run in the host's root. */
+            if (exec_ns[i].flag == CLONE_NEWNS)
+                return brig_failx(err, "exec: the container shares brig's mount namespace (no "
+                                       "\"mount\" in linux.namespaces): refusing to run a process "
+                                       "outside its chroot");
+            continue;
+        }
         if (exec_ns[i].flag == CLONE_NEWPID) X->join_pid = true;
         else X->ns_flags |= exec_ns[i].flag;
     }
@@ -126,6 +134,12 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
     X->join = o->cgroup ? o->cgroup : X->cg;
 
     TRY(exec_load_config(X, st, err));
+    /* Without a mount namespace of its own the container's root is a
+     * chroot (rootfs_shared.c) that setns would not give the new process. */
+    const struct brig_namespace *mnt = &X->spec->linux_cfg.namespaces[BRIG_NS_MOUNT];
+    if (!mnt->present || mnt->path != NULL)
+        return brig_failx(err, "exec: the container has no mount namespace of its own (linux.namespaces): "
+                               "refusing to run a process outside its chroot");
     TRY(exec_build_process(X->spec, o, err));
     TRY(spec_check_supported(X->spec, err));
     /* The trusted side's sandbox policy, on the config with this process. */

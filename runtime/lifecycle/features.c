@@ -243,6 +243,17 @@ static void features_linux(struct brig_jw *w)
     jw_obj_open(w);
     jw_kbool(w, "enabled", false);
     jw_obj_close(w);
+    jw_key(w, "memoryPolicy");
+    jw_obj_open(w);
+    jw_key(w, "modes");
+    jw_arr_open(w);
+    for (size_t i = 0; spec_mempolicy_mode_name(i) != NULL; i++) jw_str(w, spec_mempolicy_mode_name(i));
+    jw_arr_close(w);
+    jw_key(w, "flags");
+    jw_arr_open(w);
+    for (size_t i = 0; spec_mempolicy_flag_name(i) != NULL; i++) jw_str(w, spec_mempolicy_flag_name(i));
+    jw_arr_close(w);
+    jw_obj_close(w);
     /* linux/mounts.c refuses idmapped mounts for now. */
     jw_key(w, "mountExtensions");
     jw_obj_open(w);

@@ -64,18 +64,21 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
     TRY(session_new(err));                                     /* not the caller's tty */
     if (c->cg != NULL) TRY(cgroup_attach_self(c->cg, c->cloned_into, err));   /* before cgroupns */
     TRY(ns_child_join(s, c->ns, err));
-    if (c->ns->new_uts) TRY(hostname_apply(s, err));
+    TRY(hostname_apply(s, err));                               /* in the new or joined uts */
     if (c->ns->new_net) TRY(netlink_lo_up(err));
-    TRY(rootfs_prepare(s, c->caller_mntns, &rootfd, err));
-    TRY(mounts_apply(rootfd, s, in_userns, err));
-    TRY(devices_populate(rootfd, s, in_userns, err));
+    if (c->ns->new_mnt) {                                      /* else: rootfs_shared.c */
+        TRY(rootfs_prepare(s, c->caller_mntns, &rootfd, err));
+        TRY(mounts_apply(rootfd, s, in_userns, err));
+        TRY(devices_populate(rootfd, s, in_userns, err));
+    }
 
     TRY(sync_send(c->sync_fd, SYNC_HOOKS, NULL, err));       /* prestart, createRuntime */
     TRY(sync_expect(c->sync_fd, SYNC_HOOKS_DONE, "parent went away", &c->state_json, err));
     TRY(hooks_run(s, BRIG_HOOK_CREATE_CONTAINER, c->state_json, err));
 
     brig_fd_defer_flush();                                    /* nothing pins the old root */
-    TRY(rootfs_pivot(rootfd, s, c->no_pivot, err));
+    if (c->ns->new_mnt) TRY(rootfs_pivot(rootfd, s, c->no_pivot, err));
+    else TRY(rootfs_chroot_shared(s, c->ns->join_fds[BRIG_NS_MOUNT] >= 0, err));
     if (s->process.terminal) TRY(child_console(c, err));
     TRY(sysctl_apply(s, err));                                 /* before /proc/sys goes ro */
     TRY(paths_mask_readonly(s, err));
@@ -85,6 +88,7 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
     TRY(scheduler_apply(&s->process, err));
     TRY(io_priority_apply(&s->process, err));
     TRY(rlimits_apply(&s->process, err));
+    TRY(mempolicy_apply(&s->linux_cfg, err));                 /* inherited by execve */
     brig_fd_defer_flush();
     return 0;
 }

@@ -15,6 +15,7 @@
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "../util/strutil.h"
+#include "rootfs/rootfs.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -61,12 +62,10 @@ int ns_plan_prepare(const struct brig_spec *s, struct ns_plan *p, struct brig_er
     p->saved_pid_fd = p->saved_time_fd = -1;
     for (int t = 0; t < BRIG_NS_COUNT; t++) p->join_fds[t] = -1;
 
+    /* Inherited (the spec's MUST) or joined: only what needs no mount. */
     const struct brig_namespace *mnt = &l->namespaces[BRIG_NS_MOUNT];
-    if (!mnt->present || mnt->path != NULL) {
-        ns_plan_close(p);
-        return brig_failx(err, "linux.namespaces: a new mount namespace is required "
-                               "(brig builds the container's root filesystem in it)");
-    }
+    if ((!mnt->present || mnt->path != NULL) && rootfs_shared_check(s, err) < 0)
+        return brig_wrap(err, "linux.namespaces: no new mount namespace");
 
     unsigned long new_flags = 0;
     for (int t = 0; t < BRIG_NS_COUNT; t++) {
@@ -87,6 +86,7 @@ int ns_plan_prepare(const struct brig_spec *s, struct ns_plan *p, struct brig_er
     p->new_user = new_flags & CLONE_NEWUSER;
     p->new_net = new_flags & CLONE_NEWNET;
     p->new_uts = new_flags & CLONE_NEWUTS;
+    p->new_mnt = new_flags & CLONE_NEWNS;
     bool join_user = p->join_fds[BRIG_NS_USER] >= 0;
 
     const char *bad = NULL;

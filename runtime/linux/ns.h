@@ -16,6 +16,7 @@ struct ns_plan {
     bool new_user;
     bool new_net;
     bool new_uts;
+    bool new_mnt;                   /* false: inherited or joined (rootfs_shared.c) */
     int saved_pid_fd;               /* parent's own pid/time ns, to restore */
     int saved_time_fd;
 };

@@ -7,16 +7,17 @@
 #include "../config/spec.h"
 
 /* hostname/domainname (runtime/linux/sysctl.c with linux.sysctl).
- * hostname_validate runs in the parent: refuses a name without a new uts
- * namespace (as runc does); hostname_apply runs in the child. */
-int hostname_validate(const struct brig_spec *s, struct brig_error **err);
+ * hostname_validate runs in the parent: refuses a name without a private uts
+ * namespace (new, or joined by path and not brig's own); hostname_apply runs
+ * in the child, in that namespace. */
 int hostname_apply(const struct brig_spec *s, struct brig_error **err);
-/* Parent: hostname/domainname need a new uts namespace (as runc). */
 int hostname_validate(const struct brig_spec *s, struct brig_error **err);
 /* linux.sysctl through the container's /proc/sys (after the pivot, before
  * /proc/sys is made read-only). Only namespaced sysctls are accepted. */
 int sysctl_apply(const struct brig_spec *s, struct brig_error **err);
 /* Validate linux.sysctl against the namespaces the container gets (parent). */
+/* linux.memoryPolicy: set_mempolicy on the init (mempolicy.c). */
+int mempolicy_apply(const struct brig_linux *l, struct brig_error **err);
 int sysctl_validate(const struct brig_spec *s, struct brig_error **err);
 int rlimits_apply(const struct brig_process *p, struct brig_error **err);
 int oom_score_adj_apply(const struct brig_process *p, struct brig_error **err);

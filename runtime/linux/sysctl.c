@@ -84,16 +84,20 @@ int sysctl_validate(const struct brig_spec *s, struct brig_error **err)
             if (!net)
                 return brig_failx(err, "linux.sysctl.%s: needs a private network namespace "
                                   "(linux.namespaces)", key);
-        } else if (strcmp(key, "kernel.hostname") == 0 || strcmp(key, "kernel.domainname") == 0) {
+        } else if (strcmp(key, "kernel.hostname") == 0) {
+            /* As runc: one field for one value; the sysctl is never taken. */
+            return brig_failx(err, "linux.sysctl.%s: not allowed, it conflicts with the "
+                              "\"hostname\" field (set that instead)", key);
+        } else if (strcmp(key, "kernel.domainname") == 0) {
             if (!uts)
                 return brig_failx(err, "linux.sysctl.%s: needs a private uts namespace "
                                   "(linux.namespaces)", key);
-            /* Two sources for one value: refuse rather than pick one. */
-            if (strcmp(key, "kernel.hostname") == 0 && s->hostname != NULL && s->hostname[0])
-                return brig_failx(err, "linux.sysctl.%s: conflicts with hostname", key);
-            if (strcmp(key, "kernel.domainname") == 0 && s->domainname != NULL &&
-                s->domainname[0])
-                return brig_failx(err, "linux.sysctl.%s: conflicts with domainname", key);
+            /* As runc: no OCI field conflicts by name; the sysctl is written
+             * after domainname, so it wins. Said, since it is surprising. */
+            if (s->domainname != NULL && s->domainname[0] &&
+                strcmp(s->domainname, s->linux_cfg.sysctl[i].value) != 0)
+                brig_warn("linux.sysctl.%s (\"%.64s\") overrides domainname (\"%.64s\")", key,
+                           s->linux_cfg.sysctl[i].value, s->domainname);
         } else {
             return brig_failx(err, "linux.sysctl.%s: not namespaced", key);
         }
@@ -155,11 +159,12 @@ int hostname_validate(const struct brig_spec *s, struct brig_error **err)
         return brig_failx(err, "hostname: longer than %d bytes", UTS_NAME_MAX);
     if (has_domain && strlen(s->domainname) > UTS_NAME_MAX)
         return brig_failx(err, "domainname: longer than %d bytes", UTS_NAME_MAX);
-    /* Only a new one: the child sets the names only in a uts namespace it
-     * created, and a joined one belongs to someone else. */
-    const struct brig_namespace *uts = &s->linux_cfg.namespaces[BRIG_NS_UTS];
-    if (!s->has_linux || !uts->present || uts->path != NULL)
-        return brig_failx(err, "%s: needs a new uts namespace (add \"uts\" without a path to "
+    /* A new one, or one joined by path that is not brig's own (the host's):
+     * the names are set there, as runc and crun do. */
+    bool uts = false;
+    TRY(sysctl_ns_private(s, BRIG_NS_UTS, "uts", &uts, err));
+    if (!uts)
+        return brig_failx(err, "%s: needs a private uts namespace (add \"uts\" to "
                           "linux.namespaces)", field);
     return 0;
 }

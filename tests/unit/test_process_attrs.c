@@ -167,8 +167,10 @@ Test(sysctl, validate)
     sysctl_one("net.ipv4.ip_forward", net, 1, NULL);
     sysctl_one("net.ipv4.ip_forward", ipc, 1, "linux.sysctl.net.ipv4.ip_forward: needs a private network");
     sysctl_one("kernel.domainname", uts, 1, NULL);
-    sysctl_one("kernel.hostname", uts, 1, NULL);
-    sysctl_one("kernel.hostname", ipc, 1, "linux.sysctl.kernel.hostname: needs a private uts");
+    /* as runc: the hostname field is the one way to set it */
+    sysctl_one("kernel.hostname", uts, 1, "linux.sysctl.kernel.hostname: not allowed, it conflicts "
+               "with the \"hostname\" field");
+    sysctl_one("kernel.domainname", ipc, 1, "linux.sysctl.kernel.domainname: needs a private uts");
     sysctl_one("vm.swappiness", ipc, 1, "linux.sysctl.vm.swappiness: not namespaced");
     sysctl_one("kernel.pid_max", ipc, 1, "linux.sysctl.kernel.pid_max: not namespaced");
     sysctl_one("net/ipv4/ip_forward", net, 1, "invalid key");
@@ -198,7 +200,14 @@ Test(sysctl, hostname_conflicts_with_kernel_hostname)
     s.hostname = "b";
     struct brig_error *err = NULL;
     r = sysctl_validate(&s, &err);
-    expect_err(r, err, "linux.sysctl.kernel.hostname: conflicts with hostname");
+    expect_err(r, err, "linux.sysctl.kernel.hostname: not allowed, it conflicts with the \"hostname\" field");
+    /* as runc: kernel.domainname is taken, also beside a domainname (it wins) */
+    kv.key = "kernel.domainname";
+    s.hostname = NULL;
+    s.domainname = "c";
+    err = NULL;
+    r = sysctl_validate(&s, &err);
+    expect_ok(r, err);
 }
 
 Test(hostname, validate)
@@ -207,23 +216,23 @@ Test(hostname, validate)
     struct brig_spec s = { .has_linux = true, .hostname = "box" };
     struct brig_error *err = NULL;
     r = hostname_validate(&s, &err);
-    expect_err(r, err, "hostname: needs a new uts namespace");
+    expect_err(r, err, "hostname: needs a private uts namespace");
     err = NULL;
     s.hostname = NULL;
     s.domainname = "example.org";
     r = hostname_validate(&s, &err);
-    expect_err(r, err, "domainname: needs a new uts namespace");
+    expect_err(r, err, "domainname: needs a private uts namespace");
     err = NULL;
     s.linux_cfg.namespaces[BRIG_NS_UTS].present = true;
     r = hostname_validate(&s, &err);
     expect_ok(r, err);
     s.linux_cfg.namespaces[BRIG_NS_UTS].path = "/proc/self/ns/uts";
     r = hostname_validate(&s, &err);
-    expect_err(r, err, "domainname: needs a new uts namespace");
+    expect_err(r, err, "domainname: needs a private uts namespace");
     err = NULL;
-    s.linux_cfg.namespaces[BRIG_NS_UTS].path = "/run/netns-like/uts";   /* joined: refused too */
+    s.linux_cfg.namespaces[BRIG_NS_UTS].path = "/run/netns-like/uts";   /* joined: must exist */
     r = hostname_validate(&s, &err);
-    expect_err(r, err, "domainname: needs a new uts namespace");
+    expect_err(r, err, "linux.namespaces (uts): stat /run/netns-like/uts");
     err = NULL;
     s.linux_cfg.namespaces[BRIG_NS_UTS].path = NULL;
     s.hostname = "a-very-long-hostname-that-is-longer-than-sixty-four-bytes-for-sure-yes";

@@ -16,6 +16,7 @@
 #define LINUX(...) DOC(PROC ", \"linux\": {" __VA_ARGS__ "}")
 #define RES(...) LINUX("\"resources\": {" __VA_ARGS__ "}")
 #define SCMP(...) LINUX("\"seccomp\": {" __VA_ARGS__ "}")
+#define MPOL(...) LINUX("\"memoryPolicy\": {" __VA_ARGS__ "}")
 
 static int parse(const char *json, struct brig_spec **s, struct brig_error **err)
 {
@@ -256,6 +257,33 @@ static const struct bad_case bad_cases[] = {
       "linux.seccomp.architectures[0]: unknown architecture \"x86_64\"" },
     { SCMP("\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerMetadata\": \"m\""),
       "linux.seccomp.listenerMetadata: must not be set without listenerPath" },
+    /* linux.memoryPolicy (spec 1.3) */
+    { MPOL("\"mode\": \"MPOL_NOPE\""), "linux.memoryPolicy.mode: unknown mode \"MPOL_NOPE\"" },
+    { MPOL("\"nodes\": \"0\""), "linux.memoryPolicy.mode: required" },
+    { MPOL("\"mode\": \"MPOL_BIND\""), "linux.memoryPolicy.nodes: this mode needs at least one node" },
+    { MPOL("\"mode\": \"MPOL_LOCAL\", \"nodes\": \"0\""),
+      "linux.memoryPolicy.nodes: must be empty with mode MPOL_LOCAL" },
+    { MPOL("\"mode\": \"MPOL_BIND\", \"nodes\": \"3-1\""),
+      "linux.memoryPolicy.nodes: \"3-1\" is not a node list" },
+    { MPOL("\"mode\": \"MPOL_BIND\", \"nodes\": \"0,\""),
+      "linux.memoryPolicy.nodes: \"0,\" is not a node list" },
+    { MPOL("\"mode\": \"MPOL_BIND\", \"nodes\": \"-1\""),
+      "linux.memoryPolicy.nodes: \"-1\" is not a node list" },
+    { MPOL("\"mode\": \"MPOL_BIND\", \"nodes\": \"99999999999999999999\""),
+      "linux.memoryPolicy.nodes: \"99999999999999999999\" is not a node list" },
+    { MPOL("\"mode\": \"MPOL_BIND\", \"nodes\": \" 1\""),
+      "linux.memoryPolicy.nodes: \" 1\" is not a node list" },
+    { MPOL("\"mode\": \"MPOL_BIND\", \"nodes\": \"0-+1\""),
+      "linux.memoryPolicy.nodes: \"0-+1\" is not a node list" },
+    { MPOL("\"mode\": \"MPOL_BIND\", \"nodes\": \"1024\""),
+      "linux.memoryPolicy.nodes: node 1024 is beyond the 1024 nodes" },
+    { MPOL("\"mode\": \"MPOL_BIND\", \"nodes\": \"0\", \"flags\": [\"MPOL_F_X\"]"),
+      "linux.memoryPolicy.flags[0]: unknown flag \"MPOL_F_X\"" },
+    { MPOL("\"mode\": \"MPOL_BIND\", \"nodes\": \"0\", \"flags\": [\"MPOL_F_STATIC_NODES\", \"MPOL_F_RELATIVE_NODES\"]"),
+      "linux.memoryPolicy.flags: MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES exclude each other" },
+    { MPOL("\"mode\": \"MPOL_DEFAULT\", \"flags\": [\"MPOL_F_NUMA_BALANCING\"]"),
+      "linux.memoryPolicy.flags: MPOL_DEFAULT takes no flags" },
+    { MPOL("\"mode\": \"MPOL_BIND\", \"nodes\": 0"), "linux.memoryPolicy.nodes: expected a string" },
 };
 
 /* One test over the table (Criterion's parameterized tests copy the
@@ -389,7 +417,8 @@ Test(spec_good, linux_details)
         " \"rootfsPropagation\": \"rprivate\","
         " \"resources\": {\"devices\": [{\"allow\": true, \"type\": \"b\", \"major\": 8, \"access\": \"mwr\"}],"
         "   \"unified\": {\"memory.max\": \"max\"}, \"pids\": {\"limit\": -1}},"
-        " \"intelRdt\": {\"closID\": \"x\"}, \"memoryPolicy\": {\"mode\": \"MPOL_BIND\"}"));
+        " \"intelRdt\": {\"closID\": \"x\"}, \"memoryPolicy\": {\"mode\": \"MPOL_BIND\", \"nodes\": \"0-1,65\","
+        "   \"flags\": [\"MPOL_F_STATIC_NODES\", \"MPOL_F_NUMA_BALANCING\"]}"));
     const struct brig_linux *l = &s->linux_cfg;
     cr_assert(l->namespaces[BRIG_NS_NETWORK].present);
     cr_assert_str_eq(l->namespaces[BRIG_NS_NETWORK].path, "/proc/1/ns/net");
@@ -409,7 +438,11 @@ Test(spec_good, linux_details)
     cr_assert_eq(l->resources.pids.limit.v, -1);
     cr_assert_str_eq(l->resources.unified[0].value, "max");
     cr_assert(l->has_intel_rdt);
-    cr_assert(l->has_memory_policy);
+    cr_assert(l->memory_policy.present);
+    cr_assert_eq(l->memory_policy.mode, BRIG_MPOL_BIND);
+    cr_assert_eq(l->memory_policy.flags, BRIG_MPOL_F_STATIC_NODES | BRIG_MPOL_F_NUMA_BALANCING);
+    cr_assert_eq(l->memory_policy.nodes[0], 3);
+    cr_assert_eq(l->memory_policy.nodes[1], 2);
     cr_assert(!l->has_net_devices);
 }
 

@@ -31,8 +31,6 @@ static const struct unsupported cases[] = {
     { DOC("\"hostname\": \"h\""), "process: required to create a container" },
     { DOC(PROC "}, \"linux\": {\"intelRdt\": {\"closID\": \"c\"}}"), "linux.intelRdt: not supported" },
     { DOC(PROC "}, \"linux\": {\"netDevices\": {\"eth0\": {}}}"), "linux.netDevices: not supported" },
-    { DOC(PROC "}, \"linux\": {\"memoryPolicy\": {\"mode\": \"MPOL_BIND\"}}"),
-      "linux.memoryPolicy: not supported" },
     { DOC(PROC "}, \"linux\": {\"personality\": {\"domain\": \"LINUX\", \"flags\": [\"X\"]}}"),
       "linux.personality.flags: not supported" },
     { DOC(PROC ", \"execCPUAffinity\": {\"final\": \"0\"}}"), "process.execCPUAffinity: not supported" },

@@ -254,7 +254,7 @@ Test(spec_files, spec_example_in_detail)
     cr_assert_str_eq(sc->syscalls[0].names[1], "chmod");
     cr_assert_eq(sc->syscalls[0].action, BRIG_SCMP_ERRNO);
     cr_assert(!l->personality.present);
-    cr_assert(!l->has_intel_rdt && !l->has_net_devices && !l->has_memory_policy);
+    cr_assert(!l->has_intel_rdt && !l->has_net_devices && !l->memory_policy.present);
 }
 
 Test(spec_files, netdevice_and_rdma_good)

@@ -432,6 +432,7 @@ int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err)
             }
         }
         autoerr struct brig_error *e = NULL;
+        cg_subtree_remove(d->path);         /* a nested manager's cgroups */
         if (cg_rmdir_created(d->path, d->created, &e) < 0) {
             if (rc == 0) rc = brig_failx(err, "cgroup: %s", e->msg);
             continue;

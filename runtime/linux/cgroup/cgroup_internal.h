@@ -156,6 +156,9 @@ int cg_mkdir_p(const char *mnt, const char *path, unsigned *created, struct brig
 /* rmdir path and `created - 1` parents (the leaf retried while busy), then
  * the parents above marked as made by brig for containers, while empty. */
 int cg_rmdir_created(const char *path, unsigned created, struct brig_error **err);
+/* Remove the cgroups below path (made inside the container), deepest first,
+ * killing their processes (cgroup_subtree.c); the number left. */
+int cg_subtree_remove(const char *path);
 /* dir carries the mark of a parent brig made for containers. */
 bool cg_parent_marked(const char *dir);
 /* Pids listed in dir/cgroup.procs. */

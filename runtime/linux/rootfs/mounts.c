@@ -214,12 +214,80 @@ static int mounts_bind_pinned(const struct brig_mount *m, int *out, struct brig_
     return 0;
 }
 
+/* The tree create cloned for us (mounts_bind_prepare): checked like a
+ * source, attached, then given its propagation here, in our namespace. */
+static int mounts_bind_tree(int rootfd, const struct brig_mount *m, const char *dest,
+                            const struct brig_mount_opts *o, struct brig_error **err)
+{
+    struct stat st;
+    struct statfs sfs;
+    if (fstat(m->tree_fd, &st) < 0 || fstatfs(m->tree_fd, &sfs) < 0)
+        return brig_fail(err, errno, "stat source %s", m->source);
+    bool src_is_proc = sfs.f_type == PROC_SUPER_MAGIC;
+    TRY(mounts_check_proc(dest, m->type, true, src_is_proc, err));
+    bool plain;
+    const char *real_dir_of = strcmp(dest, "/proc") == 0 || strcmp(dest, "/sys") == 0 ? dest : NULL;
+    autoclose_path int destfd =
+        mounts_open_dest_ex(rootfd, dest, S_ISDIR(st.st_mode), real_dir_of, &plain, err);
+    if (destfd < 0) return -1;
+    TRY(mounts_check_dest(rootfd, destfd, dest, plain, m->type, true, src_is_proc, err));
+    if (mnt_attach(m->tree_fd, destfd, err) < 0) return brig_wrap(err, "bind %s", m->source);
+    if (mnt_set_propagation(m->tree_fd, o->propagation, err) < 0) return brig_wrap(err, "propagation");
+    brig_debug("mounted bind %s on %s (cloned before the user namespace)", m->source, dest);
+    return 0;
+}
+
+int mounts_bind_prepare(struct brig_spec *s, struct brig_error **err)
+{
+    /* A clone moved in from here carries no lock: the kernel locks a
+     * mount's flags only when it copies a mount namespace for a less
+     * privileged owner. The init's own bind (of its copy of the host's
+     * mounts) keeps the host's ro/nodev/nosuid/noexec locked; ours would
+     * not, and a process with CAP_SYS_ADMIN in its user namespace could
+     * remount a source the host keeps read-only writable (seen on 6.18).
+     * So only a container that can never hold CAP_SYS_ADMIN gets them. */
+    if (s->process.has_caps && (s->process.caps.sets[BRIG_CAP_BOUNDING] & (1ull << 21 /* CAP_SYS_ADMIN */)))
+        return 0;
+    for (size_t i = 0; i < s->n_mounts; i++) {
+        struct brig_mount *m = &s->mounts[i];
+        if (!m->opts.bind || m->source == NULL || m->source[0] == '\0') continue;
+        autoclose int own = -1;
+        int srcfd = m->has_source_fd ? m->source_fd : -1;
+        if (!m->has_source_fd) {
+            autofree char *src = m->source[0] == '/' || s->bundle == NULL
+                                     ? brig_strdup(m->source)
+                                     : brig_asprintf("%s/%s", s->bundle, m->source);
+            srcfd = own = open(src, O_PATH | O_CLOEXEC);
+            if (own < 0) return brig_fail(err, errno, "mounts[%zu] (%s): source %s", i,
+                                          m->destination ? m->destination : "", m->source);
+        }
+        if (srcfd < 0) continue;    /* did not exist at the policy check: the init refuses it */
+        int tree = mnt_clone(srcfd, m->opts.recursive_bind, err);
+        if (tree < 0) return brig_wrap(err, "mounts[%zu] (%s): bind %s", i, m->destination, m->source);
+        m->has_tree_fd = true;
+        m->tree_fd = tree;
+        if (mounts_bind_flags(tree, &m->opts, err) < 0)
+            return brig_wrap(err, "mounts[%zu] (%s)", i, m->destination);
+    }
+    return 0;
+}
+
+void mounts_bind_release(struct brig_spec *s)
+{
+    for (size_t i = 0; i < s->n_mounts; i++) {
+        if (!s->mounts[i].has_tree_fd) continue;
+        close(s->mounts[i].tree_fd);
+        s->mounts[i].has_tree_fd = false;
+    }
+}
+
 static int mounts_bind(int rootfd, const struct brig_spec *s, const struct brig_mount *m,
                        const char *dest, const struct brig_mount_opts *o,
                        struct brig_error **err)
 {
     if (m->source == NULL || m->source[0] == '\0')
         return brig_failx(err, "source: required for a bind mount");
+    if (m->has_tree_fd) return mounts_bind_tree(rootfd, m, dest, o, err);
     autoclose int pinned = -1;
     if (m->has_source_fd) TRY(mounts_bind_pinned(m, &pinned, err));
     /* relative sources are relative to the bundle (config.md "Mounts") */
@@ -263,6 +331,25 @@ static const char *mounts_userns_fallback(const char *type)
     return NULL;
 }
 
+/* A tmpfs without "mode=" takes the mode of the directory it covers, as
+ * runc does: images rely on e.g. a 1777 /tmp or a 0712 directory keeping
+ * its mode under the tmpfs (the kernel's default would be 1777). */
+static int mounts_tmpfs_mode(int destfd, const char *type, const char *data, char **out,
+                             struct brig_error **err)
+{
+    bool has_mode = data != NULL && (brig_str_has_prefix(data, "mode=") || strstr(data, ",mode=") != NULL);
+    if (strcmp(type, "tmpfs") != 0 || has_mode) {
+        *out = data != NULL ? brig_strdup(data) : NULL;
+        return 0;
+    }
+    struct stat st;
+    if (fstat(destfd, &st) < 0) return brig_fail(err, errno, "stat the tmpfs mount point");
+    unsigned mode = (unsigned)st.st_mode & 07777;
+    *out = data != NULL && data[0] != '\0' ? brig_asprintf("%s,mode=%o", data, mode)
+                                           : brig_asprintf("mode=%o", mode);
+    return 0;
+}
+
 int mounts_fs(int rootfd, const char *source, const char *dest, const char *type,
               const struct brig_mount_opts *o, bool in_userns, struct brig_error **err)
 {
@@ -286,9 +373,11 @@ int mounts_fs_open(int rootfd, const char *source, const char *dest, const char 
     unsigned long flags = o->flags & ~(MS_BIND | MS_REC);
     /* cgroup2 is read-only unless "rw" was given explicitly */
     if (strcmp(type, "cgroup2") == 0 && !(o->clear_flags & MS_RDONLY)) flags |= MS_RDONLY;
+    autofree char *data = NULL;
+    TRY(mounts_tmpfs_mode(destfd, type, o->data, &data, err));
     char fdpath[64];
     brig_fd_path(destfd, fdpath, sizeof(fdpath));
-    if (mount(source != NULL ? source : type, fdpath, type, flags, o->data) < 0) {
+    if (mount(source != NULL ? source : type, fdpath, type, flags, data) < 0) {
         int e = errno;
         const char *host = mounts_userns_fallback(type);
         if (e != EPERM || !in_userns || host == NULL) return brig_fail(err, e, "mount %s", type);

@@ -19,6 +19,12 @@
  * close after the init is cloned. */
 int rootfs_open(int bundle_fd, struct brig_spec *s, int *fd, struct brig_error **err);
 
+/* No mount namespace of the container's own (none, or one joined by
+ * path): refuse, naming the field, whatever needs a mount (parent, before
+ * anything exists); in the child the root is then only a chroot. */
+int rootfs_shared_check(const struct brig_spec *s, struct brig_error **err);
+int rootfs_chroot_shared(const struct brig_spec *s, bool joined, struct brig_error **err);
+
 /* Make the host's mounts not propagate into ours (rslave by default, or
  * linux.rootfsPropagation), bind the root onto itself so it is a mount
  * point, and return an O_PATH fd of it in *rootfd. caller_mntns (the stat
@@ -26,6 +32,15 @@ int rootfs_open(int bundle_fd, struct brig_spec *s, int *fd, struct brig_error *
  * must not be the namespace we are in now. */
 int rootfs_prepare(const struct brig_spec *s, const struct stat *caller_mntns, int *rootfd,
                    struct brig_error **err);
+
+/* Create, when the init gets a new user namespace: clone every bind source
+ * (open_tree) and set its flags now, as host root, so the init need not
+ * reach the path from inside the namespace (runc 1.2 and crun do the
+ * same). Not when CAP_SYS_ADMIN is in the bounding set: the clone's flags
+ * are not locked (see mounts.c). mounts_bind_release closes the clones
+ * once the init has them. */
+int mounts_bind_prepare(struct brig_spec *s, struct brig_error **err);
+void mounts_bind_release(struct brig_spec *s);
 
 /* Every entry of spec->mounts, in order. Errors read
  * "mounts[2] (/proc): mount proc: Operation not permitted". */
