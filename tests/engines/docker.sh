@@ -6,7 +6,7 @@
 # iptables rules (--bridge=none --iptables=false: the host's network is not
 # touched), vfs storage, cgroupfs under $CG_PARENT. Its daemon.json is
 # contrib/docker/daemon.json with brig's path pointed at this build, plus a
-# runtime `brig-policy` (and `brig-pi`) that passes `--policy FILE` (the same enforcement as
+# runtime `brig-NAME` per policy given (`--policy FILE` in runtimeArgs) (the same enforcement as
 # /etc/brig/policy.json, without changing this host's). The client is
 # /usr/bin/docker (Debian's), never a newer one earlier in PATH.
 # shellcheck shell=bash disable=SC2034  # RC, PID, ... are read by the test files
@@ -14,23 +14,28 @@
 DK_IMAGE=brig-engines-test:latest
 DOCKER=/usr/bin/docker
 
+# dk_config NAME=POLICY-FILE...: daemon.json with runtimes brig and, for each
+# NAME, brig-NAME running brig --policy POLICY-FILE.
 dk_config() {
     local snippet=$BRIG_CONTRIB/docker/daemon.json
     [ -r "$snippet" ] || bail "missing $snippet"
     DK=$T/docker
     mkdir -p "$DK"
-    jq --arg b "$BRIGW" --arg pol "$1" --arg pi "$2" '
-        .runtimes.brig.path = $b
-        | .runtimes["brig-policy"] = {path: $b, runtimeArgs: ["--policy", $pol]}
-        | .runtimes["brig-pi"] = {path: $b, runtimeArgs: ["--policy", $pi]}' \
-        "$snippet" > "$DK/daemon.json" || bail "contrib/docker/daemon.json is not JSON"
+    local filter='.runtimes.brig.path = $b' arg n=0 args=()
+    for arg in "$@"; do
+        args+=(--arg "n$n" "brig-${arg%%=*}" --arg "f$n" "${arg#*=}")
+        filter+=" | .runtimes[\$n$n] = {path: \$b, runtimeArgs: [\"--policy\", \$f$n]}"
+        n=$((n + 1))
+    done
+    jq --arg b "$BRIGW" "${args[@]}" "$filter" "$snippet" > "$DK/daemon.json" ||
+        bail "contrib/docker/daemon.json is not JSON"
     [ "$(jq -r '.runtimes.brig.path' "$DK/daemon.json")" = "$BRIGW" ] ||
         bail "contrib/docker/daemon.json has no runtimes.brig.path to point at the build"
 }
 
-# dk_start POLICY-FILE PI-POLICY-FILE: start our dockerd, wait for it by the clock.
+# dk_start [NAME=POLICY-FILE]...: start our dockerd, wait for it by the clock.
 dk_start() {
-    dk_config "$1" "$2"
+    dk_config "$@"
     dockerd --config-file "$DK/daemon.json" --data-root "$DK/data" --exec-root "$DK/exec" \
         --pidfile "$DK/dockerd.pid" -H "unix://$DK/docker.sock" --bridge=none --iptables=false \
         --ip-masq=false --ip-forward=false --userland-proxy=false --storage-driver vfs \

@@ -14,10 +14,10 @@ command -v script >/dev/null || skip_all "script(1) from util-linux is needed fo
 [ -d /sys/fs/cgroup/memory ] || skip_all "the docker checks read cgroup v1 files; no v1 memory controller here"
 SRC=$(cd "$here/../.." && pwd)
 SECCOMP=$SRC/policy/seccomp-default.json
-# The policy the brig-policy runtime enforces: agent, audit log in $T.
+# The policy the brig-agent runtime enforces: agent, audit log in $T.
 "$BRIG" policy show agent | jq --arg a "$T/audit.jsonl" '.audit.path = $a' > "$T/agent.json"
 "$BRIG" policy show pi | jq --arg a "$T/audit.jsonl" '.audit.path = $a' > "$T/pi.json"
-dk_start "$T/agent.json" "$T/pi.json"
+dk_start "agent=$T/agent.json" "pi=$T/pi.json"
 dk_load
 
 check_match "contrib snippet: docker knows runtime brig" \
@@ -97,19 +97,19 @@ d rm "$(cid long)" > /dev/null 2>&1
 check "--rm and rm: no container left" test -z "$(d ps -aq)"
 
 # ---- a policy enforced on what docker asks for ------------------------------
-# The brig-policy runtime runs brig --policy agent: docker's config for a
+# The brig-agent runtime runs brig --policy agent: docker's config for a
 # hardened `docker run` passes it; each weakening is refused at create, and
 # docker's user sees brig's reason.
 mkdir -p "$T/ws"; chown 1000:1000 "$T/ws"
 HARD=(--user 1000:1000 --cap-drop ALL --security-opt no-new-privileges --security-opt "seccomp=$SECCOMP"
       --read-only --tmpfs /tmp:size=64m --tmpfs /var/tmp:size=64m -v "$T/ws:/workspace" --network none
       --memory 512m --memory-swap 512m --pids-limit 128 --cpus 1 --ulimit nofile=1024:1024 --ulimit core=0)
-DK_RUNTIME=brig-policy dk_run hard --rm "${HARD[@]}" -- sh -c 'id -u; echo x > /workspace/w && echo ws-ok'
+DK_RUNTIME=brig-agent dk_run hard --rm "${HARD[@]}" -- sh -c 'id -u; echo x > /workspace/w && echo ws-ok'
 check_eq "a hardened docker run passes the agent policy and runs" "$RC:$(out hard | tr '\n' ' ')" "0:1000 ws-ok "
 [ "$RC" = 0 ] || diag "$(cat "$T/hard.err")"
 weak() { # NAME RULE-REGEX FLAGS...
     local name=$1 rule=$2; shift 2
-    DK_RUNTIME=brig-policy dk_run "$name" --rm "${HARD[@]}" "$@" -- true
+    DK_RUNTIME=brig-agent dk_run "$name" --rm "${HARD[@]}" "$@" -- true
     if [ "$RC" -ne 0 ] && grep -Eq "($rule)" "$T/$name.err" && grep -q policy "$T/$name.err"; then
         ok "policy refuses docker run $* (docker shows brig's reason: $rule)"
     else
