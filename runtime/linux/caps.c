@@ -181,6 +181,13 @@ static int caps_raise_effective(const caps_now_t data, struct brig_error **err)
     return 0;
 }
 
+int caps_raise_effective_all(struct brig_error **err)
+{
+    caps_now_t now;
+    TRY(caps_get_now(now, err));
+    return caps_raise_effective(now, err);
+}
+
 /* Needs CAP_SETPCAP, so it runs before capset may take that away. Dropping
  * a cap that is already gone succeeds; without CAP_SETPCAP the drop fails
  * and the cap is then read: one already gone is fine, so such a process can

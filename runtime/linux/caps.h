@@ -13,5 +13,8 @@ int caps_last_cap(void);
  * effective and inheritable with capset, then the ambient set. Runs after
  * identity_apply() (which keeps the permitted set across setuid). */
 int caps_apply(const struct brig_caps *caps, struct brig_error **err);
+/* Make the permitted set effective again after identity_apply switched to
+ * a non-root uid (which empties the effective set). */
+int caps_raise_effective_all(struct brig_error **err);
 
 #endif

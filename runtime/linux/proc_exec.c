@@ -115,25 +115,28 @@ static int proc_reenter_cwd(const struct brig_process *p, bool entered_as_root,
     return cwd_apply(p, err);
 }
 
+/* Identity and cwd first in both orders: the cwd is entered again, by a
+ * lookup inside the root (openat2), before a filter may deny openat2 or
+ * getcwd (issue 13: a profile without openat2 killed every non-root process
+ * at "process.cwd: open /"). What runs after the filter is what runc runs
+ * after it too: capset/prctl, the startContainer hooks, signal resets and
+ * execve. */
 static int proc_confine_cwd(const struct brig_process *p, const struct brig_bpf *bpf,
                             bool in_userns, bool entered_as_root, struct brig_error **err)
 {
+    TRY(identity_apply(&p->user, in_userns, err));
+    TRY(proc_reenter_cwd(p, entered_as_root, err));
+    TRY(proc_verify_cwd(err));
     if (p->no_new_privileges) {
-        TRY(identity_apply(&p->user, in_userns, err));
-        TRY(proc_reenter_cwd(p, entered_as_root, err));
-        TRY(proc_verify_cwd(err));
         TRY(caps_apply(&p->caps, err));
         TRY(no_new_privs_apply(p, err));
         if (bpf) TRY(seccomp_bpf_load(bpf, err));               /* last: fewest syscalls after */
     } else {
-        /* Without no_new_privs an unprivileged process may not load a
-         * filter: load it while still privileged (runc does the same).
-         * The cwd is checked before the filter may deny getcwd; entered
-         * again after it, it is found inside the root by cwd_apply. */
-        TRY(proc_verify_cwd(err));
+        /* Without no_new_privs only CAP_SYS_ADMIN may load a filter: load
+         * it while the permitted set kept across the uid switch is still
+         * whole (runc does the same), then narrow the capabilities. */
+        if (bpf) TRY(caps_raise_effective_all(err));
         if (bpf) TRY(seccomp_bpf_load(bpf, err));
-        TRY(identity_apply(&p->user, in_userns, err));
-        TRY(proc_reenter_cwd(p, entered_as_root, err));
         TRY(caps_apply(&p->caps, err));
     }
     return 0;

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# OCI conformance, issue 13 ("Errors after start", "Process"): `start`
+# returns once the process has exec'd and fails with the init's error when
+# it did not; brig's steps after the seccomp filter need nothing the filter
+# may deny; HOME comes from the container's /etc/passwd; a missing
+# process.cwd is made inside the root. Bundles are `runc spec` output.
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+it_init
+command -v runc >/dev/null || skip_all "runc is not installed (bash scripts/setup.sh installs it)"
+
+# One rootfs for every bundle (root.path absolute, read-only as runc spec
+# has it): building one per bundle costs more than the cases themselves.
+mkb base -- /usr/bin/brig-probe report >/dev/null || bail "cannot build the rootfs"
+# runc_bundle NAME ARGS-JSON: `runc spec` in $T/NAME on the shared rootfs.
+runc_bundle() {
+    local name=$1 args=$2
+    mkdir -p "$T/$name" && (cd "$T/$name" && runc spec) || return 1
+    cfg "$name" '.process.args = $a | .process.terminal = false | .root.path = $r
+                 | .linux.cgroupsPath = "/brig-test/" + $id
+                 | .process.env += ["BRIG_IT_TAG=" + $id]' --argjson a "$args" --arg id "$(cid "$name")" \
+        --arg r "$T/base/rootfs"
+}
+
+# userns NAME: container ids 0-65535 are host 100000-165535 (as t-userns),
+# on a copy of the rootfs owned by them.
+userns() {
+    [ -d "$T/base-userns" ] || { cp -a "$T/base/rootfs" "$T/base-userns" &&
+        chown -R 100000:100000 "$T/base-userns"; } || return 1
+    cfg "$1" '.linux.namespaces += [{type: "user"}] | .root.path = $r
+      | .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+      | .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+      | .mounts |= map(select(.destination != "/sys/fs/cgroup"))' --arg r "$T/base-userns"
+}
+
+# ---- seccomp: nothing brig does after the filter needs openat2 -----------
+# An older Docker/containerd profile has no openat2 (EPERM by default):
+# brig's re-entry of process.cwd after the identity switch used it.
+SC_NO_OPENAT2='{defaultAction: "SCMP_ACT_ALLOW",
+    syscalls: [{names: ["openat2", "keyctl"], action: "SCMP_ACT_ERRNO"}]}'
+# What brig used to call after the filter besides: a profile that denies
+# them all must still run the program (which needs none of them).
+SC_NO_MORE='{defaultAction: "SCMP_ACT_ALLOW",
+    syscalls: [{names: ["openat2", "close_range", "getcwd", "chdir", "fchdir", "fstatfs",
+                        "pidfd_open", "faccessat2", "statx", "newfstatat", "keyctl"],
+                action: "SCMP_ACT_ERRNO"}]}'
+sc_case() { # NAME PROFILE JQ-EDIT DESC
+    local name=$1 prof=$2 edit=$3 desc=$4
+    runc_bundle "$name" '["/usr/bin/brig-probe", "syscall", "keyctl"]' || return
+    cfg "$name" ".linux.seccomp = $prof | $edit"
+    run_ct "$name"
+    # The probe exits with the errno of what it tried: EPERM (1), i.e. the
+    # filter is in force and the process ran.
+    check_eq "$desc: the process runs under the filter (keyctl EPERM)" "$RC" 1
+    check_probe "... the probe saw EPERM" "$name" '.result == "EPERM"'
+    check_not "... no error from brig" grep -q "process.cwd\|Operation not permitted" "$T/$name.err"
+    assert_clean "$name"
+}
+sc_case sc-more "$SC_NO_MORE" '.process.noNewPrivileges = false | .process.user = {uid: 1000, gid: 1000} | .process.cwd = "/tmp"' \
+    "uid 1000 without noNewPrivileges, profile without openat2, getcwd, chdir, close_range, ..."
+sc_case sc-more-nnp "$SC_NO_MORE" '.process.user = {uid: 1000, gid: 1000} | .process.cwd = "/tmp"' \
+    "uid 1000 with noNewPrivileges, the same profile"
+if [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" != 0 ]; then
+    runc_bundle sc-userns '["/usr/bin/brig-probe", "syscall", "keyctl"]' &&
+    userns sc-userns && {
+        cfg sc-userns ".linux.seccomp = $SC_NO_OPENAT2 | .process.noNewPrivileges = false"
+        run_ct sc-userns
+        check_eq "root in a user namespace without noNewPrivileges, no openat2: runs" "$RC" 1
+        check_not "... no error from brig" grep -q "process.cwd" "$T/sc-userns.err"
+        assert_clean sc-userns
+    }
+else
+    skip "user namespace case" "user namespaces are disabled"
+fi
+# The same through exec: a process exec'd into a running container.
+runc_bundle sc-exec '["/usr/bin/brig-probe", "sleep", "30"]' || bail "cannot build a bundle"
+cfg sc-exec ".linux.seccomp = $SC_NO_OPENAT2 | .process.noNewPrivileges = false"
+run_ct sc-exec -d
+check_eq "a container with a profile without openat2 runs detached" "$RC" 0
+b exec --user 1000:1000 "$(cid sc-exec)" /usr/bin/brig-probe syscall keyctl >"$T/sc-exec.x.out" 2>"$T/sc-exec.x.err"
+check_eq "... brig exec --user 1000 without noNewPrivileges runs its process (keyctl EPERM)" "$?" 1
+check_not "... no error from brig" grep -q "process.cwd" "$T/sc-exec.x.err"
+b delete --force "$(cid sc-exec)" >/dev/null 2>&1
+assert_clean sc-exec
