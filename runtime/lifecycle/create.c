@@ -21,6 +21,7 @@
 #include "../config/bundle.h"
 #include "../config/spec.h"
 #include "../../policy/policy.h"
+#include "../linux/caps.h"
 #include "../linux/cgroup/cgroup.h"
 #include "../linux/child.h"
 #include "../linux/console.h"
@@ -160,6 +161,8 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     if (o->console_socket != NULL) TRY(console_socket_connect(o->console_socket, &L->console_sock, err));
     TRY(ns_plan_prepare(L->spec, &L->ns, err));
     L->ns_ready = true;
+    /* What would fail only after `start` is refused now (issue 13). */
+    TRY(caps_validate(&L->spec->process.caps, L->ns.new_user || L->ns.join_fds[BRIG_NS_USER] >= 0, err));
     return 0;
 }
 
@@ -185,6 +188,7 @@ static int launch_resources(struct launch *L, const struct brig_globals *g, cons
         if (mkfifoat(L->dirfd, "exec.fifo", 0600) < 0) return brig_fail(err, errno, "mkfifo exec.fifo");
         L->fifo_fd = openat(L->dirfd, "exec.fifo", O_RDWR | O_CLOEXEC);
         if (L->fifo_fd < 0) return brig_fail(err, errno, "open exec.fifo");
+        TRY(sync_listen_at(L->dirfd, SYNC_START_SOCK, &L->start_sock, err));
     }
     /* The planned cgroup is already on disk; it differs from what was made
      * only when someone else made one of its directories meanwhile (then
@@ -228,7 +232,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
         struct child_ctx c = {
             .spec = L->spec, .bpf = L->bpf, .ns = &L->ns, .sync_fd = child_end,
             .cg = self_attach ? L->cg : NULL, .cloned_into = cloned_into,
-            .fifo_fd = L->fifo_fd, .no_pivot = o->no_pivot, .preserve_fds = o->preserve_fds,
+            .fifo_fd = L->fifo_fd, .start_sock = L->start_sock, .no_pivot = o->no_pivot, .preserve_fds = o->preserve_fds,
             .caller_mntns = &caller_mntns,
         };
         child_main(&c);
@@ -238,6 +242,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     if (L->pid < 0) return brig_fail(err, clone_errno, "clone container init");
     brig_closep(&child_end);
     brig_closep(&L->fifo_fd);       /* only the init may hold it: start sees ENXIO once it is gone */
+    brig_closep(&L->start_sock);
     brig_closep(&L->root_fd);       /* the init has its copy */
     brig_closep(&L->bundle_fd);
     brig_debug("container init is pid %d", (int)L->pid);
@@ -310,6 +315,7 @@ void launch_release(struct launch *L)
 {
     brig_closep(&L->sync_fd);
     brig_closep(&L->fifo_fd);
+    brig_closep(&L->start_sock);
     brig_closep(&L->bundle_fd);
     brig_closep(&L->root_fd);
     brig_closep(&L->dirfd);
@@ -335,7 +341,7 @@ void launch_release(struct launch *L)
 int launch_container(struct launch *L, const struct brig_globals *g, const struct brig_create_opts *o,
                      bool run_mode, struct brig_error **err)
 {
-    *L = (struct launch){ .sync_fd = -1, .fifo_fd = -1, .rootfd = -1, .dirfd = -1,
+    *L = (struct launch){ .sync_fd = -1, .fifo_fd = -1, .start_sock = -1, .rootfd = -1, .dirfd = -1,
                           .console_sock = -1, .console_fd = -1, .bundle_fd = -1, .root_fd = -1 };
     if (launch_validate(L, g, o, run_mode, err) < 0 || launch_resources(L, g, o->id, run_mode, err) < 0 ||
         launch_init(L, o, err) < 0) {

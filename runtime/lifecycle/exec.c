@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../../policy/policy.h"
+#include "../linux/caps.h"
 #include "../linux/cgroup/cgroup.h"
 #include "../linux/console.h"
 #include "../linux/proc_exec.h"
@@ -136,7 +137,8 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
     int alive = init_pidfd_open(st, &X->pidfd, err);
     if (alive < 0) return -1;
     if (alive == 0) return brig_failx(err, "cannot exec in a stopped container");
-    return exec_ns_plan(st->pid, X, err);
+    TRY(exec_ns_plan(st->pid, X, err));
+    return caps_validate(&X->spec->process.caps, (X->ns_flags & CLONE_NEWUSER) != 0, err);
 }
 
 /* In the new process, still brig: join, confine, exec. */

@@ -32,6 +32,7 @@ struct launch {
     struct brig_state *st;
     struct brig_cgroup *cg;
     int fifo_fd;
+    int start_sock;             /* create: listening SYNC_START_SOCK, until the clone */
     int sync_fd;                /* parent end */
     int console_sock;           /* --console-socket, connected before anything exists */
     int console_fd;             /* pty master (process.terminal), until handed on */

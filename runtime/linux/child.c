@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +27,22 @@
 #include "rootfs/rootfs.h"
 #include "sync.h"
 
+/* `brig start` connects to the start socket before it writes exec.fifo:
+ * its connection is waiting (non-blocking accept), and from now on our
+ * error goes there instead of to the gone `brig create`; execve closes it,
+ * which tells start the process runs. No connection (a start that does not
+ * wait): errors go to the log, as before. */
+static int child_start_conn(struct child_ctx *c, struct brig_error **err)
+{
+    int conn = accept4(c->start_sock, NULL, NULL, SOCK_CLOEXEC);
+    if (conn < 0 && errno != EAGAIN) return brig_fail(err, errno, "wait for start: accept");
+    brig_closep(&c->start_sock);
+    if (conn < 0) return 0;
+    brig_closep(&c->sync_fd);
+    c->sync_fd = conn;
+    return 0;
+}
+
 /* Block until `brig start` writes to exec.fifo (create), or until the
  * parent says go (run). */
 static int child_wait_start(struct child_ctx *c, struct brig_error **err)
@@ -41,7 +58,7 @@ static int child_wait_start(struct child_ctx *c, struct brig_error **err)
     } while (r < 0 && errno == EINTR);
     if (r != 1) return brig_fail(err, r < 0 ? errno : EPIPE, "wait for start: read exec.fifo");
     brig_closep(&c->fifo_fd);
-    return 0;
+    return child_start_conn(c, err);
 }
 
 /* process.terminal: the pty comes from the container's devpts, so it is

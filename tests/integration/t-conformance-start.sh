@@ -82,3 +82,55 @@ check_eq "... brig exec --user 1000 without noNewPrivileges runs its process (ke
 check_not "... no error from brig" grep -q "process.cwd" "$T/sc-exec.x.err"
 b delete --force "$(cid sc-exec)" >/dev/null 2>&1
 assert_clean sc-exec
+
+# ---- start: returns once the process has exec'd, or fails ----------------
+# start_fails NAME WANT-MESSAGE DESC: `brig start` exits 1 with the init's
+# error; the container is then stopped and a plain delete removes it all.
+start_fails() {
+    local name=$1 want=$2 desc=$3 id
+    id=$(cid "$name")
+    b start "$id" >"$T/$name.start.out" 2>"$T/$name.start.err"
+    check_eq "$desc: brig start exits 1" "$?" 1
+    check "... with the init's error" grep -qF "start $id: $want" "$T/$name.start.err"
+    check_eq "... the container is stopped as start returns" "$(state_field "$id" status)" stopped
+    check "... a plain delete removes it" b delete "$id"
+    assert_clean "$name"
+}
+
+# The program removed between create and start (runc: start says nothing).
+cp "$BRIG_PROBE" "$T/base/rootfs/usr/bin/gone-probe"
+runc_bundle gone '["/usr/bin/gone-probe", "report"]' || bail "cannot build a bundle"
+create_ct gone
+check_eq "create with the program present succeeds" "$RC" 0
+rm -f "$T/base/rootfs/usr/bin/gone-probe"
+start_fails gone "exec /usr/bin/gone-probe: No such file or directory" "the program is gone at start"
+
+# A startContainer hook that fails: runs in the init after start.
+runc_bundle schook '["/usr/bin/brig-probe", "report"]' || bail "cannot build a bundle"
+cfg schook '.hooks.startContainer = [{path: "/bin/false"}]'
+create_ct schook
+check_eq "create with a failing startContainer hook succeeds (it runs at start)" "$RC" 0
+start_fails schook "hooks.startContainer[0] (/bin/false): exited with status 1" \
+    "a startContainer hook fails"
+
+# Success: as start returns, the process has exec'd (the init, a copy of
+# brig from a sealed memfd, is no longer what the pid runs).
+runc_bundle okstart '["/usr/bin/brig-probe", "sleep", "30"]' || bail "cannot build a bundle"
+create_ct okstart
+b start "$(cid okstart)"
+check_eq "start of a good container exits 0" "$?" 0
+pid=$(state_field "$(cid okstart)" pid)
+exe=$(readlink "/proc/$pid/exe" 2>&1)
+check "... the process has exec'd when start returns ($exe)" test "${exe#*brig-probe}" != "$exe"
+check_eq "... state says running" "$(state_field "$(cid okstart)" status)" running
+b delete --force "$(cid okstart)" >/dev/null 2>&1
+assert_clean okstart
+
+# What can be known before "created" is refused by create: an effective
+# capability outside the permitted set (capset refuses it after start).
+runc_bundle capeff '["/usr/bin/brig-probe", "report"]' || bail "cannot build a bundle"
+cfg capeff '.process.capabilities.effective += ["CAP_SYS_ADMIN"]'
+create_ct capeff
+check_eq "effective CAP_SYS_ADMIN outside permitted: create exits 1" "$RC" 1
+check "... naming the fields" grep -qF "process.capabilities.effective: CAP_SYS_ADMIN is not in process.capabilities.permitted" "$T/capeff.err"
+assert_clean capeff
