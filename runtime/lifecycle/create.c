@@ -352,6 +352,12 @@ int launch_container(struct launch *L, const struct brig_globals *g, const struc
     return 0;
 }
 
+char *launch_start_json(const struct launch *L)
+{
+    if (!hooks_any(L->spec, BRIG_HOOK_START_CONTAINER, BRIG_HOOK_START_CONTAINER)) return NULL;
+    return state_to_oci_json(L->st, BRIG_STATUS_CREATED, false);
+}
+
 int container_create(const struct brig_globals *g, const struct brig_create_opts *o,
                      struct brig_error **err)
 {
@@ -359,7 +365,8 @@ int container_create(const struct brig_globals *g, const struct brig_create_opts
     TRY(launch_container(&L, g, o, false, err));
     /* Only now may the init wait on exec.fifo: had we died before the state
      * said "created", it would have waited there for a start nobody can do. */
-    if (sync_send(L.sync_fd, SYNC_CREATED_ACK, NULL, err) < 0) {
+    autofree char *start_json = launch_start_json(&L);
+    if (sync_send(L.sync_fd, SYNC_CREATED_ACK, start_json, err) < 0) {
         launch_undo(&L, g, o->id);
         launch_release(&L);
         return brig_wrap(err, "create %s: container init exited", o->id);

@@ -13,6 +13,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/log.h"
+#include "../util/strutil.h"
 #include "hooks.h"
 #include "../../policy/policy.h"
 #include "state.h"
@@ -35,10 +36,8 @@ static void start_poststart(int dirfd, const struct brig_state *st)
     }
     if (spec->hooks[BRIG_HOOK_POSTSTART].n == 0) return;
     autofree char *json = state_to_oci_json(st, BRIG_STATUS_RUNNING, false);
-    if (hooks_run(spec, BRIG_HOOK_POSTSTART, json, &e) < 0) {
-        brig_warn("start %s: %s", st->id, e->msg);  /* the spec: warn and go on */
-        brig_error_free(e);
-    }
+    autofree char *ctx = brig_asprintf("start %s", st->id);
+    hooks_run_warn(spec, BRIG_HOOK_POSTSTART, json, ctx);
 }
 
 /* A container made by a brig without the start socket is started without

@@ -47,10 +47,10 @@ static int child_start_conn(struct child_ctx *c, struct brig_error **err)
  * parent says go (run). */
 static int child_wait_start(struct child_ctx *c, struct brig_error **err)
 {
-    if (c->fifo_fd < 0) return sync_expect(c->sync_fd, SYNC_START, "brig run went away", NULL, err);
+    if (c->fifo_fd < 0) return sync_expect(c->sync_fd, SYNC_START, "brig run went away", &c->start_json, err);
     /* A brig create that dies before recording "created" must not leave us
      * waiting for a start: its socket's EOF ends us. */
-    TRY(sync_expect(c->sync_fd, SYNC_CREATED_ACK, "brig create went away", NULL, err));
+    TRY(sync_expect(c->sync_fd, SYNC_CREATED_ACK, "brig create went away", &c->start_json, err));
     char b;
     ssize_t r;
     do {
@@ -123,7 +123,7 @@ static int child_exec(struct child_ctx *c, const char *exe, struct brig_error **
      * the container): it runs as confined as the process, as runc runs it,
      * never with the init's privileges (an image could read any host file
      * on the rootfs' filesystem by handle, tests/security/t-start-hook). */
-    TRY(hooks_run(s, BRIG_HOOK_START_CONTAINER, c->state_json, err));
+    TRY(hooks_run(s, BRIG_HOOK_START_CONTAINER, c->start_json, err));
     return proc_execve(p, exe, err);
 }
 
