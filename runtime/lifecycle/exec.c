@@ -176,10 +176,15 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
     }
     autofree char *exe = NULL;
     TRY(proc_find_exec(p, &exe, err));
+    autofree char *home = NULL;
+    autoclose int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0) return brig_fail(err, errno, "open /");
+    TRY(proc_home_default(rootfd, p, &home, err));
+    brig_closep(&rootfd);
     TRY(fds_close_from(3 + o->preserve_fds, sync_fd, err));
     fds_close_cloexec_below(3 + o->preserve_fds, sync_fd);
     TRY(proc_confine(p, X->bpf, (X->ns_flags & CLONE_NEWUSER) != 0, err));
-    return proc_execve(p, exe, err);
+    return proc_execve(p, exe, home, err);
 }
 
 __attribute__((noreturn)) static void exec_child(struct exec_run *X, const struct brig_exec_opts *o,

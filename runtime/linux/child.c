@@ -86,6 +86,8 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
     TRY(rootfs_prepare(s, c->caller_mntns, &rootfd, err));
     TRY(mounts_apply(rootfd, s, in_userns, err));
     TRY(devices_populate(rootfd, s, in_userns, err));
+    TRY(cwd_make(rootfd, &s->process, err));                  /* before the root goes ro */
+    TRY(proc_home_default(rootfd, &s->process, &c->home_env, err));
 
     TRY(sync_send(c->sync_fd, SYNC_HOOKS, NULL, err));       /* prestart, createRuntime */
     TRY(sync_expect(c->sync_fd, SYNC_HOOKS_DONE, "parent went away", &c->state_json, err));
@@ -124,7 +126,7 @@ static int child_exec(struct child_ctx *c, const char *exe, struct brig_error **
      * never with the init's privileges (an image could read any host file
      * on the rootfs' filesystem by handle, tests/security/t-start-hook). */
     TRY(hooks_run(s, BRIG_HOOK_START_CONTAINER, c->start_json, err));
-    return proc_execve(p, exe, err);
+    return proc_execve(p, exe, c->home_env, err);
 }
 
 void child_main(struct child_ctx *c)

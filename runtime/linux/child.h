@@ -24,6 +24,7 @@ struct child_ctx {
     bool no_pivot;
     int preserve_fds;               /* fds 3 .. 3+N-1 are passed to the process */
     char *state_json;               /* from the parent, for createContainer ("creating") */
+    char *home_env;                 /* "HOME=..." when process.env has none */
     char *start_json;               /* from the parent at start, for startContainer ("created") */
     const struct stat *caller_mntns;/* brig's mount namespace (the one not to touch), or NULL */
 };

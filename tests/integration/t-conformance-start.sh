@@ -80,8 +80,42 @@ check_eq "a container with a profile without openat2 runs detached" "$RC" 0
 b exec --user 1000:1000 "$(cid sc-exec)" /usr/bin/brig-probe syscall keyctl >"$T/sc-exec.x.out" 2>"$T/sc-exec.x.err"
 check_eq "... brig exec --user 1000 without noNewPrivileges runs its process (keyctl EPERM)" "$?" 1
 check_not "... no error from brig" grep -q "process.cwd" "$T/sc-exec.x.err"
+b exec --user 1000:1000 "$(cid sc-exec)" /usr/bin/brig-probe report >"$T/sc-exec-h.out" 2>&1
+check_probe "brig exec --user 1000 without HOME: HOME=/home/user, as runc" sc-exec-h \
+    '[.env[] | select(startswith("HOME="))] == ["HOME=/home/user"]'
+b exec --env HOME=/mine "$(cid sc-exec)" /usr/bin/brig-probe report >"$T/sc-exec-h2.out" 2>&1
+check_probe "brig exec --env HOME=/mine keeps it, once" sc-exec-h2 \
+    '[.env[] | select(startswith("HOME="))] == ["HOME=/mine"]'
 b delete --force "$(cid sc-exec)" >/dev/null 2>&1
 assert_clean sc-exec
+
+# ---- process: HOME and a missing cwd -------------------------------------
+# runc spec's env has no HOME: it comes from the container's /etc/passwd
+# (mkb's: user 1000 is /home/user), "/" for a uid it does not list. A
+# process.cwd missing from the (read-only, as runc spec) root is made inside
+# the root, 0755, owned by the container's root; a symlink on its way is
+# followed inside the root, never out of it.
+runc_bundle home '["/usr/bin/brig-probe", "report"]' || bail "cannot build a bundle"
+cfg home '.process.user = {uid: 1000, gid: 1000} | .process.cwd = "/made/by/brig"'
+run_ct home
+check_ran "uid 1000, no HOME, cwd missing: runs" home
+check_probe "... HOME is /home/user (the container's passwd), once" home \
+    '[.env[] | select(startswith("HOME="))] == ["HOME=/home/user"]'
+check_probe "... its cwd is /made/by/brig" home '.cwd == "/made/by/brig"'
+check_eq "... made 0755, owned by root" "$(stat -c '%a %u' "$T/base/rootfs/made/by/brig" 2>&1)" "755 0"
+assert_clean home
+
+# The link's target exists both on the host and (as runc needs too) inside the root.
+mkdir -p "$T/outside" "$T/base/rootfs$T/outside"
+ln -s "/../../../../..$T/outside" "$T/base/rootfs/cwdlink"
+runc_bundle nohome '["/usr/bin/brig-probe", "report"]' || bail "cannot build a bundle"
+cfg nohome '.process.user = {uid: 4242, gid: 4242} | .process.cwd = "/cwdlink/sub"'
+run_ct nohome
+check_ran "uid 4242 (not in passwd), cwd through a symlink pointing out: runs" nohome
+check_probe "... HOME is /" nohome '[.env[] | select(startswith("HOME="))] == ["HOME=/"]'
+check "... the cwd was made inside the root" test -d "$T/base/rootfs$T/outside/sub"
+check_not "... and not on the host" test -e "$T/outside/sub"
+assert_clean nohome
 
 # ---- start: returns once the process has exec'd, or fails ----------------
 # start_fails NAME WANT-MESSAGE DESC: `brig start` exits 1 with the init's
