@@ -162,7 +162,8 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     TRY(ns_plan_prepare(L->spec, &L->ns, err));
     L->ns_ready = true;
     /* What would fail only after `start` is refused now (issue 13). */
-    TRY(caps_validate(&L->spec->process.caps, L->ns.new_user || L->ns.join_fds[BRIG_NS_USER] >= 0, err));
+    bool in_userns = L->ns.new_user || L->ns.join_fds[BRIG_NS_USER] >= 0;
+    TRY(caps_validate(&L->spec->process.caps, in_userns, err));
     return 0;
 }
 
@@ -232,7 +233,8 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
         struct child_ctx c = {
             .spec = L->spec, .bpf = L->bpf, .ns = &L->ns, .sync_fd = child_end,
             .cg = self_attach ? L->cg : NULL, .cloned_into = cloned_into,
-            .fifo_fd = L->fifo_fd, .start_sock = L->start_sock, .no_pivot = o->no_pivot, .preserve_fds = o->preserve_fds,
+            .fifo_fd = L->fifo_fd, .start_sock = L->start_sock, .no_pivot = o->no_pivot,
+            .preserve_fds = o->preserve_fds,
             .caller_mntns = &caller_mntns,
         };
         child_main(&c);

@@ -47,7 +47,8 @@ static int child_start_conn(struct child_ctx *c, struct brig_error **err)
  * parent says go (run). */
 static int child_wait_start(struct child_ctx *c, struct brig_error **err)
 {
-    if (c->fifo_fd < 0) return sync_expect(c->sync_fd, SYNC_START, "brig run went away", &c->start_json, err);
+    if (c->fifo_fd < 0)
+        return sync_expect(c->sync_fd, SYNC_START, "brig run went away", &c->start_json, err);
     /* A brig create that dies before recording "created" must not leave us
      * waiting for a start: its socket's EOF ends us. */
     TRY(sync_expect(c->sync_fd, SYNC_CREATED_ACK, "brig create went away", &c->start_json, err));
