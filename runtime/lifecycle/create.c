@@ -25,6 +25,7 @@
 #include "../linux/cgroup/cgroup.h"
 #include "../linux/child.h"
 #include "../linux/console.h"
+#include "../linux/identity.h"
 #include "../linux/ns.h"
 #include "../linux/process_attrs.h"
 #include "../linux/rootfs/rootfs.h"
@@ -164,6 +165,7 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     /* What would fail only after `start` is refused now (issue 13). */
     bool in_userns = L->ns.new_user || L->ns.join_fds[BRIG_NS_USER] >= 0;
     TRY(caps_validate(&L->spec->process.caps, in_userns, err));
+    TRY(identity_validate(L->spec, L->ns.new_user, err));
     return 0;
 }
 

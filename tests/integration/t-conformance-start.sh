@@ -199,3 +199,15 @@ check_eq "delete succeeds although poststop[0] fails" "$?" 0
 check "... a warning names poststop[0]" grep -q "warning: delete $(cid hooks): hooks.poststop\[0\] (/bin/false): exited with status 1" "$T/hooks.del.err"
 check "... poststop[1] ran after it" jq -e '.status == "stopped"' "$T/pst.json"
 assert_clean hooks
+
+# In a new user namespace, a uid its mappings leave out (setresuid: EINVAL
+# after start, before) is refused by create, naming the field.
+if [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" != 0 ]; then
+    runc_bundle unmapped '["/usr/bin/brig-probe", "report"]' || bail "cannot build a bundle"
+    userns unmapped
+    cfg unmapped '.process.user = {uid: 70000, gid: 0}'
+    create_ct unmapped
+    check_eq "uid 70000 outside linux.uidMappings (0-65535): create exits 1" "$RC" 1
+    check "... naming the field" grep -qF "process.user.uid: 70000 is not mapped by linux.uidMappings" "$T/unmapped.err"
+    assert_clean unmapped
+fi
