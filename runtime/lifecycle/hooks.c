@@ -146,8 +146,11 @@ static int hook_run_one(const struct brig_hook *h, const char *kind, size_t idx,
     close(ep_wr);
     ep_wr = -1;
 
-    autoclose int pidfd = hook_pidfd_open(pid);
-    if (pidfd < 0) {
+    /* Only a timeout needs the pidfd: a startContainer hook runs under the
+     * container's seccomp filter, which may deny pidfd_open. */
+    int timeout = h->has_timeout ? h->timeout : 0;
+    autoclose int pidfd = timeout > 0 ? hook_pidfd_open(pid) : -1;
+    if (timeout > 0 && pidfd < 0) {
         int e = errno;
         kill(pid, SIGKILL);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
@@ -156,7 +159,7 @@ static int hook_run_one(const struct brig_hook *h, const char *kind, size_t idx,
 
     int status = 0;
     bool timed_out = false;
-    if (hook_wait(pid, pidfd, h->has_timeout ? h->timeout : 0, &status, &timed_out) < 0)
+    if (hook_wait(pid, pidfd, timeout, &status, &timed_out) < 0)
         return brig_fail(err, errno, "wait for hook");
 
     int exec_errno = 0;
