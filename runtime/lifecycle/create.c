@@ -21,10 +21,12 @@
 #include "../config/bundle.h"
 #include "../config/spec.h"
 #include "../../policy/policy.h"
+#include "../linux/caps.h"
 #include "../linux/cgroup/cgroup.h"
 #include "cgroup_ops.h"
 #include "../linux/child.h"
 #include "../linux/console.h"
+#include "../linux/identity.h"
 #include "../linux/ns.h"
 #include "../linux/process_attrs.h"
 #include "../linux/rootfs/rootfs.h"
@@ -163,6 +165,10 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     TRY(ns_plan_prepare(L->spec, &L->ns, err));
     L->ns_ready = true;
     if (L->ns.new_user && L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, err));
+    /* What would fail only after `start` is refused now (issue 13). */
+    bool in_userns = L->ns.new_user || L->ns.join_fds[BRIG_NS_USER] >= 0;
+    TRY(caps_validate(&L->spec->process.caps, in_userns, err));
+    TRY(identity_validate(L->spec, L->ns.new_user, err));
     return 0;
 }
 
@@ -189,6 +195,7 @@ static int launch_resources(struct launch *L, const struct brig_globals *g, cons
         if (mkfifoat(L->dirfd, "exec.fifo", 0600) < 0) return brig_fail(err, errno, "mkfifo exec.fifo");
         L->fifo_fd = openat(L->dirfd, "exec.fifo", O_RDWR | O_CLOEXEC);
         if (L->fifo_fd < 0) return brig_fail(err, errno, "open exec.fifo");
+        TRY(sync_listen_at(L->dirfd, SYNC_START_SOCK, &L->start_sock, err));
     }
     /* The planned cgroup is already on disk; it differs from what was made
      * only when someone else made one of its directories meanwhile (then
@@ -232,7 +239,8 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
         struct child_ctx c = {
             .spec = L->spec, .bpf = L->bpf, .ns = &L->ns, .sync_fd = child_end,
             .cg = self_attach ? L->cg : NULL, .cloned_into = cloned_into,
-            .fifo_fd = L->fifo_fd, .no_pivot = o->no_pivot, .preserve_fds = o->preserve_fds,
+            .fifo_fd = L->fifo_fd, .start_sock = L->start_sock, .no_pivot = o->no_pivot,
+            .preserve_fds = o->preserve_fds,
             .caller_mntns = &caller_mntns,
         };
         child_main(&c);
@@ -242,6 +250,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     if (L->pid < 0) return brig_fail(err, clone_errno, "clone container init");
     brig_closep(&child_end);
     brig_closep(&L->fifo_fd);       /* only the init may hold it: start sees ENXIO once it is gone */
+    brig_closep(&L->start_sock);
     brig_closep(&L->root_fd);       /* the init has its copy */
     brig_closep(&L->bundle_fd);
     mounts_bind_release(L->spec);   /* the init has its copies of the clones */
@@ -315,6 +324,7 @@ void launch_release(struct launch *L)
 {
     brig_closep(&L->sync_fd);
     brig_closep(&L->fifo_fd);
+    brig_closep(&L->start_sock);
     brig_closep(&L->bundle_fd);
     brig_closep(&L->root_fd);
     brig_closep(&L->dirfd);
@@ -340,7 +350,7 @@ void launch_release(struct launch *L)
 int launch_container(struct launch *L, const struct brig_globals *g, const struct brig_create_opts *o,
                      bool run_mode, struct brig_error **err)
 {
-    *L = (struct launch){ .sync_fd = -1, .fifo_fd = -1, .rootfd = -1, .dirfd = -1,
+    *L = (struct launch){ .sync_fd = -1, .fifo_fd = -1, .start_sock = -1, .rootfd = -1, .dirfd = -1,
                           .console_sock = -1, .console_fd = -1, .bundle_fd = -1, .root_fd = -1 };
     if (launch_validate(L, g, o, run_mode, err) < 0 || launch_resources(L, g, o->id, run_mode, err) < 0 ||
         launch_init(L, o, err) < 0) {
@@ -351,6 +361,12 @@ int launch_container(struct launch *L, const struct brig_globals *g, const struc
     return 0;
 }
 
+char *launch_start_json(const struct launch *L)
+{
+    if (!hooks_any(L->spec, BRIG_HOOK_START_CONTAINER, BRIG_HOOK_START_CONTAINER)) return NULL;
+    return state_to_oci_json(L->st, BRIG_STATUS_CREATED, false);
+}
+
 int container_create(const struct brig_globals *g, const struct brig_create_opts *o,
                      struct brig_error **err)
 {
@@ -358,7 +374,8 @@ int container_create(const struct brig_globals *g, const struct brig_create_opts
     TRY(launch_container(&L, g, o, false, err));
     /* Only now may the init wait on exec.fifo: had we died before the state
      * said "created", it would have waited there for a start nobody can do. */
-    if (sync_send(L.sync_fd, SYNC_CREATED_ACK, NULL, err) < 0) {
+    autofree char *start_json = launch_start_json(&L);
+    if (sync_send(L.sync_fd, SYNC_CREATED_ACK, start_json, err) < 0) {
         launch_undo(&L, g, o->id);
         launch_release(&L);
         return brig_wrap(err, "create %s: container init exited", o->id);

@@ -17,6 +17,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/log.h"
+#include "../util/strutil.h"
 #include "cgroup_ops.h"
 #include "hooks.h"
 #include "launch.h"
@@ -84,10 +85,8 @@ static void delete_poststop(const struct brig_spec *spec, const struct brig_stat
 {
     if (spec == NULL || spec->hooks[BRIG_HOOK_POSTSTOP].n == 0) return;
     autofree char *json = state_to_oci_json(st, BRIG_STATUS_STOPPED, false);
-    autoerr struct brig_error *e = NULL;
-    /* runtime.md: a poststop hook failure is only logged, delete goes on. */
-    if (hooks_run(spec, BRIG_HOOK_POSTSTOP, json, &e) < 0)
-        brig_warn("delete %s: %s", st->id, e->msg);
+    autofree char *ctx = brig_asprintf("delete %s", st->id);
+    hooks_run_warn(spec, BRIG_HOOK_POSTSTOP, json, ctx);
 }
 
 static int delete_state_unreadable(const struct brig_globals *g, const char *id, bool force,

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../../policy/policy.h"
+#include "../linux/caps.h"
 #include "../linux/cgroup/cgroup.h"
 #include "../linux/console.h"
 #include "../linux/proc_exec.h"
@@ -152,7 +153,8 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
     int alive = init_pidfd_open(st, &X->pidfd, err);
     if (alive < 0) return -1;
     if (alive == 0) return brig_failx(err, "cannot exec in a stopped container");
-    return exec_ns_plan(st->pid, X, err);
+    TRY(exec_ns_plan(st->pid, X, err));
+    return caps_validate(&X->spec->process.caps, (X->ns_flags & CLONE_NEWUSER) != 0, err);
 }
 
 /* In the new process, still brig: join, confine, exec. */
@@ -190,10 +192,15 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
     }
     autofree char *exe = NULL;
     TRY(proc_find_exec(p, &exe, err));
+    autofree char *home = NULL;
+    autoclose int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0) return brig_fail(err, errno, "open /");
+    TRY(proc_home_default(rootfd, p, &home, err));
+    brig_closep(&rootfd);
     TRY(fds_close_from(3 + o->preserve_fds, sync_fd, err));
     fds_close_cloexec_below(3 + o->preserve_fds, sync_fd);
     TRY(proc_confine(p, X->bpf, (X->ns_flags & CLONE_NEWUSER) != 0, err));
-    return proc_execve(p, exe, err);
+    return proc_execve(p, exe, home, err);
 }
 
 __attribute__((noreturn)) static void exec_child(struct exec_run *X, const struct brig_exec_opts *o,

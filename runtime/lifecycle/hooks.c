@@ -125,12 +125,11 @@ static int hook_wait(pid_t pid, int pidfd, int timeout_s, int *status, bool *tim
 }
 
 static int hook_run_one(const struct brig_hook *h, const char *kind, size_t idx,
-                        const char *state_json, struct brig_error **err)
+                        const char *state_json, char *const *default_env, struct brig_error **err)
 {
     char *default_argv[] = { h->path, NULL };
-    char *empty_env[] = { NULL };
     char *const *argv = h->n_args > 0 ? h->args : default_argv;
-    char *const *envp = h->env != NULL ? h->env : empty_env;
+    char *const *envp = h->env != NULL ? h->env : default_env;
 
     autoclose int in_fd = -1;
     TRY(hook_stdin_pipe(state_json, &in_fd, err));
@@ -147,8 +146,11 @@ static int hook_run_one(const struct brig_hook *h, const char *kind, size_t idx,
     close(ep_wr);
     ep_wr = -1;
 
-    autoclose int pidfd = hook_pidfd_open(pid);
-    if (pidfd < 0) {
+    /* Only a timeout needs the pidfd: a startContainer hook runs under the
+     * container's seccomp filter, which may deny pidfd_open. */
+    int timeout = h->has_timeout ? h->timeout : 0;
+    autoclose int pidfd = timeout > 0 ? hook_pidfd_open(pid) : -1;
+    if (timeout > 0 && pidfd < 0) {
         int e = errno;
         kill(pid, SIGKILL);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
@@ -157,7 +159,7 @@ static int hook_run_one(const struct brig_hook *h, const char *kind, size_t idx,
 
     int status = 0;
     bool timed_out = false;
-    if (hook_wait(pid, pidfd, h->has_timeout ? h->timeout : 0, &status, &timed_out) < 0)
+    if (hook_wait(pid, pidfd, timeout, &status, &timed_out) < 0)
         return brig_fail(err, errno, "wait for hook");
 
     int exec_errno = 0;
@@ -175,17 +177,46 @@ static int hook_run_one(const struct brig_hook *h, const char *kind, size_t idx,
     return 0;
 }
 
-int hooks_run(const struct brig_spec *s, enum brig_hook_kind kind, const char *state_json,
-              struct brig_error **err)
+/* A hook without env gets the environment of whoever runs it, as runc
+ * and crun pass theirs: brig's own on the runtime's side; for a
+ * startContainer hook, an image's program run as the process, the
+ * process's (runc's init holds process.env by then). */
+static char *const *hook_default_env(const struct brig_spec *s, enum brig_hook_kind kind)
+{
+    static char *empty[] = { NULL };
+    if (kind == BRIG_HOOK_START_CONTAINER) return s->process.env != NULL ? s->process.env : empty;
+    return environ != NULL ? environ : empty;
+}
+
+static int hooks_each(const struct brig_spec *s, enum brig_hook_kind kind, const char *state_json,
+                      const char *warn_ctx, struct brig_error **err)
 {
     if (kind < 0 || kind >= BRIG_HOOK_KIND_COUNT) return brig_failx(err, "hooks: bad kind %d", (int)kind);
     const struct brig_hook_list *l = &s->hooks[kind];
     const char *name = spec_hook_name(kind);
     for (size_t i = 0; i < l->n; i++) {
-        if (hook_run_one(&l->hooks[i], name, i, state_json ? state_json : "{}", err) < 0)
-            return brig_wrap(err, "hooks.%s[%zu] (%s)", name, i, l->hooks[i].path);
+        if (hook_run_one(&l->hooks[i], name, i, state_json ? state_json : "{}",
+                         hook_default_env(s, kind), err) == 0)
+            continue;
+        brig_wrap(err, "hooks.%s[%zu] (%s)", name, i, l->hooks[i].path);
+        if (warn_ctx == NULL) return -1;
+        brig_warn("%s: %s", warn_ctx, (*err)->msg);
+        brig_error_freep(err);
     }
     return 0;
+}
+
+int hooks_run(const struct brig_spec *s, enum brig_hook_kind kind, const char *state_json,
+              struct brig_error **err)
+{
+    return hooks_each(s, kind, state_json, NULL, err);
+}
+
+void hooks_run_warn(const struct brig_spec *s, enum brig_hook_kind kind, const char *state_json,
+                    const char *ctx)
+{
+    autoerr struct brig_error *e = NULL;
+    if (hooks_each(s, kind, state_json, ctx, &e) < 0) brig_warn("%s: %s", ctx, e->msg);
 }
 
 bool hooks_any(const struct brig_spec *s, enum brig_hook_kind first, enum brig_hook_kind last)

@@ -9,6 +9,11 @@
  * returned ("hooks.createRuntime[1] (/usr/bin/x): exited with status 3"). */
 int hooks_run(const struct brig_spec *s, enum brig_hook_kind kind, const char *state_json,
               struct brig_error **err);
+/* poststart and poststop (runtime.md: their failure is a warning and the
+ * lifecycle goes on): every hook of the list runs; each failure is a
+ * warning prefixed by ctx ("start ID"). */
+void hooks_run_warn(const struct brig_spec *s, enum brig_hook_kind kind, const char *state_json,
+                    const char *ctx);
 /* Whether any hook of the kinds from first to last (enum order) is
  * configured: the state JSON they read is built only for them (it costs a
  * user name lookup and a cgroup read). */

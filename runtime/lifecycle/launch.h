@@ -32,6 +32,7 @@ struct launch {
     struct brig_state *st;
     struct brig_cgroup *cg;
     int fifo_fd;
+    int start_sock;             /* create: listening SYNC_START_SOCK, until the clone */
     int sync_fd;                /* parent end */
     int console_sock;           /* --console-socket, connected before anything exists */
     int console_fd;             /* pty master (process.terminal), until handed on */
@@ -42,6 +43,9 @@ struct launch {
 int launch_container(struct launch *L, const struct brig_globals *g, const struct brig_create_opts *o,
                      bool run_mode, struct brig_error **err);
 void launch_release(struct launch *L);
+/* The state startContainer hooks read on stdin, sent with the go-ahead: the
+ * container is "created" then (runc's init says so too); NULL without any. */
+char *launch_start_json(const struct launch *L);
 /* run's delete (delete.c) of the container it created and whose init it
  * reaped: what `delete --force` does, with what run holds (state dir and
  * --root fds, state, cgroup, spec, policy) instead of reading it again.

@@ -17,6 +17,7 @@
 #include "../linux/sync.h"
 #include "../util/cleanup.h"
 #include "../util/log.h"
+#include "../util/strutil.h"
 #include "hooks.h"
 #include "launch.h"
 #include "state.h"
@@ -69,15 +70,13 @@ int container_run(const struct brig_globals *g, const struct brig_create_opts *o
     uint64_t started = monotonic_ms();
     int rc = 0;
     if (L.console_fd >= 0) rc = waiter_pty_prepare(L.console_fd, err);
-    if (rc == 0) rc = sync_send(L.sync_fd, SYNC_START, NULL, err);
+    autofree char *start_json = launch_start_json(&L);
+    if (rc == 0) rc = sync_send(L.sync_fd, SYNC_START, start_json, err);
     if (rc == 0) rc = sync_wait_exec(L.sync_fd, err);
     if (rc == 0 && hooks_any(L.spec, BRIG_HOOK_POSTSTART, BRIG_HOOK_POSTSTART)) {
         autofree char *json = state_to_oci_json(L.st, BRIG_STATUS_RUNNING, false);
-        struct brig_error *herr = NULL;
-        if (hooks_run(L.spec, BRIG_HOOK_POSTSTART, json, &herr) < 0) {
-            brig_warn("run %s: %s", o->id, herr->msg);   /* the spec: warn and go on */
-            brig_error_free(herr);
-        }
+        autofree char *ctx = brig_asprintf("run %s", o->id);
+        hooks_run_warn(L.spec, BRIG_HOOK_POSTSTART, json, ctx);
     }
     if (rc == 0 && o->detach) {
         *exit_status = 0;

@@ -4,17 +4,23 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../config/spec.h"
+#include "../linux/sync.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/log.h"
+#include "../util/strutil.h"
 #include "hooks.h"
 #include "../../policy/policy.h"
 #include "state.h"
 
 #define CONFIG_MAX (16u << 20)
+/* How long an init that reported its error may take to exit. */
+#define START_EXIT_WAIT_MS 5000
 
 static void start_poststart(int dirfd, const struct brig_state *st)
 {
@@ -30,10 +36,38 @@ static void start_poststart(int dirfd, const struct brig_state *st)
     }
     if (spec->hooks[BRIG_HOOK_POSTSTART].n == 0) return;
     autofree char *json = state_to_oci_json(st, BRIG_STATUS_RUNNING, false);
-    if (hooks_run(spec, BRIG_HOOK_POSTSTART, json, &e) < 0) {
-        brig_warn("start %s: %s", st->id, e->msg);  /* the spec: warn and go on */
-        brig_error_free(e);
+    autofree char *ctx = brig_asprintf("start %s", st->id);
+    hooks_run_warn(spec, BRIG_HOOK_POSTSTART, json, ctx);
+}
+
+/* A container made by a brig without the start socket is started without
+ * waiting, as then. */
+static int start_connect(int dirfd, const char *id, int *conn, struct brig_error **err)
+{
+    autoerr struct brig_error *e = NULL;
+    if (sync_connect_at(dirfd, SYNC_START_SOCK, conn, &e) == 0) return 0;
+    if (e->errnum == ENOENT) return 0;
+    if (e->errnum == ECONNREFUSED) return brig_failx(err, "start %s: the container's init has exited", id);
+    return brig_fail(err, e->errnum, "start %s: %s", id, e->msg);
+}
+
+/* issue 13: start returns once the process has exec'd, or fails with the
+ * init's error (capabilities, seccomp, identity, a program gone since
+ * create, a startContainer hook). The init then exits: wait for that, so
+ * that `state` says stopped as soon as start has returned. */
+static int start_wait_exec(int conn, const struct brig_state *st, struct brig_error **err)
+{
+    if (sync_wait_exec(conn, err) == 0) return 0;
+    if (err != NULL && *err != NULL && (*err)->errnum == ECONNRESET) {
+        brig_error_freep(err);
+        brig_failx(err, "the container's init exited before exec (see its log)");
     }
+    autoclose int pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
+    if (pidfd >= 0 && state_pid_start_time(st->pid) == st->pid_start_time) {
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+        while (poll(&p, 1, START_EXIT_WAIT_MS) < 0 && errno == EINTR) {}
+    }
+    return -1;
 }
 
 static int start_unaudited(const struct brig_globals *g, const char *id, struct brig_error **err)
@@ -53,9 +87,15 @@ static int start_unaudited(const struct brig_globals *g, const char *id, struct 
         if (errno == ENXIO) return brig_failx(err, "start %s: the container's init has exited", id);
         return brig_fail(err, errno, "start %s: open exec.fifo", id);
     }
+    /* Connected before the init is released: it takes this connection
+     * without waiting for it (child_start_conn). */
+    autoclose int conn = -1;
+    TRY(start_connect(dirfd, id, &conn, err));
     if (write(fd, "0", 1) != 1) return brig_fail(err, errno, "start %s: write exec.fifo", id);
     if (unlinkat(dirfd, "exec.fifo", 0) < 0 && errno != ENOENT)
         return brig_fail(err, errno, "start %s: remove exec.fifo", id);
+    unlinkat(dirfd, SYNC_START_SOCK, 0);          /* the init has closed it */
+    if (conn >= 0 && start_wait_exec(conn, st, err) < 0) return brig_wrap(err, "start %s", id);
     start_poststart(dirfd, st);
     return 0;
 }

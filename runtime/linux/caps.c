@@ -181,6 +181,30 @@ static int caps_raise_effective(const caps_now_t data, struct brig_error **err)
     return 0;
 }
 
+int caps_validate(const struct brig_caps *caps, bool in_userns, struct brig_error **err)
+{
+    uint64_t sets[BRIG_CAP_SET_COUNT];
+    caps_clamp(caps, sets, caps_last_cap());
+    /* In a user namespace the process holds every cap of it; outside, what
+     * brig holds now, which its clone inherits. */
+    uint64_t have = ~UINT64_C(0);
+    if (!in_userns) {
+        caps_now_t now;
+        TRY(caps_get_now(now, err));
+        have = (uint64_t)now[0].permitted | ((uint64_t)now[1].permitted << 32);
+    }
+    sets[BRIG_CAP_EFFECTIVE] &= have;
+    sets[BRIG_CAP_PERMITTED] &= have;
+    return caps_check_subset(sets, BRIG_CAP_EFFECTIVE, BRIG_CAP_PERMITTED, err);
+}
+
+int caps_raise_effective_all(struct brig_error **err)
+{
+    caps_now_t now;
+    TRY(caps_get_now(now, err));
+    return caps_raise_effective(now, err);
+}
+
 /* Needs CAP_SETPCAP, so it runs before capset may take that away. Dropping
  * a cap that is already gone succeeds; without CAP_SETPCAP the drop fails
  * and the cap is then read: one already gone is fine, so such a process can

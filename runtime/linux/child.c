@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,14 +27,31 @@
 #include "rootfs/rootfs.h"
 #include "sync.h"
 
+/* `brig start` connects to the start socket before it writes exec.fifo:
+ * its connection is waiting (non-blocking accept), and from now on our
+ * error goes there instead of to the gone `brig create`; execve closes it,
+ * which tells start the process runs. No connection (a start that does not
+ * wait): errors go to the log, as before. */
+static int child_start_conn(struct child_ctx *c, struct brig_error **err)
+{
+    int conn = accept4(c->start_sock, NULL, NULL, SOCK_CLOEXEC);
+    if (conn < 0 && errno != EAGAIN) return brig_fail(err, errno, "wait for start: accept");
+    brig_closep(&c->start_sock);
+    if (conn < 0) return 0;
+    brig_closep(&c->sync_fd);
+    c->sync_fd = conn;
+    return 0;
+}
+
 /* Block until `brig start` writes to exec.fifo (create), or until the
  * parent says go (run). */
 static int child_wait_start(struct child_ctx *c, struct brig_error **err)
 {
-    if (c->fifo_fd < 0) return sync_expect(c->sync_fd, SYNC_START, "brig run went away", NULL, err);
+    if (c->fifo_fd < 0)
+        return sync_expect(c->sync_fd, SYNC_START, "brig run went away", &c->start_json, err);
     /* A brig create that dies before recording "created" must not leave us
      * waiting for a start: its socket's EOF ends us. */
-    TRY(sync_expect(c->sync_fd, SYNC_CREATED_ACK, "brig create went away", NULL, err));
+    TRY(sync_expect(c->sync_fd, SYNC_CREATED_ACK, "brig create went away", &c->start_json, err));
     char b;
     ssize_t r;
     do {
@@ -41,7 +59,7 @@ static int child_wait_start(struct child_ctx *c, struct brig_error **err)
     } while (r < 0 && errno == EINTR);
     if (r != 1) return brig_fail(err, r < 0 ? errno : EPIPE, "wait for start: read exec.fifo");
     brig_closep(&c->fifo_fd);
-    return 0;
+    return child_start_conn(c, err);
 }
 
 /* process.terminal: the pty comes from the container's devpts, so it is
@@ -70,6 +88,8 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
         TRY(rootfs_prepare(s, c->caller_mntns, &rootfd, err));
         TRY(mounts_apply(rootfd, s, in_userns, err));
         TRY(devices_populate(rootfd, s, in_userns, err));
+        TRY(cwd_make(rootfd, &s->process, err));              /* before the root goes ro */
+        TRY(proc_home_default(rootfd, &s->process, &c->home_env, err));
     }
 
     TRY(sync_send(c->sync_fd, SYNC_HOOKS, NULL, err));       /* prestart, createRuntime */
@@ -110,8 +130,8 @@ static int child_exec(struct child_ctx *c, const char *exe, struct brig_error **
      * the container): it runs as confined as the process, as runc runs it,
      * never with the init's privileges (an image could read any host file
      * on the rootfs' filesystem by handle, tests/security/t-start-hook). */
-    TRY(hooks_run(s, BRIG_HOOK_START_CONTAINER, c->state_json, err));
-    return proc_execve(p, exe, err);
+    TRY(hooks_run(s, BRIG_HOOK_START_CONTAINER, c->start_json, err));
+    return proc_execve(p, exe, c->home_env, err);
 }
 
 void child_main(struct child_ctx *c)

@@ -20,9 +20,12 @@ struct child_ctx {
     struct ns_plan *ns;
     int sync_fd;                    /* our end of the socketpair */
     int fifo_fd;                    /* exec.fifo opened O_RDWR (create), or -1 (run) */
+    int start_sock;                 /* listening SYNC_START_SOCK (create), or -1 (run) */
     bool no_pivot;
     int preserve_fds;               /* fds 3 .. 3+N-1 are passed to the process */
-    char *state_json;               /* from the parent, for createContainer/startContainer */
+    char *state_json;               /* from the parent, for createContainer ("creating") */
+    char *home_env;                 /* "HOME=..." when process.env has none */
+    char *start_json;               /* from the parent at start, for startContainer ("created") */
     const struct stat *caller_mntns;/* brig's mount namespace (the one not to touch), or NULL */
 };
 

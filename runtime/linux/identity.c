@@ -46,6 +46,32 @@ static int identity_groups(const struct brig_user *u, bool in_userns, struct bri
     return 0;
 }
 
+static bool identity_mapped(const struct brig_id_mapping *m, size_t n, uint32_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (id >= m[i].container_id && id - m[i].container_id < m[i].size) return true;
+    return false;
+}
+
+int identity_validate(const struct brig_spec *s, bool new_userns, struct brig_error **err)
+{
+    const struct brig_user *u = &s->process.user;
+    const struct brig_linux *l = &s->linux_cfg;
+    if (u->uid == (uint32_t)-1 || u->gid == (uint32_t)-1)
+        return brig_failx(err, "process.user.%s: 4294967295 is not a valid id",
+                          u->uid == (uint32_t)-1 ? "uid" : "gid");
+    if (!new_userns) return 0;
+    if (!identity_mapped(l->uid_mappings, l->n_uid_mappings, u->uid))
+        return brig_failx(err, "process.user.uid: %u is not mapped by linux.uidMappings", u->uid);
+    if (!identity_mapped(l->gid_mappings, l->n_gid_mappings, u->gid))
+        return brig_failx(err, "process.user.gid: %u is not mapped by linux.gidMappings", u->gid);
+    for (size_t i = 0; i < u->n_additional_gids; i++)
+        if (!identity_mapped(l->gid_mappings, l->n_gid_mappings, u->additional_gids[i]))
+            return brig_failx(err, "process.user.additionalGids[%zu]: %u is not mapped by "
+                              "linux.gidMappings", i, u->additional_gids[i]);
+    return 0;
+}
+
 int identity_apply(const struct brig_user *u, bool in_userns, struct brig_error **err)
 {
     brig_debug("identity: uid %u gid %u, %zu additional gids", u->uid, u->gid,

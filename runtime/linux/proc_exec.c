@@ -22,6 +22,8 @@
 #include "identity.h"
 #include "process_attrs.h"
 
+/* /etc/passwd larger than this is not read (HOME=/). */
+#define PROC_PASSWD_MAX (4u << 20)
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* A path execve would take, opened inside the root (RESOLVE_IN_ROOT |
@@ -85,6 +87,71 @@ int proc_find_exec(const struct brig_process *p, char **out, struct brig_error *
     return brig_failx(err, "exec: \"%s\": executable file not found in $PATH", arg0);
 }
 
+/* The home directory of uid in passwd text: field 6 of the first line
+ * whose field 3 is uid (as runc's user.GetExecUser), or false. */
+static bool proc_passwd_home(const char *text, uint32_t uid, char *out, size_t len)
+{
+    for (const char *l = text; *l != '\0';) {
+        const char *nl = strchr(l, '\n');
+        size_t n = nl != NULL ? (size_t)(nl - l) : strlen(l);
+        const char *f[7];
+        size_t nf = 0;
+        f[nf++] = l;
+        for (const char *c = l; c < l + n && nf < 7; c++)
+            if (*c == ':') f[nf++] = c + 1;
+        char *end = NULL;
+        errno = 0;
+        unsigned long v = nf == 7 ? strtoul(f[2], &end, 10) : 0;
+        if (nf == 7 && errno == 0 && end != f[2] && *end == ':' && v == uid) {
+            size_t hl = (size_t)(f[6] - 1 - f[5]);
+            if (hl == 0 || hl >= len) return false;
+            memcpy(out, f[5], hl);
+            out[hl] = '\0';
+            return true;
+        }
+        l += n;
+        if (*l == '\n') l++;
+    }
+    return false;
+}
+
+int proc_home_default(int rootfd, const struct brig_process *p, char **home_env,
+                      struct brig_error **err)
+{
+    *home_env = NULL;
+    for (size_t i = 0; i < p->n_env; i++)
+        if (brig_str_has_prefix(p->env[i], "HOME=")) return 0;
+    /* Read inside the root as a regular file only (never a device or a
+     * fifo), bounded; a passwd that cannot be read, or lacks the uid,
+     * gives "/" as runc and crun do. Its content is never echoed. */
+    char home[PATH_MAX] = "/";
+    autoerr struct brig_error *e = NULL;
+    autofree char *text = NULL;
+    autoclose int etc = brig_open_in_root(rootfd, "/etc", O_PATH | O_DIRECTORY | O_CLOEXEC, 0, &e);
+    if (etc < 0 || brig_read_regular_at(etc, "passwd", PROC_PASSWD_MAX, &text, NULL, &e) < 0 ||
+        !proc_passwd_home(text, p->user.uid, home, sizeof(home))) {
+        brig_debug("HOME: uid %u not found in /etc/passwd (%s): HOME=/", p->user.uid,
+                   e != NULL ? e->msg : "not listed");
+        snprintf(home, sizeof(home), "/");
+    }
+    *home_env = brig_asprintf("HOME=%s", home);
+    return 0;
+}
+
+int cwd_make(int rootfd, const struct brig_process *p, struct brig_error **err)
+{
+    if (p->cwd == NULL || p->cwd[0] != '/')
+        return brig_failx(err, "process.cwd: must be an absolute path");
+    /* 0755 whatever brig's umask, owned by the container's root, resolved
+     * inside the root (a symlink on the way cannot lead out of it). */
+    mode_t old = umask(022);
+    int fd = brig_mkdir_in_root(rootfd, p->cwd, 0755, err);
+    umask(old);
+    if (fd < 0) return brig_wrap(err, "process.cwd (%s)", p->cwd);
+    close(fd);
+    return 0;
+}
+
 /* runc's verifyCwd: getcwd(2) names a cwd outside the root
  * "(unreachable)/..." (glibc: ENOENT). The cwd was entered by a lookup
  * inside the root (cwd_apply); this proves it at the last moment, since a
@@ -115,25 +182,28 @@ static int proc_reenter_cwd(const struct brig_process *p, bool entered_as_root,
     return cwd_apply(p, err);
 }
 
+/* Identity and cwd first in both orders: the cwd is entered again, by a
+ * lookup inside the root (openat2), before a filter may deny openat2 or
+ * getcwd (issue 13: a profile without openat2 killed every non-root process
+ * at "process.cwd: open /"). What runs after the filter is what runc runs
+ * after it too: capset/prctl, the startContainer hooks, signal resets and
+ * execve. */
 static int proc_confine_cwd(const struct brig_process *p, const struct brig_bpf *bpf,
                             bool in_userns, bool entered_as_root, struct brig_error **err)
 {
+    TRY(identity_apply(&p->user, in_userns, err));
+    TRY(proc_reenter_cwd(p, entered_as_root, err));
+    TRY(proc_verify_cwd(err));
     if (p->no_new_privileges) {
-        TRY(identity_apply(&p->user, in_userns, err));
-        TRY(proc_reenter_cwd(p, entered_as_root, err));
-        TRY(proc_verify_cwd(err));
         TRY(caps_apply(&p->caps, err));
         TRY(no_new_privs_apply(p, err));
         if (bpf) TRY(seccomp_bpf_load(bpf, err));               /* last: fewest syscalls after */
     } else {
-        /* Without no_new_privs an unprivileged process may not load a
-         * filter: load it while still privileged (runc does the same).
-         * The cwd is checked before the filter may deny getcwd; entered
-         * again after it, it is found inside the root by cwd_apply. */
-        TRY(proc_verify_cwd(err));
+        /* Without no_new_privs only CAP_SYS_ADMIN may load a filter: load
+         * it while the permitted set kept across the uid switch is still
+         * whole (runc does the same), then narrow the capabilities. */
+        if (bpf) TRY(caps_raise_effective_all(err));
         if (bpf) TRY(seccomp_bpf_load(bpf, err));
-        TRY(identity_apply(&p->user, in_userns, err));
-        TRY(proc_reenter_cwd(p, entered_as_root, err));
         TRY(caps_apply(&p->caps, err));
     }
     return 0;
@@ -187,10 +257,14 @@ static void proc_reset_signals(void)
     }
 }
 
-int proc_execve(const struct brig_process *p, const char *exe, struct brig_error **err)
+int proc_execve(const struct brig_process *p, const char *exe, const char *home_env,
+                struct brig_error **err)
 {
+    autofree char **env = brig_calloc(p->n_env + 2, sizeof(char *));
+    for (size_t i = 0; i < p->n_env; i++) env[i] = p->env[i];
+    if (home_env != NULL) env[p->n_env] = (char *)home_env;
     proc_reset_signals();
     brig_debug("execve %s", exe);
-    execve(exe, p->args, p->env ? p->env : (char *[]){ NULL });
+    execve(exe, p->args, env);
     return brig_fail(err, errno, "exec %s", exe);
 }

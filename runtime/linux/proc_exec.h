@@ -23,8 +23,17 @@ int proc_confine(const struct brig_process *p, const struct brig_bpf *bpf, bool 
 int proc_confine_in_cwd(const struct brig_process *p, const struct brig_bpf *bpf,
                         bool in_userns, struct brig_error **err);
 
+/* config.md "POSIX process" as runc and crun: without HOME in p->env,
+ * *home_env is "HOME=<dir>" from the root's /etc/passwd for p->user.uid,
+ * or "HOME=/"; NULL when env has HOME. rootfd: the container's root. */
+int proc_home_default(int rootfd, const struct brig_process *p, char **home_env,
+                      struct brig_error **err);
+/* A process.cwd missing in the root is made (0755, as runc), inside it. */
+int cwd_make(int rootfd, const struct brig_process *p, struct brig_error **err);
+
 /* Reset signals as execve expects them (nothing blocked, nothing ignored)
- * and exec; returns only on failure. */
-int proc_execve(const struct brig_process *p, const char *exe, struct brig_error **err);
+ * and exec p->env plus home_env (may be NULL); returns only on failure. */
+int proc_execve(const struct brig_process *p, const char *exe, const char *home_env,
+                struct brig_error **err);
 
 #endif

@@ -3,7 +3,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "../util/cleanup.h"
 #include "../util/fdpass.h"
@@ -13,6 +17,43 @@ int sync_socketpair(int fds[2], struct brig_error **err)
 {
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) < 0)
         return brig_fail(err, errno, "socketpair");
+    return 0;
+}
+
+/* A socket path through the directory's fd: a --root of any length fits
+ * in sun_path, and no path component is looked up again. */
+static int sync_addr_at(int dirfd, const char *name, struct sockaddr_un *a)
+{
+    *a = (struct sockaddr_un){ .sun_family = AF_UNIX };
+    int n = snprintf(a->sun_path, sizeof(a->sun_path), "/proc/self/fd/%d/%s", dirfd, name);
+    return n > 0 && (size_t)n < sizeof(a->sun_path) ? 0 : -1;
+}
+
+int sync_listen_at(int dirfd, const char *name, int *out, struct brig_error **err)
+{
+    struct sockaddr_un a;
+    if (sync_addr_at(dirfd, name, &a) < 0) return brig_failx(err, "%s: path too long", name);
+    /* Non-blocking: the init only takes a connection that is already
+     * there (see child_wait_start). */
+    autoclose int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return brig_fail(err, errno, "%s: socket", name);
+    mode_t old = umask(0177);                   /* 0600: only root may start it */
+    int r = bind(fd, (struct sockaddr *)&a, sizeof(a));
+    umask(old);
+    if (r < 0) return brig_fail(err, errno, "%s: bind", name);
+    if (listen(fd, 1) < 0) return brig_fail(err, errno, "%s: listen", name);
+    *out = steal_fd(&fd);
+    return 0;
+}
+
+int sync_connect_at(int dirfd, const char *name, int *out, struct brig_error **err)
+{
+    struct sockaddr_un a;
+    if (sync_addr_at(dirfd, name, &a) < 0) return brig_failx(err, "%s: path too long", name);
+    autoclose int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0) return brig_fail(err, errno, "%s: socket", name);
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) return brig_fail(err, errno, "%s: connect", name);
+    *out = steal_fd(&fd);
     return 0;
 }
 

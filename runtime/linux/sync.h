@@ -46,7 +46,14 @@ int sync_send_fd(int fd, enum sync_type type, int send_fd, struct brig_error **e
 int sync_expect_fd(int fd, enum sync_type expect, const char *eof_what, int *out,
                    struct brig_error **err);
 
-/* run: wait until the container's init has called execve (our end sees EOF
+/* The socket `brig start` connects to before it releases a created init,
+ * to hear from it until execve (name is a socket in dirfd): a listening
+ * one for the init, made by create, and start's connected end. */
+#define SYNC_START_SOCK "exec.sock"
+int sync_listen_at(int dirfd, const char *name, int *out, struct brig_error **err);
+int sync_connect_at(int dirfd, const char *name, int *out, struct brig_error **err);
+
+/* run, start and exec: wait until the container's init has called execve (our end sees EOF
  * as its CLOEXEC end closes) or has reported an error. */
 int sync_wait_exec(int fd, struct brig_error **err);
 
