@@ -58,7 +58,7 @@ static void eval_net(const struct brig_policy *p, brig_json j, const struct poli
     brig_json ns = json_get(j, "ns");
     uint64_t net = 0;
     json_get_u64(ns, "ns", "net", false, &net, NULL);
-    if (p->network.mode == POLICY_NET_NONE) {
+    if (p->network.mode != POLICY_NET_NETNS) {
         bnd_add(l, "net.namespace", net != 0 && net != host->net, "net ns %llu, host %llu",
                 (unsigned long long)net, (unsigned long long)host->net);
         brig_json ifs = json_get(j, "interfaces");

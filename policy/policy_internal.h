@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "policy.h"
+#include "../runtime/config/json.h"
 
 struct brig_spec;
 struct brig_mount;
@@ -61,5 +62,10 @@ const struct brig_mount *policy_workspace_mount(const struct brig_policy *p, con
 
 /* tmpfs "size=" option in bytes: 1 found, 0 absent, -1 unparseable/percent. */
 int policy_tmpfs_size(char *const *options, uint64_t *bytes);
+
+/* network {"mode":"egress", "allow", "deny", "privateRanges",
+ * "maxConnections", "maxBytes"} (policy_network.c): each rule checked,
+ * errors name it (network.allow[2]). */
+int policy_parse_egress(struct brig_policy *p, brig_json v, struct brig_error **err);
 
 #endif
