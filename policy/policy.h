@@ -188,6 +188,9 @@ struct policy_audit_event {
  * to PATH.1 past p->audit.max_size. Never argv, env values or output. */
 int policy_audit(const struct brig_policy *p, const struct policy_audit_event *ev,
                  struct brig_error **err);
+/* Append one line (a JSON object, no newline) the same way: the egress
+ * proxy's connection lines (egress/egress_audit.c). */
+int policy_audit_write(const struct brig_policy *p, const char *line, struct brig_error **err);
 /* The line itself (no newline), malloc'd: for tests. */
 char *policy_audit_line(const struct brig_policy *p, const struct policy_audit_event *ev);
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "sandbox.h"
+#include "../egress/egress.h"
 #include "../policy/policy.h"
 #include "../runtime/lifecycle/launch.h"
 #include "../runtime/lifecycle/waiter.h"
@@ -304,6 +305,10 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     if (sandbox_find_init(&init, &err) < 0 || sandbox_config(p, o, r->id, init, &config, &err) < 0)
         return run_fail(r, err);
 
+    /* Network egress: the proxy forks now, holding none of what follows;
+     * it listens in the sandbox once the init exists, and ends with it. */
+    autoegress struct egress *eg = NULL;
+    if (egress_start(p, r->id, &eg, &err) < 0) return run_fail(r, err);
     const char *state_root = o->state_root ? o->state_root : SANDBOX_STATE_ROOT;
     sandbox_reap_stale(state_root);
     if (sandbox_cgroup_parent(&err) < 0) return run_fail(r, err);
@@ -346,7 +351,7 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
          * output that goes away must not kill brig (and orphan the sandbox). */
         void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
         flock(L.dirfd, LOCK_UN);
-        rc = run_started(&L, o, &lim, pipes, sigfd, r, &err);
+        rc = egress_attach(eg, L.pid, &err) < 0 ? -1 : run_started(&L, o, &lim, pipes, sigfd, r, &err);
         /* Whatever happened: what `delete --force` does, with what we hold. */
         struct brig_error *derr = NULL;
         if (launch_delete(&L, r->id, &derr) < 0) {
