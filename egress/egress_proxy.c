@@ -2,7 +2,8 @@
  * (at most network.maxConnections at once), until stop_fd says the
  * sandbox is gone. A connection over the limit is answered at once (503
  * on the HTTP port; closed on the SOCKS port) and audited, without a
- * thread: a flood costs the proxy nothing it keeps. */
+ * thread: a flood costs the proxy nothing it keeps. So is every
+ * connection once network.maxBytes is spent. */
 #include "egress_internal.h"
 
 #include <errno.h>
@@ -66,8 +67,12 @@ static void proxy_over_limit(struct egress_ctx *x, int fd, enum egress_proto pro
 {
     struct egress_conn c = { .ctx = x, .client = fd, .upstream = -1, .proto = proto,
                              .started_ms = egress_now_ms(), .fail = EGRESS_LIMIT };
-    snprintf(c.why, sizeof(c.why), "network.maxConnections (%llu) reached",
-             (unsigned long long)x->rules->max_conns);
+    if (egress_budget_spent(x))
+        snprintf(c.why, sizeof(c.why), "network.maxBytes (%llu bytes) spent",
+                 (unsigned long long)x->rules->max_bytes);
+    else
+        snprintf(c.why, sizeof(c.why), "network.maxConnections (%llu) reached",
+                 (unsigned long long)x->rules->max_conns);
     if (proto == EGRESS_PROTO_HTTP) {
         char msg[256];
         int n = snprintf(msg, sizeof(msg),
@@ -85,7 +90,7 @@ static void proxy_accept(struct egress_ctx *x, int lfd, enum egress_proto proto,
 {
     int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
     if (fd < 0) return;
-    if (!egress_limit_admit(x)) return proxy_over_limit(x, fd, proto);
+    if (egress_budget_spent(x) || !egress_limit_admit(x)) return proxy_over_limit(x, fd, proto);
     struct egress_conn *c = brig_calloc(1, sizeof(*c));
     *c = (struct egress_conn){ .ctx = x, .client = fd, .upstream = -1, .proto = proto,
                                .started_ms = egress_now_ms() };
