@@ -204,6 +204,12 @@ static void http_plain(struct egress_conn *c, const char *method, size_t mlen, c
         if (path == auth) http_bad(c, "no host in the URI", NULL);
         return http_refuse(c);
     }
+    char norm[EGRESS_NAME_MAX + 2];
+    struct egress_addr ignored;
+    if (egress_host_parse(host, norm, sizeof(norm), &ignored) == EGRESS_HOST_BAD) {
+        c->upstream = egress_dial(c, host, port);   /* refuses, with dial's reason */
+        return http_refuse(c);
+    }
     autofree char *out = brig_calloc(1, HTTP_HEAD_MAX + 256);
     int ol = snprintf(out, HTTP_HEAD_MAX, "%.*s %s%.*s %.*s\r\n", (int)mlen, method, *path == '/' ? "" : "/",
                       (int)(uend - path), path, (int)vlen, version);

@@ -9,9 +9,15 @@ eg_setup() {
     local here; here=$(dirname "${BASH_SOURCE[0]}")
     command -v cc >/dev/null || skip_all "no C compiler (bash scripts/setup.sh installs gcc)"
     [ -x /usr/bin/python3 ] || skip_all "no /usr/bin/python3 for the test's HTTP server"
-    "$BRIG_MKBUNDLE" --probe "$BRIG_PROBE" --brig "$BRIG" --no-config "$T/b" >/dev/null 2>&1 ||
-        bail "brig-mkbundle failed"
+    # A small rootfs of its own (brig-mkbundle links every busybox applet:
+    # seconds of forks on a loaded machine): the client, sh and wget.
     ROOTFS=$T/b/rootfs
+    mkdir -p "$ROOTFS"/{bin,usr/bin,etc,proc,sys,dev,tmp,var/tmp}
+    install -m 0755 /bin/busybox "$ROOTFS/bin/busybox"
+    local a
+    for a in sh env grep wget wc; do ln -s /bin/busybox "$ROOTFS/bin/$a"; done
+    printf 'root:x:0:0::/:/bin/sh\nuser:x:1000:1000::/:/bin/sh\n' > "$ROOTFS/etc/passwd"
+    printf 'root:x:0:\nuser:x:1000:\n' > "$ROOTFS/etc/group"
     cc -static -O1 -o "$ROOTFS/usr/bin/egress-client" "$here/egress-client.c" 2>"$T/cc.log" ||
         bail "cannot compile egress-client.c: $(head -c 300 "$T/cc.log")"
     SRV_LOG=$T/server.log
