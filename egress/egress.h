@@ -18,6 +18,7 @@
 #include "../runtime/util/error.h"
 
 struct brig_policy;
+struct brig_spec;
 struct egress;
 
 #define EGRESS_HTTP_PORT 3128
@@ -46,5 +47,11 @@ static inline void egress_stopp(struct egress **e)
     *e = NULL;
 }
 #define autoegress __attribute__((cleanup(egress_stopp)))
+
+/* egress_launch.c: the two steps of a container launch (create.c). Both
+ * do nothing unless the policy's network is egress. */
+int egress_prepare(const struct brig_policy *p, struct brig_spec *s, struct brig_error **err);
+int egress_launch(const struct brig_policy *p, const char *id, pid_t init_pid, struct egress **out,
+                  struct brig_error **err);
 
 #endif

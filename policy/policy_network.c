@@ -78,3 +78,16 @@ int policy_parse_egress(struct brig_policy *p, brig_json v, struct brig_error **
                           (unsigned long long)r->max_conns, NETWORK_MAX_CONNS);
     return 0;
 }
+
+char *policy_egress_sample(const struct brig_policy *p)
+{
+    const struct egress_rules *r = p->network.egress;
+    for (size_t i = 0; r != NULL && i < r->n_allow; i++) {
+        const struct egress_rule *a = &r->allow[i];
+        char why[256];
+        if (a->kind == EGRESS_NAME && a->port > 0 &&
+            egress_check_name(r, a->name, (uint16_t)a->port, why, sizeof(why)) == 0)
+            return brig_asprintf("%s:%d", a->name, a->port);
+    }
+    return NULL;
+}

@@ -305,10 +305,6 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     if (sandbox_find_init(&init, &err) < 0 || sandbox_config(p, o, r->id, init, &config, &err) < 0)
         return run_fail(r, err);
 
-    /* Network egress: the proxy forks now, holding none of what follows;
-     * it listens in the sandbox once the init exists, and ends with it. */
-    autoegress struct egress *eg = NULL;
-    if (egress_start(p, r->id, &eg, &err) < 0) return run_fail(r, err);
     const char *state_root = o->state_root ? o->state_root : SANDBOX_STATE_ROOT;
     sandbox_reap_stale(state_root);
     if (sandbox_cgroup_parent(&err) < 0) return run_fail(r, err);
@@ -351,7 +347,7 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
          * output that goes away must not kill brig (and orphan the sandbox). */
         void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
         flock(L.dirfd, LOCK_UN);
-        rc = egress_attach(eg, L.pid, &err) < 0 ? -1 : run_started(&L, o, &lim, pipes, sigfd, r, &err);
+        rc = run_started(&L, o, &lim, pipes, sigfd, r, &err);
         /* Whatever happened: what `delete --force` does, with what we hold. */
         struct brig_error *derr = NULL;
         if (launch_delete(&L, r->id, &derr) < 0) {
@@ -363,6 +359,7 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
                 brig_error_free(derr);
             }
         }
+        egress_stop(steal_ptr(&L.egress));     /* the egress proxy ends with the sandbox */
         launch_release(&L);
         signal(SIGPIPE, old_pipe);
     }
