@@ -93,29 +93,25 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
     struct egress_ctx x = { .policy = p, .rules = p->network.egress, .id = id,
                             .hosts_path = getenv(EGRESS_HOSTS_ENV) };
     sup_reply(ctl, "ok");
-    for (;;) {
-        /* Serves until the sandbox's init exits or the control socket
-         * speaks: EOF (stop) or "detach". */
-        int stop[2] = { ctl, pidfd };
-        int which = -1;
-        struct pollfd pf[2];
-        egress_proxy_serve(&x, fds, protos, 2, ctl >= 0 ? ctl : pidfd);
-        for (int i = 0; i < 2; i++) pf[i] = (struct pollfd){ .fd = stop[i], .events = POLLIN };
-        if (poll(pf, 2, 0) > 0) which = pf[1].revents ? 1 : 0;
-        if (which != 0) _exit(0);
-        ssize_t n = recv(ctl, msg, sizeof(msg), 0);
-        if (n != 6 || memcmp(msg, "detach", 6) != 0) _exit(0);
-        /* From now on the container's lifetime is the proxy's. */
-        prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
-        setsid();
-        int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        if (null >= 0) dup2(null, 2);
-        sup_reply(ctl, "ok");
-        close(ctl);
-        ctl = -1;
-        egress_proxy_serve(&x, fds, protos, 2, pidfd);
+    /* Serve until the control socket speaks: EOF (stop), or "detach". */
+    egress_proxy_serve(&x, fds, protos, 2, ctl);
+    ssize_t n = recv(ctl, msg, sizeof(msg), 0);
+    struct pollfd dead = { .fd = pidfd, .events = POLLIN };
+    if (n != 6 || memcmp(msg, "detach", 6) != 0 || poll(&dead, 1, 0) > 0) {
+        /* Stopped, or detached after the container ended (run, after its
+         * delete): the supervisor reaps us now rather than leave us to init. */
+        sup_reply(ctl, "gone");
         _exit(0);
     }
+    /* From now on the container's lifetime is the proxy's. */
+    prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+    setsid();
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) dup2(null, 2);
+    sup_reply(ctl, "ok");
+    close(ctl);
+    egress_proxy_serve(&x, fds, protos, 2, pidfd);
+    _exit(0);
 }
 
 int egress_start(const struct brig_policy *p, const char *id, struct egress **out, struct brig_error **err)
@@ -178,8 +174,8 @@ void egress_detach(struct egress *e)
 {
     if (e == NULL) return;
     char ack[8];
-    if (send(e->ctl, "detach", 6, MSG_NOSIGNAL) != 6 || recv(e->ctl, ack, sizeof(ack), 0) != 2)
-        brig_warn("network egress: the proxy did not take over its own lifetime");
+    ssize_t n = send(e->ctl, "detach", 6, MSG_NOSIGNAL) == 6 ? recv(e->ctl, ack, sizeof(ack), 0) : -1;
+    if (n != 2) return egress_stop(e);     /* "gone", or it ended: reap it here */
     close(e->ctl);
     free(e);
 }

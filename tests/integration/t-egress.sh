@@ -92,3 +92,46 @@ check "proxy gone after the sandbox" eg_proxy_gone
 sb_left=$(ls -A "$SB_STATE" 2>/dev/null | grep -v '^.seccomp-cache$')
 check_eq "no sandbox state left" "$sb_left" ""
 check_eq "no tagged process left" "$(tagged_pids "$TAG-sb")" ""
+
+# ---- engine-created containers: create/start/delete of a runc spec config ----
+mkdir -p "$T/eb" && cp -a "$ROOTFS" "$T/eb/rootfs"
+(cd "$T/eb" && runc spec) || bail "runc spec failed"
+jq --arg url "GET http://$API/ HTTP/1.0\r\nHost: $API\r\n\r\n" \
+    '.process.terminal = false | .process.args = ["/usr/bin/egress-client", "send", "127.0.0.1", "3128", $url]
+     | .linux.cgroupsPath = "/brig-test/'"$TAG"'-eg" | .process.env += ["BRIG_IT_TAG='"$TAG"'-eg"]' \
+    "$T/eb/config.json" > "$T/eb/c" && mv "$T/eb/c" "$T/eb/config.json"
+eg_policy "{\"mode\": \"egress\", \"allow\": [\"$API\", \"127.0.0.1:$PORT\"]}"
+"$BRIG" policy apply --policy "$T/pol.json" "$T/eb" > "$T/eb/c" && mv "$T/eb/c" "$T/eb/config.json"
+: > "$AUDIT"
+ID=$TAG-eg
+CLEAN_IDS+=("$ID")
+proxies_before=$(pgrep -x brig-egress | sort)
+b --policy "$T/pol.json" create -b "$T/eb" "$ID" > "$T/eb.out" 2>&1
+check_eq "create under an egress policy: exit 0" "$?" 0
+proxy=$(comm -13 <(echo "$proxies_before") <(pgrep -x brig-egress | sort) | head -1)
+check "create: a proxy outlives brig create and serves the created container" test -n "$proxy"
+b --policy "$T/pol.json" start "$ID" >> "$T/eb.out" 2>&1
+wait_status "$ID" stopped 2>/dev/null || sleep 1
+# The proxy writes the line when the connection ends, maybe after the init.
+for _ in $(seq 30); do grep -q '"op":"egress"' "$AUDIT" && break; sleep 0.1; done
+check_eq "create/start: the container's request was allowed" "$(jq -c 'select(.op == "egress") | {name, decision}' "$AUDIT")" \
+    '{"name":"api.example.test","decision":"allow"}'
+b --policy "$T/pol.json" delete --force "$ID"
+# After create the proxy's parent is the host's init (or the engine's
+# subreaper), which reaps it in its own time: a zombie has nothing left.
+proxy_exited() {
+    local _
+    for _ in $(seq 30); do
+        [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+check "delete: the proxy has exited" proxy_exited "${proxy:-0}"
+
+# ---- brig policy selftest proves the egress boundaries from inside ----
+"$BRIG" policy selftest --policy "$T/pol.json" --probe "$BRIG_PROBE" > "$T/st.out" 2>&1
+check_eq "selftest under an egress policy: exit 0 (no open boundary)" "$?" 0
+check_eq "selftest: the six egress boundaries are closed" "$(grep -c '^CLOSED egress\.' "$T/st.out")" 6
+check "selftest: the allowed name was let through" grep -q "^CLOSED egress.allowed .*$API: 200" "$T/st.out"
+check "nothing of the selftest's proxy left" eg_proxy_gone
