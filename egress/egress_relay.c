@@ -92,8 +92,16 @@ void egress_relay(struct egress_conn *c, const char *pending, size_t n_pending)
             break;
         }
         for (int i = 0; i < 2 && !budget && !broken; i++) {
-            if (pf[2 * i].revents && !relay_fill(c, &d[i], &budget)) break;
-            if ((pf[2 * i + 1].revents || d[i].in_pipe > 0) && !relay_drain(&d[i])) broken = true;
+            /* While bytes flow, keep moving them: a poll per chunk would
+             * cost more than the splices (a bulk download). */
+            bool readable = pf[2 * i].revents != 0;
+            for (int round = 0; round < 64 && !budget && !broken; round++) {
+                size_t before_in = d[i].in_pipe;
+                uint64_t before_out = *d[i].count;
+                if (readable && !d[i].eof && d[i].in_pipe < RELAY_CHUNK && !relay_fill(c, &d[i], &budget)) break;
+                if (d[i].in_pipe > 0 && !relay_drain(&d[i])) broken = true;
+                if (d[i].in_pipe == before_in && *d[i].count == before_out) break;
+            }
             if (d[i].eof && d[i].in_pipe == 0 && !d[i].shut) {
                 shutdown(d[i].to, SHUT_WR);
                 d[i].shut = true;

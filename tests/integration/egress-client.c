@@ -9,6 +9,10 @@
  *   hold IP PORT N DATA          N connections at once, DATA on each, the
  *                                first answer line of each counted:
  *                                "ok=A limit=B other=C" (all held open)
+ *   fetch IP PORT DATA           as send, the answer discarded:
+ *                                "bytes=N ms=M" (tests/bench/egress-bench.sh)
+ *   setup IP PORT N DATA         N connections one after the other, each
+ *                                until its first answer byte: "us=AVG"
  * Exit 0 when the first connection was made; else "connect: ERRNO". */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 static size_t decode(const char *s, char *out)
@@ -133,6 +138,35 @@ int main(int argc, char **argv)
         printf("ok=%d limit=%d other=%d\n", ok, limit, other);
         return 0;
     }
-    fprintf(stderr, "usage: egress-client send|socks|hold ...\n");
+    if (argc == 5 && strcmp(argv[1], "fetch") == 0) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        int fd = dial(argv[2], atoi(argv[3]));
+        send_all(fd, argv[4]);
+        static char buf[1 << 20];
+        unsigned long long total = 0;
+        ssize_t n;
+        while ((n = read(fd, buf, sizeof(buf))) > 0) total += (unsigned long long)n;
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        printf("bytes=%llu ms=%lld\n", total,
+               (long long)((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000));
+        return 0;
+    }
+    if (argc == 6 && strcmp(argv[1], "setup") == 0) {
+        int n = atoi(argv[4]);
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        for (int i = 0; i < n; i++) {
+            int fd = dial(argv[2], atoi(argv[3]));
+            send_all(fd, argv[5]);
+            char c;
+            if (read(fd, &c, 1) != 1) { printf("no answer\n"); return 1; }
+            close(fd);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        printf("us=%lld\n", (long long)(((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec)) / 1000 / n));
+        return 0;
+    }
+    fprintf(stderr, "usage: egress-client send|socks|hold|fetch|setup ...\n");
     return 2;
 }
