@@ -89,7 +89,11 @@ static void proxy_over_limit(struct egress_ctx *x, int fd, enum egress_proto pro
 static void proxy_accept(struct egress_ctx *x, int lfd, enum egress_proto proto, pthread_attr_t *attr)
 {
     int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0) {
+        /* Out of fds: the listener stays readable; do not spin on it. */
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) poll(NULL, 0, 100);
+        return;
+    }
     if (egress_budget_spent(x) || !egress_limit_admit(x)) return proxy_over_limit(x, fd, proto);
     struct egress_conn *c = brig_calloc(1, sizeof(*c));
     *c = (struct egress_conn){ .ctx = x, .client = fd, .upstream = -1, .proto = proto,

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -86,6 +87,12 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
         _exit(1);
     }
     close(netns);
+    /* Six fds a connection (two sockets, two pipes): room for maxConnections. */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     if (sup_drop_privileges() < 0) {
         sup_reply(ctl, "cannot drop the proxy's capabilities");
         _exit(1);
