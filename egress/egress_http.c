@@ -67,6 +67,7 @@ static int http_authority(struct egress_conn *c, const char *a, size_t len, uint
     if (s == NULL) abort();
     if (strpbrk(s, "@ \t%") != NULL) return http_bad(c, "userinfo, spaces and zone ids are refused in an authority", s);
     char *p = NULL;
+    if (len >= hlen) return http_bad(c, "host too long", NULL);   /* never judge a cut name */
     if (s[0] == '[') {
         char *close = strchr(s, ']');
         if (close == NULL || (close[1] != '\0' && close[1] != ':')) return http_bad(c, "not an authority", s);

@@ -52,7 +52,7 @@ void egress_socks_serve(struct egress_conn *c)
     const uint8_t yes[2] = { 5, 0 };
     uint8_t req[4];
     if (egress_write_all(c->client, yes, 2) < 0 || socks_read(c, req, 4) < 0 || req[0] != 5) return;
-    char host[EGRESS_NAME_MAX + 2] = "";
+    char host[256 + 1] = "";       /* a SOCKS5 name is at most 255 bytes */
     uint8_t raw[256];
     if (req[3] == 1) {
         if (socks_read(c, raw, 4) < 0) return;

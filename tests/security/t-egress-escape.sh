@@ -102,6 +102,8 @@ refused_socks 4 ::ffff:127.0.0.1
 refused_socks 4 fd00::1
 refused_socks 3 2130706433
 refused_socks 3 127.0.0.1
+refused_socks 3 "$(printf 'a%.0s' $(seq 255))"
+refused_connect "$(printf 'a%.0s' $(seq 300)).example.test:443" "host too long"
 batch_run
 check_eq "none of the above reached the host's loopback server" "$(eg_accepted)" "$before"
 
