@@ -180,6 +180,12 @@ static void http_connect(struct egress_conn *c, const char *target, size_t tlen,
     if (c->upstream < 0) return http_refuse(c);
     static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
     if (egress_write_all(c->client, ok, sizeof(ok) - 1) < 0) return egress_audit(c, "allow");
+    /* The name was judged; a TLS client must ask the server for it too. */
+    struct egress_addr ip;
+    char ignored[EGRESS_NAME_MAX + 2];
+    if (egress_host_parse(host, ignored, sizeof(ignored), &ip) == EGRESS_HOST_NAME &&
+        egress_sni_check(c, rest, nrest) < 0)
+        return egress_audit(c, "deny");
     egress_relay(c, rest, nrest);
     egress_audit(c, "allow");
 }

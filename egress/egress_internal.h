@@ -59,6 +59,10 @@ int egress_resolve(const char *hosts_path, const char *name, struct egress_addr 
  * c->why set. Fills c->name, c->addr, c->port. */
 int egress_dial(struct egress_conn *c, const char *host, uint16_t port);
 
+/* egress_sni.c: -1 (c->why set) when the client's TLS ClientHello names
+ * another server than CONNECT did; 0 otherwise (not TLS, no SNI, same). */
+int egress_sni_check(struct egress_conn *c, const char *pending, size_t n_pending);
+
 /* egress_relay.c: splice both ways until both sides end (or the budget). */
 void egress_relay(struct egress_conn *c, const char *pending, size_t n_pending);
 

@@ -89,6 +89,10 @@ void egress_socks_serve(struct egress_conn *c)
         return socks_refuse(c, rep, c->fail == EGRESS_DENIED || c->fail == EGRESS_BAD ? "deny" : "error");
     }
     socks_reply(c, SOCKS_OK);
+    struct egress_addr ip;
+    char ignored[EGRESS_NAME_MAX + 2];
+    if (egress_host_parse(host, ignored, sizeof(ignored), &ip) == EGRESS_HOST_NAME && egress_sni_check(c, NULL, 0) < 0)
+        return egress_audit(c, "deny");
     egress_relay(c, NULL, 0);
     egress_audit(c, "allow");
 }
