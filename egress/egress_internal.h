@@ -77,8 +77,9 @@ void egress_audit(const struct egress_conn *c, const char *decision);
  * network namespace netns_fd, made by a thread that joined it. */
 int egress_listen_in(int netns_fd, const uint16_t *ports, int *fds, size_t n, char *why, size_t len);
 
-/* egress_proxy.c: accept and serve until stop_fd is readable (EOF or a
- * pidfd whose process exited). */
+/* egress_proxy.c: accept and serve until stop_fd is readable (EOF, a
+ * message, or a pidfd whose process exited); then wait (bounded) for the
+ * open connections to end and write their audit lines. */
 void egress_proxy_serve(struct egress_ctx *x, const int *listen_fds, const enum egress_proto *protos, size_t n,
                         int stop_fd);
 

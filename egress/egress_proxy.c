@@ -19,6 +19,7 @@
 #include "../runtime/util/strutil.h"
 
 #define PROXY_THREAD_STACK (256u << 10)
+#define PROXY_DRAIN_MS 1500       /* below egress_stop's wait */
 
 ssize_t egress_read_some(int fd, void *buf, size_t len, int timeout_ms)
 {
@@ -131,4 +132,7 @@ void egress_proxy_serve(struct egress_ctx *x, const int *listen_fds, const enum 
             if (pf[i].revents & POLLIN) proxy_accept(x, listen_fds[i], protos[i], &attr);
     }
     pthread_attr_destroy(&attr);
+    /* The sandbox is gone, so are its ends of the connections: give their
+     * threads a moment to finish and write their audit lines. */
+    for (int waited = 0; atomic_load(&x->conns) > 0 && waited < PROXY_DRAIN_MS; waited += 10) poll(NULL, 0, 10);
 }
