@@ -23,7 +23,10 @@ for path in sys.argv[2:]:
 for bad in ['{"capabilites": []}', '{"limits": {"memroy": "1G"}}', '{"limits": {"memory": "1 GB"}}',
             '{"mode": "lenient"}', '{"network": {"mode": "netns"}}', '{"tmpfs": [{"path": "/tmp"}]}',
             '{"rlimits": {"RLIMIT_NOFLIE": 1}}', '{"socket": []}', '{"sockets": ["a.sock"]}',
-            '{"workspace": {"path": "/w", "maxsize": "4MiB"}}', '{"workspace": {"path": "/w", "maxSize": "4 MiB"}}', '{"env": {"denny": []}}', '{"timeouts": {"wall": "10 min"}}']:
+            '{"workspace": {"path": "/w", "maxsize": "4MiB"}}', '{"workspace": {"path": "/w", "maxSize": "4 MiB"}}', '{"env": {"denny": []}}', '{"timeouts": {"wall": "10 min"}}',
+            '{"network": {"mode": "egress", "allow": ["api.example.com"]}}', '{"network": {"mode": "egress", "alow": []}}',
+            '{"network": {"mode": "none", "allow": ["*:*"]}}', '{"network": {"mode": "egress", "allow": ["api.*.com:443"]}}',
+            '{"network": {"mode": "egress", "maxConnections": 0}}']:
     if validator.is_valid(json.loads(bad)):
         print('schema accepts %s, which brig refuses' % bad)
         failed += 1

@@ -18,9 +18,12 @@
 #include "../runtime/util/error.h"
 
 struct brig_spec;
+struct egress_rules;
 
 enum policy_mode { POLICY_ENFORCE, POLICY_AUDIT };
-enum policy_net { POLICY_NET_NONE, POLICY_NET_NETNS };
+/* egress: a new, empty namespace (as none) whose only way out is brig's
+ * proxy, by the allow-list (docs/egress.md). */
+enum policy_net { POLICY_NET_NONE, POLICY_NET_NETNS, POLICY_NET_EGRESS };
 enum policy_seccomp { POLICY_SECCOMP_DEFAULT, POLICY_SECCOMP_FILE };
 
 struct policy_tmpfs {
@@ -36,7 +39,11 @@ struct policy_rlimit {
 struct brig_policy {
     char *name;
     enum policy_mode mode;
-    struct { enum policy_net mode; char *path; } network;
+    struct {
+        enum policy_net mode;
+        char *path;                         /* netns */
+        struct egress_rules *egress;        /* egress */
+    } network;
     bool root_readonly;
     struct policy_tmpfs *tmpfs;             size_t n_tmpfs;
     struct {
@@ -191,6 +198,9 @@ struct policy_audit_event {
  * to PATH.1 past p->audit.max_size. Never argv, env values or output. */
 int policy_audit(const struct brig_policy *p, const struct policy_audit_event *ev,
                  struct brig_error **err);
+/* Append one line (a JSON object, no newline) the same way: the egress
+ * proxy's connection lines (egress/egress_audit.c). */
+int policy_audit_write(const struct brig_policy *p, const char *line, struct brig_error **err);
 /* The line itself (no newline), malloc'd: for tests. */
 char *policy_audit_line(const struct brig_policy *p, const struct policy_audit_event *ev);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/capability.h>
 
+#include "../egress/egress.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/strutil.h"
 
@@ -80,8 +81,13 @@ void apply_process(const struct brig_policy *p, struct ptree *cfg)
         const struct ptree *e = env->vals[i];
         if (e->type != PT_STR) continue;
         autofree char *name = strndup(e->s, strcspn(e->s, "="));
-        if (name != NULL && policy_env_name_denied(p, name)) ptree_remove_at(env, i);
+        if (name != NULL && (policy_env_name_denied(p, name) ||
+                             (p->network.mode == POLICY_NET_EGRESS && egress_env_name(name))))
+            ptree_remove_at(env, i);
     }
+    /* Egress: the proxy's addresses, as every client reads them (docs/egress.md). */
+    for (size_t i = 0; p->network.mode == POLICY_NET_EGRESS && egress_env[i]; i++)
+        ptree_push(ptree_arr(proc, "env"), ptree_new_str(egress_env[i]));
     /* rlimits: at most the policy's, added when missing. */
     struct ptree *rl = ptree_arr(proc, "rlimits");
     for (size_t i = 0; i < p->n_rlimits; i++) {

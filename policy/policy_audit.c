@@ -70,6 +70,12 @@ int policy_audit(const struct brig_policy *p, const struct policy_audit_event *e
 {
     if (p->audit.path == NULL) return 0;
     autofree char *line = policy_audit_line(p, ev);
+    return policy_audit_write(p, line, err);
+}
+
+int policy_audit_write(const struct brig_policy *p, const char *line, struct brig_error **err)
+{
+    if (p->audit.path == NULL) return 0;
     autofree char *rec = brig_asprintf("%s\n", line);
     size_t len = strlen(rec);
     TRY(audit_mkdir_parent(p->audit.path, err));

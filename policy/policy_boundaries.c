@@ -3,6 +3,7 @@
  * with what the probe saw. Boundaries the policy does not ask for (a
  * writable root under rootReadonly false) are not listed. */
 #include "policy_internal.h"
+#include "../egress/egress_rules.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -52,13 +53,44 @@ static bool denied(const char *r)
     return strcmp(r, "ok") != 0 && strcmp(r, "(missing)") != 0;
 }
 
+/* Network egress: the proxy inside refuses what the rules refuse, and lets
+ * an allowed name through (200, or 502 when this host cannot reach it:
+ * either way the rules allowed it). The expectation for the unlisted name
+ * comes from the rules themselves ("*:*" allows it). */
+static void eval_egress(const struct brig_policy *p, brig_json j, struct bnd_list *l)
+{
+    brig_json e = json_get(j, "egress");
+    char why[256];
+    bool unlisted_denied = egress_check_name(p->network.egress, "brig-selftest.invalid", 443, why, sizeof(why)) < 0;
+    static const struct { const char *key, *name, *want; } refused[] = {
+        { "metadata", "egress.metadata", "403" },
+        { "loopback", "egress.loopback", "403" },
+        { "decimal", "egress.ip-forms", "400" },
+        { "socks_private", "egress.socks-private", "socks-2" },
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        const char *r = str_at(e, refused[i].key);
+        bnd_add(l, refused[i].name, strcmp(r, refused[i].want) == 0, "proxy answer: %s (want %s)", r,
+                refused[i].want);
+    }
+    const char *u = str_at(e, "unlisted");
+    if (unlisted_denied)
+        bnd_add(l, "egress.unlisted", strcmp(u, "403") == 0, "an unlisted name: %s (want 403)", u);
+    autofree char *sample = policy_egress_sample(p);
+    if (sample != NULL) {
+        const char *a = str_at(e, "allowed");
+        bnd_add(l, "egress.allowed", strcmp(a, "200") == 0 || strcmp(a, "502") == 0,
+                "%s: %s (want 200, or 502 when this host cannot reach it)", sample, a);
+    }
+}
+
 static void eval_net(const struct brig_policy *p, brig_json j, const struct policy_host_ns *host,
                      struct bnd_list *l)
 {
     brig_json ns = json_get(j, "ns");
     uint64_t net = 0;
     json_get_u64(ns, "ns", "net", false, &net, NULL);
-    if (p->network.mode == POLICY_NET_NONE) {
+    if (p->network.mode != POLICY_NET_NETNS) {
         bnd_add(l, "net.namespace", net != 0 && net != host->net, "net ns %llu, host %llu",
                 (unsigned long long)net, (unsigned long long)host->net);
         brig_json ifs = json_get(j, "interfaces");
@@ -85,6 +117,7 @@ static void eval_net(const struct brig_policy *p, brig_json j, const struct poli
             bnd_add(l, names_[k], closed, "connect to a TEST-NET address: %s", r);
         }
     }
+    if (p->network.mode == POLICY_NET_EGRESS) eval_egress(p, j, l);
     static const char *const other[] = { "pid", "ipc", "uts", "mnt" };
     static const char *const names_[] = { "ns.pid", "ns.ipc", "ns.uts", "ns.mnt" };
     const uint64_t hosts[] = { host->pid, host->ipc, host->uts, host->mnt };

@@ -32,9 +32,10 @@ RULE(rule_net)
     const struct brig_namespace *n = ns_of(s, BRIG_NS_NETWORK);
     if (!n->present) {
         policy_fail(rep, rule, "linux.namespaces", "no network namespace: the host's network is shared");
-    } else if (p->network.mode == POLICY_NET_NONE && n->path != NULL) {
+    } else if (p->network.mode != POLICY_NET_NETNS && n->path != NULL) {
         policy_fail(rep, rule, "linux.namespaces[network].path", "\"%s\": joins an existing network "
-                    "namespace; the policy asks for none (a new, empty one)", n->path);
+                    "namespace; the policy asks for a new, empty one (%s)", n->path,
+                    p->network.mode == POLICY_NET_EGRESS ? "egress through brig's proxy" : "none");
     } else if (p->network.mode == POLICY_NET_NETNS &&
                (n->path == NULL || strcmp(n->path, p->network.path) != 0)) {
         policy_fail(rep, rule, "linux.namespaces[network].path", "%s%s%s: the policy's network is %s",

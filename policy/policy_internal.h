@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "policy.h"
+#include "../runtime/config/json.h"
 
 struct brig_spec;
 struct brig_mount;
@@ -76,5 +77,13 @@ const struct brig_mount *policy_workspace_mount(const struct brig_policy *p, con
 
 /* tmpfs "size=" option in bytes: 1 found, 0 absent, -1 unparseable/percent. */
 int policy_tmpfs_size(char *const *options, uint64_t *bytes);
+
+/* network {"mode":"egress", "allow", "deny", "privateRanges",
+ * "maxConnections", "maxBytes"} (policy_network.c): each rule checked,
+ * errors name it (network.allow[2]). */
+int policy_parse_egress(struct brig_policy *p, brig_json v, struct brig_error **err);
+/* The first allowed name with a port ("api.example.com:443", malloc'd), for
+ * selftest to prove an allowed destination is not refused; NULL if none. */
+char *policy_egress_sample(const struct brig_policy *p);
 
 #endif

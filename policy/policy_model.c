@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "policy_embedded.h"
+#include "../egress/egress_rules.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/fs.h"
 #include "../runtime/util/log.h"
@@ -18,6 +19,7 @@ void policy_free(struct brig_policy *p)
     if (p == NULL) return;
     free(p->name);
     free(p->network.path);
+    egress_rules_free(p->network.egress);
     for (size_t i = 0; i < p->n_tmpfs; i++) free(p->tmpfs[i].path);
     free(p->tmpfs);
     free(p->workspace.path);

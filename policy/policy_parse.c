@@ -244,14 +244,19 @@ static int pp_choice_with_path(brig_json v, const char *section, const char *key
         return 0;
     }
     if (strcmp(val, with_path) != 0)
-        return brig_failx(err, "%s.%s: \"%s\": expected \"%s\" or \"%s\"", section, key, val,
-                          plain, with_path);
+        return brig_failx(err, "%s.%s: \"%s\": expected \"%s\" or \"%s\"%s", section, key, val,
+                          plain, with_path, strcmp(section, "network") == 0 ? " or \"egress\"" : "");
     *uses_path = true;
     return pp_abs_path(v, section, "path", true, path, err) < 0 ? -1 : 0;
 }
 
 static int pp_network(struct brig_policy *p, brig_json v, struct brig_error **err)
 {
+    brig_json mode = json_get(v, "mode");
+    const char *m = NULL;
+    if (mode != NULL && json_is_string(mode) && json_as_string(mode, "network.mode", &m, err) == 0 &&
+        strcmp(m, "egress") == 0)
+        return policy_parse_egress(p, v, err);
     bool netns = false;
     TRY(pp_choice_with_path(v, "network", "mode", "none", "netns", &netns, &p->network.path, err));
     p->network.mode = netns ? POLICY_NET_NETNS : POLICY_NET_NONE;

@@ -118,6 +118,11 @@ struct ptree *policy_selftest_args(const struct brig_policy *p, bool with_init)
     /* --fork's value must be a string in process.args. */
     struct ptree *last = a->vals[a->n - 1];
     last->type = PT_STR;
+    if (p->network.mode == POLICY_NET_EGRESS) {
+        ptree_push(a, ptree_new_str("--egress"));
+        autofree char *allowed = policy_egress_sample(p);
+        ptree_push(a, ptree_new_str(allowed ? allowed : "-"));
+    }
     return a;
 }
 

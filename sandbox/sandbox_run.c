@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sandbox.h"
+#include "../egress/egress.h"
 #include "../policy/policy.h"
 #include "../runtime/lifecycle/launch.h"
 #include "../runtime/linux/console.h"
@@ -127,6 +128,7 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
                 brig_error_free(derr);
             }
         }
+        egress_stop(steal_ptr(&L.egress));     /* the egress proxy ends with the sandbox */
         launch_release(&L);
         signal(SIGPIPE, old_pipe);
     }

@@ -20,6 +20,7 @@
 
 #include "../config/bundle.h"
 #include "../config/spec.h"
+#include "../../egress/egress.h"
 #include "../../policy/policy.h"
 #include "../linux/caps.h"
 #include "../linux/cgroup/cgroup.h"
@@ -152,6 +153,7 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     TRY(policy_resolve(g->policy, &L->policy, err));
     TRY(policy_enforce_resolved(L->policy, L->spec, "create", o->id, err));
     if (g->no_cgroup) TRY(cgroup_disabled_check(L->spec, L->policy != NULL, err));
+    TRY(egress_prepare(L->policy, L->spec, err));     /* the proxy's env (docs/egress.md) */
     /* A state that state_read could not take back would strand the init. */
     L->st = launch_state_new(L->spec, o->id);
     TRY(state_check_size(L->st, err));
@@ -284,6 +286,8 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     if (L->spec->process.terminal)
         TRY(sync_expect_fd(L->sync_fd, SYNC_CONSOLE, eof, &L->console_fd, err));
     TRY(sync_expect(L->sync_fd, SYNC_CREATED, eof, NULL, err));
+    /* Listening in the init's netns before `start` runs anything there. */
+    TRY(egress_launch(L->policy, L->st->id, L->pid, &L->egress, err));
     if (L->console_sock >= 0) {
         /* As runc: the listener owns the pty from now on; brig keeps no copy. */
         TRY(console_socket_send(L->console_sock, L->console_fd, err));
@@ -301,6 +305,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
 static void launch_undo(struct launch *L, const struct brig_globals *g, const char *id)
 {
     struct brig_error *e = NULL;
+    egress_stop(steal_ptr(&L->egress));
     if (L->pid > 0) {
         kill(L->pid, SIGKILL);
         while (waitpid(L->pid, NULL, 0) < 0 && errno == EINTR) {}
@@ -322,6 +327,8 @@ static void launch_undo(struct launch *L, const struct brig_globals *g, const ch
 
 void launch_release(struct launch *L)
 {
+    /* From now on the proxy serves until the init exits (delete). */
+    egress_detach(steal_ptr(&L->egress));
     brig_closep(&L->sync_fd);
     brig_closep(&L->fifo_fd);
     brig_closep(&L->start_sock);

@@ -15,6 +15,7 @@ struct brig_policy;
 struct brig_bpf;
 struct brig_cgroup;
 struct brig_state;
+struct egress;
 
 struct launch {
     char *config_text;          /* config.json as read through bundle_fd */
@@ -37,6 +38,7 @@ struct launch {
     int console_sock;           /* --console-socket, connected before anything exists */
     int console_fd;             /* pty master (process.terminal), until handed on */
     pid_t pid;
+    struct egress *egress;      /* the network egress proxy (policy), or NULL */
 };
 
 /* On failure everything made so far is undone and released. */

@@ -4,7 +4,7 @@
  * types, namespace inodes); brig judges them against the policy, so the
  * same probe serves any policy and any runtime.
  *
- *   brig-probe boundaries [--write DIR]... [--tmpfs DIR]... [--fork N]
+ *   brig-probe boundaries [--write DIR]... [--tmpfs DIR]... [--fork N] [--egress HOST:PORT|-]
  *
  * Also a minimal tini-compatible init ("brig-probe -- CMD ARGS..."): it
  * runs CMD as its child, forwards termination signals, reaps every orphan
@@ -318,16 +318,65 @@ static void b_fork(long n)
     printf("{\"requested\":%ld,\"forked\":%ld,\"result\":\"%s\"}", n, ok, ename(err));
 }
 
+/* Network egress (docs/egress.md): what brig's proxy on 127.0.0.1 answers
+ * to destinations a policy must refuse, and to one it allows (allowed,
+ * "HOST:PORT" from selftest, or NULL). HTTP status codes ("403") or
+ * SOCKS5 reply codes ("socks-2") as strings; an errno name when the proxy
+ * itself cannot be reached. */
+static void b_proxy_ask(const char *key, int port, const char *connect_to, const unsigned char *socks, size_t sl)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        out_kstr(key, ename(errno));
+        if (fd >= 0) close(fd);
+        return;
+    }
+    struct timeval tv = { .tv_sec = 12 };
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char buf[64] = "", res[16] = "none";
+    ssize_t n = 0;
+    if (connect_to != NULL) {
+        char req[300];
+        int l = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", connect_to, connect_to);
+        if (write(fd, req, (size_t)l) == l) n = read(fd, buf, 12);
+        if (n == 12 && strncmp(buf, "HTTP/1.", 7) == 0) snprintf(res, sizeof(res), "%.3s", buf + 9);
+    } else {
+        static const unsigned char hello[3] = { 5, 1, 0 };
+        if (write(fd, hello, 3) == 3 && read(fd, buf, 2) == 2 && write(fd, socks, sl) == (ssize_t)sl &&
+            read(fd, buf, 10) >= 2)
+            snprintf(res, sizeof(res), "socks-%d", (unsigned char)buf[1]);
+    }
+    close(fd);
+    out_kstr(key, res);
+}
+
+static void b_egress(const char *allowed)
+{
+    static const unsigned char socks_private[10] = { 5, 1, 0, 1, 10, 0, 0, 1, 0, 80 };
+    nest_open("egress");
+    b_proxy_ask("metadata", 3128, "169.254.169.254:80", NULL, 0);
+    b_proxy_ask("unlisted", 3128, "brig-selftest.invalid:443", NULL, 0);
+    b_proxy_ask("loopback", 3128, "127.0.0.1:3128", NULL, 0);
+    b_proxy_ask("decimal", 3128, "2130706433:80", NULL, 0);
+    b_proxy_ask("socks_private", 1080, NULL, socks_private, sizeof(socks_private));
+    if (allowed != NULL) b_proxy_ask("allowed", 3128, allowed, NULL, 0);
+    nest_close();
+}
+
 int probe_boundaries(int argc, char **argv)
 {
     const char *writes[32] = { "/", "/usr" }, *tmpfs[32];
     int nw = 2, nt = 0;
     long forks = 0;
+    const char *egress = NULL, *egress_allowed = NULL;
     for (int i = 0; i < argc; i++) {
         bool more = i + 1 < argc;
         if (!strcmp(argv[i], "--write") && more && nw < 32) writes[nw++] = argv[++i];
         else if (!strcmp(argv[i], "--tmpfs") && more && nt < 32) tmpfs[nt++] = argv[++i];
         else if (!strcmp(argv[i], "--fork") && more) forks = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--egress") && more) egress = argv[++i];   /* HOST:PORT or "-" */
         else { fprintf(stderr, "brig-probe boundaries: bad argument %s\n", argv[i]); return EINVAL; }
     }
     printf("{");
@@ -348,6 +397,10 @@ int probe_boundaries(int argc, char **argv)
     printf("]");
     b_connect("connect4", AF_INET, "192.0.2.1");
     b_connect("connect6", AF_INET6, "2001:db8::1");
+    if (egress != NULL) {
+        if (strcmp(egress, "-") != 0) egress_allowed = egress;
+        b_egress(egress_allowed);
+    }
     nest_open("write");
     for (int i = 0; i < nw; i++) b_write(writes[i]);
     nest_close();

@@ -1,0 +1,57 @@
+/* Network egress by allow-list (docs/egress.md): the container keeps its
+ * own empty network namespace; brig's proxy listens on 127.0.0.1 inside
+ * it (HTTP CONNECT and plain HTTP on EGRESS_HTTP_PORT, SOCKS5 on
+ * EGRESS_SOCKS_PORT) and connects out from the host's namespace to what
+ * network.allow names, after resolving names itself.
+ *
+ *   egress_start (before the container: fork the proxy, idle)
+ *   egress_attach (the init exists: listeners in its netns, serve)
+ *   egress_stop (sandbox end) or egress_detach (create: the proxy lives
+ *   until the container's init exits) */
+#ifndef BRIG_EGRESS_H
+#define BRIG_EGRESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "../runtime/util/error.h"
+
+struct brig_policy;
+struct brig_spec;
+struct egress;
+
+#define EGRESS_HTTP_PORT 3128
+#define EGRESS_SOCKS_PORT 1080
+/* Tests (and only they) point the resolver at a hosts file. */
+#define EGRESS_HOSTS_ENV "BRIG_EGRESS_HOSTS"
+
+/* The environment a container under an egress policy gets, NULL-ended:
+ * HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY in upper and lower case. */
+extern const char *const egress_env[];
+bool egress_env_name(const char *name);
+
+/* *out NULL (and 0) when the policy's network is not egress. The proxy
+ * process dies with the caller (PR_SET_PDEATHSIG) until egress_detach. */
+int egress_start(const struct brig_policy *p, const char *id, struct egress **out, struct brig_error **err);
+/* The listeners, made inside init_pid's network namespace; returns when
+ * they listen (or why they could not). */
+int egress_attach(struct egress *e, pid_t init_pid, struct brig_error **err);
+/* Let the proxy outlive the caller: it serves until the init exits. */
+void egress_detach(struct egress *e);
+/* End the proxy and reap it (NULL: nothing). */
+void egress_stop(struct egress *e);
+static inline void egress_stopp(struct egress **e)
+{
+    egress_stop(*e);
+    *e = NULL;
+}
+#define autoegress __attribute__((cleanup(egress_stopp)))
+
+/* egress_launch.c: the two steps of a container launch (create.c). Both
+ * do nothing unless the policy's network is egress. */
+int egress_prepare(const struct brig_policy *p, struct brig_spec *s, struct brig_error **err);
+int egress_launch(const struct brig_policy *p, const char *id, pid_t init_pid, struct egress **out,
+                  struct brig_error **err);
+
+#endif

@@ -1,0 +1,125 @@
+/* From a destination a client asked for to a connected socket, or a
+ * refusal with its reason. The order is the security argument:
+ *   1. the host as written must be a strict IP literal or a valid name
+ *      (no "2130706433", "0177.0.0.1", "0x7f.1": the C library would
+ *      read those as addresses the rules never saw);
+ *   2. a name is judged by the name rules (deny wins);
+ *   3. the proxy resolves it itself, once;
+ *   4. every address is judged before it is connected to, and the socket
+ *      connects to exactly that sockaddr: what was checked is what is
+ *      reached, whatever the name resolves to a second later. */
+#include "egress_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define DIAL_TIMEOUT_MS 10000
+#define DIAL_MAX_ADDRS 16
+
+static int dial_connect(const struct egress_addr *a, uint16_t port, int *err_out)
+{
+    struct sockaddr_storage ss = {0};
+    socklen_t sl;
+    if (egress_addr_is_v4(a)) {
+        struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+        s4->sin_family = AF_INET;
+        s4->sin_port = htons(port);
+        memcpy(&s4->sin_addr, a->b + 12, 4);
+        sl = sizeof(*s4);
+    } else {
+        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = htons(port);
+        memcpy(&s6->sin6_addr, a->b, 16);
+        sl = sizeof(*s6);
+    }
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        *err_out = errno;
+        return -1;
+    }
+    if (connect(fd, (struct sockaddr *)&ss, sl) < 0 && errno != EINPROGRESS) {
+        *err_out = errno;
+        close(fd);
+        return -1;
+    }
+    struct pollfd pf = { .fd = fd, .events = POLLOUT };
+    int r;
+    while ((r = poll(&pf, 1, DIAL_TIMEOUT_MS)) < 0 && errno == EINTR) {}
+    int soerr = 0;
+    socklen_t el = sizeof(soerr);
+    if (r == 0) soerr = ETIMEDOUT;
+    else if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &el) < 0) soerr = errno;
+    if (soerr != 0) {
+        *err_out = soerr;
+        close(fd);
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return fd;
+}
+
+static int dial_refuse(struct egress_conn *c, enum egress_fail f)
+{
+    c->fail = f;
+    return -1;
+}
+
+int egress_dial(struct egress_conn *c, const char *host, uint16_t port)
+{
+    const struct egress_rules *r = c->ctx->rules;
+    c->port = port;
+    struct egress_addr addrs[DIAL_MAX_ADDRS];
+    size_t n = 0;
+    enum egress_host kind = egress_host_parse(host, c->name, sizeof(c->name), &addrs[0]);
+    if (kind == EGRESS_HOST_BAD) {
+        snprintf(c->name, sizeof(c->name), "%.*s", (int)strcspn(host, "\r\n\"\\"), host);
+        snprintf(c->why, sizeof(c->why), "not a host name or a plain IP address (a.b.c.d, [IPv6])");
+        return dial_refuse(c, EGRESS_BAD);
+    }
+    if (port == 0) {
+        snprintf(c->why, sizeof(c->why), "port 0");
+        return dial_refuse(c, EGRESS_BAD);
+    }
+    if (kind == EGRESS_HOST_IP) {
+        n = 1;
+    } else {
+        if (egress_check_name(r, c->name, port, c->why, sizeof(c->why)) < 0) return dial_refuse(c, EGRESS_DENIED);
+        if (egress_resolve(c->ctx->hosts_path, c->name, addrs, DIAL_MAX_ADDRS, &n, c->why, sizeof(c->why)) < 0)
+            return dial_refuse(c, EGRESS_UNRESOLVED);
+    }
+    /* A refusal is reported before an unreachable address: it is the
+     * answer that holds whatever the network does. */
+    char denied[sizeof(c->why)] = "", unreachable[sizeof(c->why)] = "", denied_addr[64] = "";
+    for (size_t i = 0; i < n; i++) {
+        char why[sizeof(c->why)];
+        egress_addr_format(&addrs[i], c->addr, sizeof(c->addr));
+        if (egress_check_addr(r, &addrs[i], port, kind == EGRESS_HOST_NAME, why, sizeof(why)) < 0) {
+            if (!denied[0]) {
+                snprintf(denied, sizeof(denied), "%s", why);
+                snprintf(denied_addr, sizeof(denied_addr), "%s", c->addr);
+            }
+            continue;
+        }
+        int e = 0;
+        int fd = dial_connect(&addrs[i], port, &e);
+        if (fd >= 0) return fd;
+        if (!unreachable[0])
+            snprintf(unreachable, sizeof(unreachable), "connect %s port %u: %s", c->addr, port, strerror(e));
+    }
+    if (denied[0]) {
+        snprintf(c->why, sizeof(c->why), "%s", denied);
+        snprintf(c->addr, sizeof(c->addr), "%s", denied_addr);
+        return dial_refuse(c, EGRESS_DENIED);
+    }
+    snprintf(c->why, sizeof(c->why), "%s", unreachable);
+    return dial_refuse(c, EGRESS_UNREACHABLE);
+}

@@ -1,0 +1,90 @@
+/* Shared by the egress_*.c files of the proxy process only. */
+#ifndef BRIG_EGRESS_INTERNAL_H
+#define BRIG_EGRESS_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "egress_rules.h"
+
+struct brig_policy;
+
+/* One sandbox's proxy: its rules and what its connections have used. */
+struct egress_ctx {
+    const struct brig_policy *policy;   /* audit.path, name */
+    const struct egress_rules *rules;
+    const char *id;
+    const char *hosts_path;             /* EGRESS_HOSTS_ENV, or NULL: getaddrinfo */
+    atomic_uint_fast64_t conns;         /* open now */
+    atomic_uint_fast64_t bytes;         /* spent of rules->max_bytes */
+};
+
+enum egress_proto { EGRESS_PROTO_HTTP, EGRESS_PROTO_CONNECT, EGRESS_PROTO_SOCKS };
+
+/* Why a dial failed, for the protocol's answer. */
+enum egress_fail { EGRESS_OK, EGRESS_DENIED, EGRESS_BAD, EGRESS_UNRESOLVED, EGRESS_UNREACHABLE, EGRESS_LIMIT };
+
+struct egress_conn {
+    struct egress_ctx *ctx;
+    int client, upstream;
+    enum egress_proto proto;
+    char name[EGRESS_NAME_MAX + 2];     /* as judged: normalized name or address */
+    char addr[64];                      /* the address connected to (or refused) */
+    uint16_t port;
+    enum egress_fail fail;
+    char why[384];                      /* reason of a refusal or an end */
+    uint64_t up, down;                  /* client->upstream, upstream->client */
+    uint64_t started_ms;
+};
+
+/* egress_limits.c */
+bool egress_limit_admit(struct egress_ctx *x);
+void egress_limit_release(struct egress_ctx *x);
+/* Up to want bytes of the budget (0: spent); give back what was not used. */
+size_t egress_budget_take(struct egress_ctx *x, size_t want);
+void egress_budget_refund(struct egress_ctx *x, size_t n);
+bool egress_budget_spent(struct egress_ctx *x);
+uint64_t egress_now_ms(void);
+
+/* egress_resolve.c: up to max addresses of name, in the resolver's order.
+ * 0, or -1 with why. */
+int egress_resolve(const char *hosts_path, const char *name, struct egress_addr *out, size_t max, size_t *n,
+                   char *why, size_t len);
+
+/* egress_dial.c: judge host:port (name, then every address), connect to
+ * the first allowed address that answers. The fd, or -1 with c->fail and
+ * c->why set. Fills c->name, c->addr, c->port. */
+int egress_dial(struct egress_conn *c, const char *host, uint16_t port);
+
+/* egress_sni.c: -1 (c->why set) when the client's TLS ClientHello names
+ * another server than CONNECT did; 0 otherwise (not TLS, no SNI, same). */
+int egress_sni_check(struct egress_conn *c, const char *pending, size_t n_pending);
+
+/* egress_relay.c: splice both ways until both sides end (or the budget). */
+void egress_relay(struct egress_conn *c, const char *pending, size_t n_pending);
+
+/* egress_http.c, egress_socks.c: one client connection each. */
+void egress_http_serve(struct egress_conn *c);
+void egress_socks_serve(struct egress_conn *c);
+
+/* egress_audit.c: the connection's one line (never payload). */
+void egress_audit(const struct egress_conn *c, const char *decision);
+
+/* egress_listen.c: listening sockets on 127.0.0.1:ports[i] inside the
+ * network namespace netns_fd, made by a thread that joined it. */
+int egress_listen_in(int netns_fd, const uint16_t *ports, int *fds, size_t n, char *why, size_t len);
+
+/* egress_proxy.c: accept and serve until stop_fd is readable (EOF, a
+ * message, or a pidfd whose process exited); then wait (bounded) for the
+ * open connections to end and write their audit lines. */
+void egress_proxy_serve(struct egress_ctx *x, const int *listen_fds, const enum egress_proto *protos, size_t n,
+                        int stop_fd);
+
+/* Blocking I/O with a deadline on the client's socket. */
+ssize_t egress_read_some(int fd, void *buf, size_t len, int timeout_ms);
+int egress_write_all(int fd, const void *buf, size_t len);
+
+#endif

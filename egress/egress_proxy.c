@@ -1,0 +1,138 @@
+/* The proxy's accept loop: one detached thread per admitted connection
+ * (at most network.maxConnections at once), until stop_fd says the
+ * sandbox is gone. A connection over the limit is answered at once (503
+ * on the HTTP port; closed on the SOCKS port) and audited, without a
+ * thread: a flood costs the proxy nothing it keeps. So is every
+ * connection once network.maxBytes is spent. */
+#include "egress_internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../runtime/util/log.h"
+#include "../runtime/util/strutil.h"
+
+#define PROXY_THREAD_STACK (256u << 10)
+#define PROXY_DRAIN_MS 1500       /* below egress_stop's wait */
+
+ssize_t egress_read_some(int fd, void *buf, size_t len, int timeout_ms)
+{
+    for (;;) {
+        struct pollfd pf = { .fd = fd, .events = POLLIN };
+        int r = poll(&pf, 1, timeout_ms);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        ssize_t n = recv(fd, buf, len, 0);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        return n;
+    }
+}
+
+int egress_write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) {
+            struct pollfd pf = { .fd = fd, .events = POLLOUT };
+            if (poll(&pf, 1, 30000) <= 0) return -1;
+            continue;
+        }
+        if (n <= 0) return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void *proxy_conn_thread(void *arg)
+{
+    struct egress_conn *c = arg;
+    if (c->proto == EGRESS_PROTO_SOCKS) egress_socks_serve(c);
+    else egress_http_serve(c);
+    close(c->client);
+    if (c->upstream >= 0) close(c->upstream);
+    egress_limit_release(c->ctx);
+    free(c);
+    return NULL;
+}
+
+static void proxy_over_limit(struct egress_ctx *x, int fd, enum egress_proto proto)
+{
+    struct egress_conn c = { .ctx = x, .client = fd, .upstream = -1, .proto = proto,
+                             .started_ms = egress_now_ms(), .fail = EGRESS_LIMIT };
+    if (egress_budget_spent(x))
+        snprintf(c.why, sizeof(c.why), "network.maxBytes (%llu bytes) spent",
+                 (unsigned long long)x->rules->max_bytes);
+    else
+        snprintf(c.why, sizeof(c.why), "network.maxConnections (%llu) reached",
+                 (unsigned long long)x->rules->max_conns);
+    if (proto == EGRESS_PROTO_HTTP) {
+        char msg[256];
+        int n = snprintf(msg, sizeof(msg),
+                         "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
+                         "Connection: close\r\nX-Brig-Egress: limit\r\n\r\nbrig egress: limit: %s\n",
+                         strlen(c.why) + strlen("brig egress: limit: \n"), c.why);
+        if (n > 0) (void)!send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        shutdown(fd, SHUT_WR);
+    }
+    egress_audit(&c, "deny");
+    close(fd);
+}
+
+static void proxy_accept(struct egress_ctx *x, int lfd, enum egress_proto proto, pthread_attr_t *attr)
+{
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0) {
+        /* Out of fds: the listener stays readable; do not spin on it. */
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) poll(NULL, 0, 100);
+        return;
+    }
+    if (egress_budget_spent(x) || !egress_limit_admit(x)) return proxy_over_limit(x, fd, proto);
+    struct egress_conn *c = brig_calloc(1, sizeof(*c));
+    *c = (struct egress_conn){ .ctx = x, .client = fd, .upstream = -1, .proto = proto,
+                               .started_ms = egress_now_ms() };
+    pthread_t t;
+    int rc = pthread_create(&t, attr, proxy_conn_thread, c);
+    if (rc != 0) {
+        snprintf(c->why, sizeof(c->why), "pthread_create: %s", strerror(rc));
+        egress_audit(c, "error");
+        close(fd);
+        free(c);
+        egress_limit_release(x);
+    }
+}
+
+void egress_proxy_serve(struct egress_ctx *x, const int *listen_fds, const enum egress_proto *protos, size_t n,
+                        int stop_fd)
+{
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, PROXY_THREAD_STACK);
+    struct pollfd pf[8];
+    if (n > 7) n = 7;
+    for (;;) {
+        for (size_t i = 0; i < n; i++) pf[i] = (struct pollfd){ .fd = listen_fds[i], .events = POLLIN };
+        pf[n] = (struct pollfd){ .fd = stop_fd, .events = POLLIN };
+        if (poll(pf, n + 1, -1) < 0) {
+            if (errno == EINTR) continue;
+            brig_warn("egress %s: poll: %s", x->id, strerror(errno));
+            break;
+        }
+        if (pf[n].revents) break;
+        for (size_t i = 0; i < n; i++)
+            if (pf[i].revents & POLLIN) proxy_accept(x, listen_fds[i], protos[i], &attr);
+    }
+    pthread_attr_destroy(&attr);
+    /* The sandbox is gone, so are its ends of the connections: give their
+     * threads a moment to finish and write their audit lines. */
+    for (int waited = 0; atomic_load(&x->conns) > 0 && waited < PROXY_DRAIN_MS; waited += 10) poll(NULL, 0, 10);
+}

@@ -1,0 +1,97 @@
+/* The TLS server name (SNI) of a CONNECT tunnel's first bytes, compared
+ * with the name CONNECT asked for (docs/egress.md): a client that says
+ * CONNECT allowed.example.com and then asks the server at that address for
+ * another virtual host (domain fronting on a shared CDN address) is cut
+ * off. The bytes are only peeked (MSG_PEEK): what reaches the server is
+ * exactly what the client sent. A protocol where the server speaks first
+ * (SSH, SMTP) is not TLS: the check stands aside when the upstream has
+ * bytes before the client. TLS 1.3 ECH hides the inner name: the outer
+ * SNI is what is judged. */
+#include "egress_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define SNI_PEEK_MAX (16u << 10)
+#define SNI_WAIT_MS 10000
+
+/* The server_name of a ClientHello in buf (one TLS record, complete):
+ * 1 found (into out), 0 none. RFC 8446 4.1.2, RFC 6066 3. */
+static int sni_parse(const unsigned char *b, size_t n, char *out, size_t len)
+{
+    size_t p = 5 + 4 + 2 + 32;          /* record, handshake header, version, random */
+    if (n < p + 1 || b[5] != 1) return 0;
+    p += 1 + b[p];                      /* session id */
+    if (p + 2 > n) return 0;
+    p += 2 + ((size_t)b[p] << 8 | b[p + 1]);        /* cipher suites */
+    if (p + 1 > n) return 0;
+    p += 1 + b[p];                      /* compression methods */
+    if (p + 2 > n) return 0;
+    size_t end = p + 2 + ((size_t)b[p] << 8 | b[p + 1]);
+    p += 2;
+    if (end > n) end = n;
+    while (p + 4 <= end) {
+        unsigned type = (unsigned)b[p] << 8 | b[p + 1];
+        size_t elen = (size_t)b[p + 2] << 8 | b[p + 3];
+        p += 4;
+        if (p + elen > end) return 0;
+        if (type == 0 && elen >= 5 && b[p + 2] == 0) {
+            size_t nl = (size_t)b[p + 3] << 8 | b[p + 4];
+            if (nl == 0 || 5 + nl > elen || nl >= len) return 0;
+            for (size_t i = 0; i < nl; i++) out[i] = (char)tolower(b[p + 5 + i]);
+            out[nl] = '\0';
+            if (nl > 1 && out[nl - 1] == '.') out[nl - 1] = '\0';
+            return 1;
+        }
+        p += elen;
+    }
+    return 0;
+}
+
+static int sni_judge(struct egress_conn *c, const unsigned char *b, size_t n)
+{
+    char sni[EGRESS_NAME_MAX + 2];
+    if (sni_parse(b, n, sni, sizeof(sni)) != 1 || strcmp(sni, c->name) == 0) return 0;
+    snprintf(c->why, sizeof(c->why), "TLS server name \"%.200s\" is not the CONNECT name", sni);
+    return -1;
+}
+
+int egress_sni_check(struct egress_conn *c, const char *pending, size_t n_pending)
+{
+    if (n_pending > 0) {
+        /* Sent with the CONNECT, before the 200: judged as it is. */
+        const unsigned char *b = (const unsigned char *)pending;
+        if (b[0] != 0x16) return 0;
+        if (n_pending < 5 || n_pending < 5 + ((size_t)b[3] << 8 | b[4])) {
+            snprintf(c->why, sizeof(c->why), "a TLS record cut short behind the CONNECT request");
+            return -1;
+        }
+        return sni_judge(c, b, n_pending);
+    }
+    static __thread unsigned char buf[SNI_PEEK_MAX];
+    uint64_t start = egress_now_ms();
+    for (;;) {
+        long left = (long)(start + SNI_WAIT_MS) - (long)egress_now_ms();
+        if (left <= 0) return 0;        /* a silent client: nothing to judge */
+        struct pollfd pf[2] = { { .fd = c->client, .events = POLLIN }, { .fd = c->upstream, .events = POLLIN } };
+        if (poll(pf, 2, (int)left) <= 0) continue;
+        if (pf[1].revents) return 0;    /* the server speaks first: not TLS */
+        ssize_t n = recv(c->client, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+        if (n <= 0) return 0;           /* EOF or an error: the relay sees it */
+        if (buf[0] != 0x16) return 0;   /* not a TLS handshake record */
+        if (n < 5) continue;
+        size_t need = 5 + ((size_t)buf[3] << 8 | buf[4]);
+        if (need > sizeof(buf)) need = sizeof(buf);
+        if ((size_t)n < need) {
+            /* The rest of the record is on its way: wait for more bytes. */
+            struct pollfd more = { .fd = c->client, .events = POLLIN };
+            poll(&more, 1, 50);
+            continue;
+        }
+        return sni_judge(c, buf, need);
+    }
+}

@@ -1,0 +1,199 @@
+/* The proxy process: forked by the supervisor before the container exists
+ * (so it holds none of the container's fds), told the init's network
+ * namespace and pidfd once the init exists, and gone when the sandbox is:
+ *   - sandbox run: egress_stop closes the control socket; the proxy also
+ *     dies with the supervisor (PR_SET_PDEATHSIG);
+ *   - create: egress_detach; the proxy leaves the supervisor and serves
+ *     until the init's pidfd says it exited (delete, or the container's
+ *     end), so nothing outlives the container.
+ * After its listeners exist the proxy drops every capability: it only
+ * connects out, resolves and appends to the audit log. */
+#include "egress.h"
+#include "egress_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../policy/policy.h"
+#include "../runtime/util/cleanup.h"
+#include "../runtime/util/fdpass.h"
+#include "../runtime/util/log.h"
+#include "../runtime/util/strutil.h"
+
+#define EGRESS_CTL_FD 3
+#define EGRESS_STOP_WAIT_MS 2000
+
+const char *const egress_env[] = {
+    "HTTP_PROXY=http://127.0.0.1:3128", "http_proxy=http://127.0.0.1:3128",
+    "HTTPS_PROXY=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
+    "ALL_PROXY=socks5h://127.0.0.1:1080", "all_proxy=socks5h://127.0.0.1:1080",
+    "NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1",
+    NULL,
+};
+
+bool egress_env_name(const char *name)
+{
+    size_t n = strcspn(name, "=");
+    for (size_t i = 0; egress_env[i]; i++)
+        if (strncmp(egress_env[i], name, n) == 0 && egress_env[i][n] == '=') return true;
+    return false;
+}
+
+struct egress {
+    pid_t pid;
+    int ctl;
+};
+
+static void sup_reply(int ctl, const char *msg)
+{
+    (void)!send(ctl, msg, strlen(msg), MSG_NOSIGNAL);
+}
+
+static int sup_drop_privileges(void)
+{
+    cap_t none = cap_init();
+    int rc = none ? cap_set_proc(none) : -1;
+    if (none) cap_free(none);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) rc = -1;
+    return rc;
+}
+
+/* The proxy's main, in the forked child; never returns. */
+static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, const char *id, int ctl)
+{
+    int netns = -1, pidfd = -1;
+    char msg[16];
+    if (brig_recv_with_fd(ctl, msg, sizeof(msg), &netns, "egress", NULL) <= 0 || netns < 0 ||
+        brig_recv_with_fd(ctl, msg, sizeof(msg), &pidfd, "egress", NULL) <= 0 || pidfd < 0)
+        _exit(0);   /* the supervisor gave up before the container existed */
+    static const uint16_t ports[2] = { EGRESS_HTTP_PORT, EGRESS_SOCKS_PORT };
+    static const enum egress_proto protos[2] = { EGRESS_PROTO_HTTP, EGRESS_PROTO_SOCKS };
+    int fds[2];
+    char why[300] = "";
+    if (egress_listen_in(netns, ports, fds, 2, why, sizeof(why)) < 0) {
+        sup_reply(ctl, why);
+        _exit(1);
+    }
+    close(netns);
+    /* Six fds a connection (two sockets, two pipes): room for maxConnections. */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
+    if (sup_drop_privileges() < 0) {
+        sup_reply(ctl, "cannot drop the proxy's capabilities");
+        _exit(1);
+    }
+    struct egress_ctx x = { .policy = p, .rules = p->network.egress, .id = id,
+                            .hosts_path = getenv(EGRESS_HOSTS_ENV) };
+    sup_reply(ctl, "ok");
+    /* Serve until the control socket speaks: EOF (stop), or "detach". */
+    egress_proxy_serve(&x, fds, protos, 2, ctl);
+    ssize_t n = recv(ctl, msg, sizeof(msg), 0);
+    struct pollfd dead = { .fd = pidfd, .events = POLLIN };
+    if (n != 6 || memcmp(msg, "detach", 6) != 0 || poll(&dead, 1, 0) > 0) {
+        /* Stopped, or detached after the container ended (run, after its
+         * delete): the supervisor reaps us now rather than leave us to init. */
+        sup_reply(ctl, "gone");
+        _exit(0);
+    }
+    /* From now on the container's lifetime is the proxy's. */
+    prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+    setsid();
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) dup2(null, 2);
+    sup_reply(ctl, "ok");
+    close(ctl);
+    egress_proxy_serve(&x, fds, protos, 2, pidfd);
+    _exit(0);
+}
+
+int egress_start(const struct brig_policy *p, const char *id, struct egress **out, struct brig_error **err)
+{
+    *out = NULL;
+    if (p == NULL || p->network.mode != POLICY_NET_EGRESS) return 0;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return brig_fail(err, errno, "network egress: socketpair");
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return brig_fail(err, errno, "network egress: fork the proxy");
+    }
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        if (getppid() != parent) _exit(0);
+        prctl(PR_SET_NAME, "brig-egress", 0, 0, 0);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        /* Only the control socket, stderr and /dev/null on 0 and 1. */
+        if (dup2(sv[1], EGRESS_CTL_FD) < 0) _exit(1);
+        int null = open("/dev/null", O_RDWR);
+        if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0) _exit(1);
+        syscall(SYS_close_range, EGRESS_CTL_FD + 1, ~0u, 0);
+        sup_child(p, id, EGRESS_CTL_FD);
+    }
+    close(sv[1]);
+    struct egress *e = brig_calloc(1, sizeof(*e));
+    e->pid = pid;
+    e->ctl = sv[0];
+    *out = e;
+    return 0;
+}
+
+int egress_attach(struct egress *e, pid_t init_pid, struct brig_error **err)
+{
+    if (e == NULL) return 0;
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)init_pid);
+    autoclose int netns = open(path, O_RDONLY | O_CLOEXEC);
+    if (netns < 0) return brig_fail(err, errno, "network egress: open %s", path);
+    autoclose int pidfd = (int)syscall(SYS_pidfd_open, init_pid, 0);
+    if (pidfd < 0) return brig_fail(err, errno, "network egress: pidfd_open");
+    TRY(brig_send_with_fd(e->ctl, "N", 1, netns, err));
+    TRY(brig_send_with_fd(e->ctl, "P", 1, pidfd, err));
+    char msg[400];
+    ssize_t n = recv(e->ctl, msg, sizeof(msg) - 1, 0);
+    if (n <= 0) return brig_failx(err, "network egress: the proxy ended before it listened");
+    msg[n] = '\0';
+    if (strcmp(msg, "ok") != 0) return brig_failx(err, "network egress: %s", msg);
+    return 0;
+}
+
+void egress_detach(struct egress *e)
+{
+    if (e == NULL) return;
+    char ack[8];
+    ssize_t n = send(e->ctl, "detach", 6, MSG_NOSIGNAL) == 6 ? recv(e->ctl, ack, sizeof(ack), 0) : -1;
+    if (n != 2) return egress_stop(e);     /* "gone", or it ended: reap it here */
+    close(e->ctl);
+    free(e);
+}
+
+void egress_stop(struct egress *e)
+{
+    if (e == NULL) return;
+    close(e->ctl);
+    autoclose int pidfd = (int)syscall(SYS_pidfd_open, e->pid, 0);
+    struct pollfd pf = { .fd = pidfd, .events = POLLIN };
+    if (pidfd < 0 || poll(&pf, 1, EGRESS_STOP_WAIT_MS) <= 0) kill(e->pid, SIGKILL);
+    while (waitpid(e->pid, NULL, 0) < 0 && errno == EINTR) {}
+    free(e);
+}

@@ -1,0 +1,172 @@
+/* A small static client for the egress tests (t-egress, t-egress-escape):
+ * compiled by the test and copied into the sandbox's rootfs. Prints what
+ * came back, so the test judges what the process inside saw.
+ *   send IP PORT DATA            connect, send DATA (\r \n \xHH decoded),
+ *                                print the answer until EOF (5 s at most)
+ *   socks IP PORT ATYP DEST DPORT DATA
+ *                                SOCKS5 CONNECT (ATYP 1 IPv4, 3 name,
+ *                                4 IPv6), "socks-reply N", then as send
+ *   hold IP PORT N DATA          N connections at once, DATA on each, the
+ *                                first answer line of each counted:
+ *                                "ok=A limit=B other=C" (all held open)
+ *   fetch IP PORT DATA           as send, the answer discarded:
+ *                                "bytes=N ms=M" (tests/bench/egress-bench.sh)
+ *   setup IP PORT N DATA         N connections one after the other, each
+ *                                until its first answer byte: "us=AVG"
+ * Exit 0 when the first connection was made; else "connect: ERRNO". */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static size_t decode(const char *s, char *out)
+{
+    size_t n = 0;
+    for (; *s; s++) {
+        if (s[0] == '\\' && s[1] == 'r') { out[n++] = '\r'; s++; }
+        else if (s[0] == '\\' && s[1] == 'n') { out[n++] = '\n'; s++; }
+        else if (s[0] == '\\' && s[1] == 'x' && s[2] && s[3]) {
+            char h[3] = { s[2], s[3], 0 };
+            out[n++] = (char)strtol(h, NULL, 16);
+            s += 3;
+        } else out[n++] = *s;
+    }
+    return n;
+}
+
+static int dial(const char *ip, int port)
+{
+    struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port) };
+    struct sockaddr_in s4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    int v6 = strchr(ip, ':') != NULL;
+    if (v6 ? inet_pton(AF_INET6, ip, &s6.sin6_addr) != 1 : inet_pton(AF_INET, ip, &s4.sin_addr) != 1) {
+        printf("connect: EINVAL\n");
+        exit(2);
+    }
+    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || connect(fd, v6 ? (struct sockaddr *)&s6 : (struct sockaddr *)&s4,
+                          v6 ? sizeof(s6) : sizeof(s4)) < 0) {
+        int e = errno;
+        printf("connect: %s\n", e == ENETUNREACH ? "ENETUNREACH" : e == ECONNREFUSED ? "ECONNREFUSED"
+                              : e == EHOSTUNREACH ? "EHOSTUNREACH" : e == EACCES ? "EACCES"
+                              : e == EPERM ? "EPERM" : e == EADDRNOTAVAIL ? "EADDRNOTAVAIL" : strerror(e));
+        exit(1);
+    }
+    return fd;
+}
+
+static void copy_out(int fd)
+{
+    char buf[65536];
+    for (;;) {
+        struct pollfd pf = { .fd = fd, .events = POLLIN };
+        if (poll(&pf, 1, 5000) <= 0) break;
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n <= 0) break;
+        fwrite(buf, 1, (size_t)n, stdout);
+    }
+    fflush(stdout);
+}
+
+static void send_all(int fd, const char *data)
+{
+    static char buf[65536];
+    size_t n = decode(data, buf);
+    if (write(fd, buf, n) != (ssize_t)n) printf("short write\n");
+}
+
+static int readn(int fd, unsigned char *b, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, b + got, n - got);
+        if (r <= 0) return -1;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 5 && strcmp(argv[1], "send") == 0) {
+        int fd = dial(argv[2], atoi(argv[3]));
+        send_all(fd, argv[4]);
+        copy_out(fd);
+        return 0;
+    }
+    if (argc == 8 && strcmp(argv[1], "socks") == 0) {
+        int fd = dial(argv[2], atoi(argv[3]));
+        unsigned char b[300] = { 5, 1, 0 }, r[10];
+        if (write(fd, b, 3) != 3 || readn(fd, r, 2) < 0 || r[1] != 0) { printf("socks-greeting failed\n"); return 1; }
+        int atyp = atoi(argv[4]), port = atoi(argv[6]);
+        size_t n = 0;
+        b[n++] = 5; b[n++] = 1; b[n++] = 0; b[n++] = (unsigned char)atyp;
+        if (atyp == 1) { inet_pton(AF_INET, argv[5], b + n); n += 4; }
+        else if (atyp == 4) { inet_pton(AF_INET6, argv[5], b + n); n += 16; }
+        else { size_t l = strlen(argv[5]); b[n++] = (unsigned char)l; memcpy(b + n, argv[5], l); n += l; }
+        b[n++] = (unsigned char)(port >> 8); b[n++] = (unsigned char)port;
+        if (write(fd, b, n) != (ssize_t)n || readn(fd, r, 10) < 0) { printf("socks-reply none\n"); return 0; }
+        printf("socks-reply %d\n", r[1]);
+        fflush(stdout);
+        if (r[1] == 0) {
+            send_all(fd, argv[7]);
+            copy_out(fd);
+        }
+        return 0;
+    }
+    if (argc == 6 && strcmp(argv[1], "hold") == 0) {
+        int n = atoi(argv[4]), ok = 0, limit = 0, other = 0;
+        int *fds = calloc((size_t)n, sizeof(int));
+        for (int i = 0; i < n; i++) {
+            fds[i] = dial(argv[2], atoi(argv[3]));
+            send_all(fds[i], argv[5]);
+        }
+        for (int i = 0; i < n; i++) {
+            char line[64] = "";
+            struct pollfd pf = { .fd = fds[i], .events = POLLIN };
+            ssize_t r = poll(&pf, 1, 5000) == 1 ? read(fds[i], line, sizeof(line) - 1) : -1;
+            if (r > 0 && strstr(line, " 200 ")) ok++;
+            else if (r > 0 && strstr(line, " 503 ")) limit++;
+            else other++;
+        }
+        printf("ok=%d limit=%d other=%d\n", ok, limit, other);
+        return 0;
+    }
+    if (argc == 5 && strcmp(argv[1], "fetch") == 0) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        int fd = dial(argv[2], atoi(argv[3]));
+        send_all(fd, argv[4]);
+        static char buf[1 << 20];
+        unsigned long long total = 0;
+        ssize_t n;
+        while ((n = read(fd, buf, sizeof(buf))) > 0) total += (unsigned long long)n;
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        printf("bytes=%llu ms=%lld\n", total,
+               (long long)((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000));
+        return 0;
+    }
+    if (argc == 6 && strcmp(argv[1], "setup") == 0) {
+        int n = atoi(argv[4]);
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        for (int i = 0; i < n; i++) {
+            int fd = dial(argv[2], atoi(argv[3]));
+            send_all(fd, argv[5]);
+            char c;
+            if (read(fd, &c, 1) != 1) { printf("no answer\n"); return 1; }
+            close(fd);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        printf("us=%lld\n", (long long)(((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec)) / 1000 / n));
+        return 0;
+    }
+    fprintf(stderr, "usage: egress-client send|socks|hold|fetch|setup ...\n");
+    return 2;
+}

@@ -1,0 +1,79 @@
+# Shared by t-egress.sh and t-egress-escape.sh (sourced after lib.sh and
+# it_init): the tests' "internet" (an HTTP server on the host's loopback,
+# fake names in a hosts file the proxy reads through BRIG_EGRESS_HOSTS),
+# a rootfs with the static egress-client, and one sandbox run per call.
+# No traffic leaves the machine: every name resolves through the file.
+# shellcheck shell=bash
+
+eg_setup() {
+    local here; here=$(dirname "${BASH_SOURCE[0]}")
+    command -v cc >/dev/null || skip_all "no C compiler (bash scripts/setup.sh installs gcc)"
+    [ -x /usr/bin/python3 ] || skip_all "no /usr/bin/python3 for the test's HTTP server"
+    # A small rootfs of its own (brig-mkbundle links every busybox applet:
+    # seconds of forks on a loaded machine): the client, sh and wget.
+    ROOTFS=$T/b/rootfs
+    mkdir -p "$ROOTFS"/{bin,usr/bin,etc,proc,sys,dev,tmp,var/tmp}
+    install -m 0755 /bin/busybox "$ROOTFS/bin/busybox"
+    local a
+    for a in sh env grep wget wc; do ln -s /bin/busybox "$ROOTFS/bin/$a"; done
+    printf 'root:x:0:0::/:/bin/sh\nuser:x:1000:1000::/:/bin/sh\n' > "$ROOTFS/etc/passwd"
+    printf 'root:x:0:\nuser:x:1000:\n' > "$ROOTFS/etc/group"
+    cc -static -O1 -o "$ROOTFS/usr/bin/egress-client" "$here/egress-client.c" 2>"$T/cc.log" ||
+        bail "cannot compile egress-client.c: $(head -c 300 "$T/cc.log")"
+    SRV_LOG=$T/server.log
+    : > "$SRV_LOG"
+    /usr/bin/python3 "$here/egress-server.py" "$T/port" "$SRV_LOG" 2>"$T/server.err" &
+    SRV_PID=$!
+    local i
+    for i in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
+    [ -s "$T/port" ] || bail "the test's HTTP server did not start: $(cat "$T/server.err")"
+    PORT=$(cat "$T/port")
+    AUDIT=$T/audit.jsonl
+    export BRIG_EGRESS_HOSTS=$T/hosts
+    cat > "$BRIG_EGRESS_HOSTS" <<HOSTS
+127.0.0.1 api.example.test
+127.0.0.1 evil.example.test
+169.254.169.254 meta.example.test
+10.1.2.3 lan.example.test
+192.0.2.1 rebind.example.test
+127.0.0.1 rebind.example.test
+HOSTS
+    SB_STATE=$T/sbstate
+    trap 'kill $SRV_PID 2>/dev/null; it_finish' EXIT
+}
+
+# eg_policy NETWORK_JSON: the policy file $T/pol.json (no workspace).
+eg_policy() {
+    cat > "$T/pol.json" <<POL
+{"name": "egress-test", "network": $1, "workspace": null, "audit": {"path": "$AUDIT"}}
+POL
+}
+
+# eg_run CMD...: one sandbox under $T/pol.json; stdout in $T/out, status in $RC.
+eg_run() {
+    : > "$AUDIT"
+    [ -z "${EG_TIME:-}" ] || diag "$(date +%s.%N) $*"
+    timeout -k 5 60 "$BRIG" sandbox run --policy "$T/pol.json" --state-root "$SB_STATE" --rootfs "$ROOTFS" \
+        --env "BRIG_IT_TAG=$TAG-sb" -- "$@" > "$T/out" 2> "$T/err"
+    RC=$?
+}
+eg_client() { eg_run /usr/bin/egress-client "$@"; }
+# Through the HTTP proxy in the sandbox.
+eg_get() {
+    local host=${1#http://}
+    eg_client send 127.0.0.1 3128 "GET $1 HTTP/1.1\r\nHost: ${2:-${host%%/*}}\r\n\r\n"
+}
+eg_connect() { eg_client send 127.0.0.1 3128 "CONNECT $1 HTTP/1.1\r\n\r\nGET / HTTP/1.0\r\n\r\n"; }
+# The egress audit lines' fields a test compares exactly.
+eg_audit() {
+    jq -c 'select(.op == "egress") | {proto, name, address, port, decision, reason, bytes_out, bytes_in}' "$AUDIT"
+}
+eg_accepted() { wc -l < "$SRV_LOG"; }
+# The proxy of the last run is gone (its pid is in its audit lines).
+eg_proxy_gone() {
+    local pid
+    for pid in $(jq -r 'select(.op == "egress") | .pid' "$AUDIT" | sort -u); do
+        [ ! -e "/proc/$pid" ] || { echo "proxy $pid still runs"; return 1; }
+    done
+    ! pgrep -x brig-egress >/dev/null || { echo "a brig-egress process runs: $(pgrep -x brig-egress)"; return 1; }
+}
