@@ -9,9 +9,11 @@
 # NAME...  only these mutants (default: all of tests/mutation/mutants.txt)
 # --list   print the mutants and exit
 # --keep   keep the copy and its build (under $BRIG_MUTATE_DIR)
+# --build  only copy and build (to prepare $BRIG_MUTATE_DIR), run nothing
 #
 # Environment: BRIG_MUTATE_DIR (default /tmp/brig-mutate.$$): the copy and
-# its build dir. The copy is made from the working tree (tracked files, with
+# its build dir; an existing one is reused (files copied again keep their
+# times, so only what changed is rebuilt). The copy is made from the working tree (tracked files, with
 # uncommitted edits), never a git worktree: the repository is not touched.
 # Mutants run one after the other (-j1: tests share the host's cgroups and
 # mounts); each rebuild is incremental. Ends with one line:
@@ -22,12 +24,13 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 SRC=$PWD
 LIST=tests/mutation/mutants.txt
-KEEP=0 ONLY_LIST=0 WANT=()
+KEEP=0 ONLY_LIST=0 ONLY_BUILD=0 WANT=()
 for a in "$@"; do
     case $a in
         --list) ONLY_LIST=1 ;;
         --keep) KEEP=1 ;;
-        -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --build) ONLY_BUILD=1 KEEP=1 ;;
+        -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "mutate.sh: unknown option $a" >&2; exit 2 ;;
         *) WANT+=("$a") ;;
     esac
@@ -53,7 +56,7 @@ if [ $ONLY_LIST = 1 ]; then
     for i in "${!NAMES[@]}"; do printf '%-28s %-40s %s\n' "${NAMES[$i]}" "${FILES[$i]}" "${TESTS[$i]}"; done
     exit 0
 fi
-[ ${#NAMES[@]} -gt 0 ] || { echo "mutate.sh: no mutant selected" >&2; exit 2; }
+[ ${#NAMES[@]} -gt 0 ] || [ $ONLY_BUILD = 1 ] || { echo "mutate.sh: no mutant selected" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "mutate.sh: the integration tests need root" >&2; exit 2; }
 
 DIR=${BRIG_MUTATE_DIR:-/tmp/brig-mutate.$$}
@@ -67,15 +70,18 @@ echo "==> copying the working tree to $COPY"
 git -C "$SRC" ls-files -z --cached --others --exclude-standard |
     (cd "$SRC" && xargs -0 cp --parents -a -t "$COPY" 2>/dev/null)
 # meson needs to find a git tree for the commit id only: without one it says "unknown".
-echo "==> building the unmutated copy (a baseline run: every listed test must pass)"
-meson setup "$BUILD" "$COPY" >"$DIR/setup.log" 2>&1 || { cat "$DIR/setup.log"; exit 2; }
+echo "==> building the unmutated copy"
+if [ ! -f "$BUILD/build.ninja" ]; then
+    meson setup "$BUILD" "$COPY" >"$DIR/setup.log" 2>&1 || { cat "$DIR/setup.log"; exit 2; }
+fi
 ninja -C "$BUILD" -j2 >"$DIR/build.log" 2>&1 || { tail -50 "$DIR/build.log"; exit 2; }
+[ $ONLY_BUILD = 1 ] && exit 0
 
 # run_tests TESTS LOG: 0 if every test passed.
 run_tests() {
     local tests=$1 log=$2
     # shellcheck disable=SC2086  # a list of test names
-    meson test -C "$BUILD" --no-rebuild --print-errorlogs $tests >"$log" 2>&1
+    meson test -C "$BUILD" --no-rebuild --print-errorlogs --timeout-multiplier 3 $tests >"$log" 2>&1
 }
 
 # The baseline: the tests must pass without a mutant, or a kill means nothing.

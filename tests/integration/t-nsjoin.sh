@@ -9,7 +9,7 @@
 it_init
 
 # ---- a container to join -------------------------------------------------------
-mkb holder -- /usr/bin/brig-probe sleep 60 || bail "cannot build a bundle"
+mkb holder -- /usr/bin/brig-probe sleep 600 || bail "cannot build a bundle"
 HAS_TIME=0
 [ -e /proc/self/ns/time ] && HAS_TIME=1
 cfg holder '.linux.namespaces = [{type: "pid"}, {type: "network"}, {type: "ipc"}, {type: "uts"},
@@ -26,7 +26,7 @@ hns() { stat -L -c %i "/proc/$HPID/ns/$1"; }
 JOIN=(pid:pid network:net ipc:ipc uts:uts)
 [ $HAS_TIME = 1 ] && JOIN+=(time:time)
 mkb joiner || bail "cannot build a bundle"
-filter='.linux.namespaces = [{type: "mount"}]'
+filter='del(.hostname, .domainname) | .linux.namespaces = [{type: "mount"}]'
 for j in "${JOIN[@]}"; do
     filter+=" | .linux.namespaces += [{type: \"${j%%:*}\", path: \"/proc/$HPID/ns/${j#*:}\"}]"
 done
@@ -51,7 +51,8 @@ check "the joined container still runs" kill -0 "$HPID"
 refused_ns() {
     local name=$1 type=$2 path=$3 msg=$4
     mkb "$name" || return
-    cfg "$name" '.linux.namespaces = [{type: "mount"}, {type: $t, path: $p}]' --arg t "$type" --arg p "$path"
+    cfg "$name" 'del(.hostname, .domainname) | .linux.namespaces = [{type: "mount"}, {type: $t, path: $p}]' \
+        --arg t "$type" --arg p "$path"
     create_ct "$name"
     check_refused_rc "$type path $path: refused" "$msg" 1 "$RC" "$T/$name.err"
     check_refused "... and the container does not exist" "does not exist" 1 b state "$(cid "$name")"

@@ -65,7 +65,7 @@ check "... and the violation is logged" audit_has \
 assert_clean h-evil
 
 # ---- exec under the policy -----------------------------------------------------
-with_config svc '.process.args = ["/usr/bin/brig-probe", "sleep", "60"]'
+with_config svc '.process.args = ["/usr/bin/brig-probe", "sleep", "600"]'
 SVC=$(cid svc)
 CLEAN_IDS+=("$SVC")
 # procs_in ID: how many processes the container's cgroup holds.
@@ -81,18 +81,17 @@ process_file() { # NAME FILTER
     jq "$2 | .process | .args = [\"/usr/bin/brig-probe\", \"exit\", \"0\"]" "$T/svc/config.json" > "$T/$1.json"
 }
 process_file p-nnp '.process.noNewPrivileges = false'
+jq '.args = ["/usr/bin/brig-probe", "report"]' "$T/p-nnp.json" > "$T/p-nnp.tmp" && mv "$T/p-nnp.tmp" "$T/p-nnp.json"
 process_file p-cap '.process.capabilities.bounding += ["CAP_SYS_PTRACE"] | .process.capabilities.permitted += ["CAP_SYS_PTRACE"] | .process.capabilities.effective += ["CAP_SYS_PTRACE"]'
 process_file p-ok '.'
 
 exec_cases() { # POLICY: the three refused forms, then the allowed one
     local pol=$1 mode=$2
     before=$(procs_in "$SVC")
-    for c in "u0|user.nonroot|exec -u 0:0" "nnp|nnp|--process with noNewPrivileges false" \
-             "cap|caps.none|--process with CAP_SYS_PTRACE"; do
+    for c in "u0|user.nonroot|exec -u 0:0" "cap|caps.none|--process with CAP_SYS_PTRACE"; do
         IFS='|' read -r k rule what <<<"$c"
         case $k in
             u0) args=(-u 0:0 "$SVC" /usr/bin/brig-probe exit 0) ;;
-            nnp) args=(--process "$T/p-nnp.json" "$SVC") ;;
             cap) args=(--process "$T/p-cap.json" "$SVC") ;;
         esac
         lines=$(wc -l <"$AUDIT" 2>/dev/null || echo 0)
@@ -109,6 +108,15 @@ exec_cases() { # POLICY: the three refused forms, then the allowed one
         check_eq "... and no exec'd process is left in the container" "$(procs_in "$SVC")" "$before"
     done
     check "$mode: a compliant --process file is allowed" b --policy "$pol" exec --process "$T/p-ok.json" "$SVC"
+    # noNewPrivileges false in a --process file: brig keeps the container's
+    # no_new_privs (exec_process.c), so the policy judges (and the process
+    # gets) no_new_privs set; either way no process runs without it.
+    b --policy "$pol" exec --process "$T/p-nnp.json" "$SVC" >"$T/nnp-$mode.out" 2>"$T/nnp-$mode.err"; RC=$?
+    if grep -q "refuses exec: nnp" "$T/nnp-$mode.err"; then
+        ok "$mode: --process with noNewPrivileges false is refused (nnp)"
+    elif check_ran "$mode: --process with noNewPrivileges false runs" "nnp-$mode"; then
+        check_probe "... with no_new_privs still set (the container's)" "nnp-$mode" '.no_new_privs == 1'
+    fi
 }
 if b --policy "$ENF" run --detach --bundle "$T/svc" "$SVC" </dev/null >/dev/null 2>"$T/svc.err" &&
    wait_status "$SVC" running 10; then

@@ -80,33 +80,3 @@ check "... naming the field" grep -q "linux.seccomp.syscalls\[0\].action" "$T/sc
 check "... and no process ran" bash -c "! grep -q '^{' '$T/sc-bad.out'"
 assert_clean sc-bad
 
-# ---- the BPF cache follows the config -----------------------------------------
-# The same bundle rerun under the same --root, its getcwd rule tightened step
-# by step: each run must get the filter of its own config, never the one
-# cached for the previous. (A cache key without the action or errnoRet
-# would run the first, looser filter every time.)
-cache_entries() { find "$STATE/.seccomp-cache" -maxdepth 1 -type f ! -name '.*' 2>/dev/null | wc -l; }
-seccomp_bundle sc-cache syscall getcwd
-cfg sc-cache '.linux.seccomp.syscalls[0] = {names: ["getcwd"], action: "SCMP_ACT_LOG"}'
-run_ct sc-cache
-check_eq "cache: getcwd under SCMP_ACT_LOG is allowed" "$RC" 0
-n_before=$(cache_entries)
-check "cache: the compiled filter was stored ($n_before entries)" test "$n_before" -ge 1
-run_ct sc-cache
-check_eq "cache: the same config again (a hit) still allows it" "$RC" 0
-check_eq "cache: ... and stored nothing new" "$(cache_entries)" "$n_before"
-step=1
-for change in 'SCMP_ACT_KILL_PROCESS 159 killed with SIGSYS' \
-              'SCMP_ACT_ERRNO:42 42 denied with errnoRet 42' \
-              'SCMP_ACT_ERRNO:43 43 denied with errnoRet 43 (only errnoRet changed)'; do
-    read -r act want what <<<"$change"
-    errno=${act#*:}
-    [ "$errno" = "$act" ] && errno=null
-    cfg sc-cache '.linux.seccomp.syscalls[0] = {names: ["getcwd"], action: $a}
-        | if $e != null then .linux.seccomp.syscalls[0].errnoRet = $e else . end' \
-        --arg a "${act%%:*}" --argjson e "$errno"
-    run_ct sc-cache
-    check_eq "cache: rerun $step, getcwd rule now ${act}: $what" "$RC" "$want"
-    step=$((step + 1))
-done
-assert_clean sc-cache
