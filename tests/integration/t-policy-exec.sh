@@ -108,7 +108,9 @@ exec_cases() { # POLICY: the three refused forms, then the allowed one
     # noNewPrivileges false in a --process file: brig keeps the container's
     # no_new_privs (exec_process.c), so the policy judges (and the process
     # gets) no_new_privs set; either way no process runs without it.
-    b --policy "$pol" exec --process "$T/p-nnp.json" "$SVC" >"$T/nnp-$mode.out" 2>"$T/nnp-$mode.err"; RC=$?
+    b --policy "$pol" exec --process "$T/p-nnp.json" "$SVC" >"$T/nnp-$mode.out" 2>"$T/nnp-$mode.err"
+    # shellcheck disable=SC2034  # read by check_ran
+    RC=$?
     if grep -q "refuses exec: nnp" "$T/nnp-$mode.err"; then
         ok "$mode: --process with noNewPrivileges false is refused (nnp)"
     elif check_ran "$mode: --process with noNewPrivileges false runs" "nnp-$mode"; then

@@ -25,7 +25,7 @@ seccomp_bundle() {
 cache_entries() { find "$STATE/.seccomp-cache" -maxdepth 1 -type f ! -name '.*' 2>/dev/null | wc -l; }
 # The cache lives in the state root: a root made by the first create is not
 # there yet when that create compiles its filter.
-mkdir -p -m 0700 "$STATE"
+mkdir -m 0700 "$STATE"
 seccomp_bundle sc-cache syscall getcwd || bail "cannot build a bundle"
 cfg sc-cache '.linux.seccomp.syscalls[0] = {names: ["getcwd"], action: "SCMP_ACT_LOG"}'
 run_ct sc-cache
