@@ -111,9 +111,12 @@ for i in "${!NAMES[@]}"; do
         if run_tests "$t" "$DIR/$n.log"; then
             verdict="SURVIVED ($t all passed)"
         else
-            by=$(grep -oE '^ *[0-9]+/[0-9]+ +[^ ]+ +(FAIL|TIMEOUT|ERROR)' "$DIR/$n.log" |
-                awk '{print $2}' | tr '\n' ' ')
-            verdict="killed by ${by:-?}($(( $(date +%s) - start )) s)"
+            # "1/1 brig:integration / integration-masks FAIL ...": the test's name
+            by=$(grep -E '^ *[0-9]+/[0-9]+ .* (FAIL|TIMEOUT|ERROR) ' "$DIR/$n.log" |
+                sed -E 's/.* ([^ ]+) +(FAIL|TIMEOUT|ERROR) .*/\1/' | sort -u | tr '\n' ' ')
+            # and its first failing subtest ("▶ 1/1 - DESC FAIL")
+            first=$(grep -m1 -E '^▶ .* FAIL *$' "$DIR/$n.log" | sed -E 's/^▶ [0-9]+\/[0-9]+ - //; s/ +FAIL *$//')
+            verdict="killed by ${by:-?}($(( $(date +%s) - start )) s)${first:+: \"$first\"}"
         fi
     fi
     case $verdict in

@@ -47,7 +47,7 @@ check() {
 check_not() {
     local d=$1; shift
     local out rc
-    out=$("$@" 2>&1)
+    out=$(run_to_file "$@")
     rc=$?
     if [ $rc = 0 ]; then
         not_ok "$d" "unexpectedly succeeded: $*"
@@ -56,6 +56,20 @@ check_not() {
     else
         ok "$d"
     fi
+}
+
+# run_to_file CMD...: run CMD with its output in a file (stdin as given:
+# callers feed herestrings), then print the file; CMD's exit status. Not
+# through a pipe: a `create` that unexpectedly succeeds leaves an init
+# holding its stdout, and $(...) would wait for that init forever.
+run_to_file() {
+    local f rc
+    f=$(mktemp "${T:-/tmp}/.out.XXXXXX")
+    "$@" >"$f" 2>&1
+    rc=$?
+    cat "$f"
+    rm -f "$f"
+    return $rc
 }
 
 # rc_reason RC: what an exit status >= 124 means.
@@ -75,7 +89,7 @@ check_refused() {
     local d=$1 msg=$2 want=1; shift 2
     if [[ ${1:-} =~ ^[0-9]+$ ]]; then want=$1; shift; fi
     local out rc
-    out=$("$@" 2>&1)
+    out=$(run_to_file "$@")
     rc=$?
     if [ $rc = 0 ]; then
         not_ok "$d" "unexpectedly succeeded: $*" "$(head -c 2000 <<<"$out")"
