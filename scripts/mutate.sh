@@ -125,9 +125,11 @@ for i in "${!NAMES[@]}"; do
         *) broken=$((broken + 1)) ;;
     esac
     # A mutant can make brig leave processes no test knows of (an id that
-    # escaped the state dir): ours are those running the copy's binaries.
+    # escaped the state dir): ours are those started as the copy's binaries
+    # (argv[0]; brig runs from a sealed memfd, so not /proc/PID/exe).
     for p in /proc/[0-9]*; do
-        [[ $(readlink "$p/exe" 2>/dev/null) == "$BUILD"/* ]] && kill -9 "${p#/proc/}" 2>/dev/null
+        [[ $(tr '\0' '\n' <"$p/cmdline" 2>/dev/null | head -n 1) == "$BUILD"/* ]] &&
+            kill -9 "${p#/proc/}" 2>/dev/null
     done
     cp -a "$DIR/orig" "$COPY/$f"
     # the restored file must be rebuilt even if its mtime went back
