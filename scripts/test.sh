@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, step 2: make sure the deps and the build are there, run every
-# meson test suite, and end with one line: "N passed, N failed, N skipped".
+# meson test suite, and end with "N passed, N failed, N skipped" (meson
+# tests), then "subtests: N passed, N failed, N skipped" (every TAP line and
+# Criterion test) and the skip reasons, most frequent first.
 # Exits non-zero if anything failed.
 #
 # Three builds, counted together in that last line (docs/testing.md):
@@ -29,6 +31,9 @@ fi
 export BRIG_FUZZ_SECONDS=$FUZZ_SECONDS
 
 LOGS=()          # meson's JSON test logs, one object per test
+# Criterion's unit tests also print TAP (on stderr, which meson logs): the
+# summary counts their subtests and skip reasons like the TAP scripts'.
+export CRITERION_OUTPUTS=tap:-
 STEP_FAILED=()   # steps that produced no test log (a build that failed...)
 step() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
@@ -113,6 +118,53 @@ count() {
     if [ ${#LOGS[@]} -eq 0 ]; then echo 0; return; fi
     cat "${LOGS[@]}" | jq -s "map(select(.result | IN($1))) | length"
 }
+# Subtests: each TAP line of each test's output ("ok", "not ok", "# SKIP
+# reason", "1..0 # SKIP reason"), Criterion's included; a test that printed
+# no TAP counts as one. Skip reasons are listed with how often each occurs,
+# so a missing tool (strace, a python module) shows up in CI's last lines.
+subtest_summary() {
+    [ ${#LOGS[@]} -eq 0 ] && { echo "subtests: 0 passed, 0 failed, 0 skipped"; return; }
+    cat "${LOGS[@]}" | python3 -c '
+import json, re, sys, collections
+passed = failed = skipped = 0
+reasons = collections.Counter()
+for line in sys.stdin:
+    try:
+        t = json.loads(line)
+    except ValueError:
+        continue
+    out = (t.get("stdout") or "") + "\n" + (t.get("stderr") or "")
+    n = 0
+    for l in out.splitlines():
+        m = re.match(r"^1\.\.0\s*#\s*SKIP\s*(.*)", l, re.I)
+        if m:
+            skipped += 1; n += 1; reasons[t["name"] + ": " + (m.group(1).strip() or "no reason")] += 1
+            continue
+        m = re.match(r"^(not ok|ok)\b(.*)", l)
+        if not m:
+            continue
+        n += 1
+        d = re.search(r"#\s*(SKIP|TODO)\S*\s*(.*)$", m.group(2), re.I)
+        if m.group(1) == "not ok" and not (d and d.group(1).upper() == "TODO"):
+            failed += 1
+        elif d and d.group(1).upper() == "SKIP":
+            skipped += 1; reasons[d.group(2).strip() or "no reason"] += 1
+        else:
+            passed += 1
+    if n == 0:
+        r = t.get("result")
+        if r in ("OK", "EXPECTEDFAIL"): passed += 1
+        elif r == "SKIP": skipped += 1; reasons[t["name"] + ": skipped (no reason printed)"] += 1
+        else: failed += 1
+    elif t.get("result") not in ("OK", "EXPECTEDFAIL", "SKIP") and failed == 0:
+        failed += 1     # a crash after its last subtest
+print("subtests: %d passed, %d failed, %d skipped" % (passed, failed, skipped))
+for r, c in reasons.most_common(20):
+    print("  skipped %3d x %s" % (c, r[:160]))
+if len(reasons) > 20:
+    print("  ... and %d other skip reasons" % (len(reasons) - 20))
+'
+}
 passed=$(count '"OK", "EXPECTEDFAIL"')
 failed=$(( $(count '"FAIL", "UNEXPECTEDPASS", "TIMEOUT", "ERROR"') + ${#STEP_FAILED[@]} ))
 skipped=$(count '"SKIP"')
@@ -125,4 +177,6 @@ if [ "$failed" -gt 0 ]; then
     [ ${#STEP_FAILED[@]} -eq 0 ] || printf '  %s\n' "${STEP_FAILED[@]}"
 fi
 echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+subtests=$(subtest_summary)
+echo "$subtests"
+[ "$failed" -eq 0 ] && ! grep -q '^subtests: [0-9]* passed, [1-9]' <<<"$subtests"

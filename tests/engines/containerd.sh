@@ -58,9 +58,16 @@ ctrd_start() {
     containerd --config "$CTRD/config.toml" > "$CTRD/containerd.log" 2>&1 &
     CTRD_PID=$!
     eng_on_exit ctrd_stop
-    if ! wait_for 30 ctr -a "$CTRD_SOCK" version; then
-        bail "containerd did not come up: $(tail -n 20 "$CTRD/containerd.log")"
-    fi
+    # By the clock, and no longer than containerd lives.
+    local end=$((SECONDS + 30))
+    until wait_for 2 ctr -a "$CTRD_SOCK" version; do
+        if ! kill -0 "$CTRD_PID" 2>/dev/null || [ $SECONDS -ge $end ]; then
+            diag "containerd's log ($CTRD/containerd.log):"
+            diag "$(tail -n 60 "$CTRD/containerd.log")"
+            kill -0 "$CTRD_PID" 2>/dev/null && bail "containerd did not come up within 30 s"
+            bail "containerd exited before it came up"
+        fi
+    done
     diag "containerd pid $CTRD_PID, socket $CTRD_SOCK"
 }
 

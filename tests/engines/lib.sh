@@ -283,14 +283,22 @@ in_pty() {
 
 # ---- waiting ----------------------------------------------------------------
 
-# wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds.
+# wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds, for at
+# most SECONDS by the clock: a CMD that itself hangs (a `ctr version` against
+# a containerd that is not up takes 10 s) is cut at the deadline, not counted
+# as one 0.1 s turn. (A shell function cannot be cut: it runs as it is.)
 wait_for() {
-    local n=$(( $1 * 10 )); shift
-    while [ $n -gt 0 ]; do
-        "$@" >/dev/null 2>&1 && return 0
-        sleep 0.1; n=$((n - 1))
+    local end=$(( $(date +%s%N) / 1000000 + $1 * 1000 )) left; shift
+    while :; do
+        left=$(( end - $(date +%s%N) / 1000000 ))
+        [ $left -gt 0 ] || return 1
+        if [ "$(type -t "$1")" = function ]; then
+            "$@" >/dev/null 2>&1 && return 0
+        else
+            timeout -k 1 "$(( (left + 999) / 1000 ))" "$@" >/dev/null 2>&1 && return 0
+        fi
+        sleep 0.1
     done
-    return 1
 }
 
 # freeze_state PID: FROZEN or THAWED for the cgroup of PID, whichever freezer

@@ -19,7 +19,7 @@ refused() {
         if grep -qiE -- "$pat" "$T/$name.err"; then ok "$desc: the message names $pat"
         else not_ok "$desc: the message names $pat" "stderr: $(cat "$T/$name.err")"; fi
     fi
-    check_not "$desc: the container does not exist" b state "$(cid "$name")"
+    check_refused "$desc: the container does not exist" "does not exist" 1 b state "$(cid "$name")"
     assert_clean "$name"
 }
 
@@ -147,7 +147,7 @@ cfg bad-opt '.mounts += [{destination: "/x", type: "tmpfs", source: "tmpfs", opt
 create_ct bad-opt
 if [ "$RC" -ne 0 ]; then
     check "unknown tmpfs option: refused with a message" test -s "$T/bad-opt.err"
-    check_not "unknown tmpfs option: the container does not exist" b state "$(cid bad-opt)"
+    check_refused "unknown tmpfs option: the container does not exist" "does not exist" 1 b state "$(cid bad-opt)"
 else
     # Unknown options go to the filesystem as data, and tmpfs rejects them.
     not_ok "unknown tmpfs option: refused" "create succeeded"

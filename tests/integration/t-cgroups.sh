@@ -56,7 +56,7 @@ if [ -d /sys/fs/cgroup/memory ] && ! grep -qw memory /sys/fs/cgroup/unified/cgro
     create_ct unified
     check "linux.resources.unified memory.max on a v1 memory controller is refused" test "$RC" -ne 0
     check "... naming linux.resources.unified" grep -q "linux.resources.unified" "$T/unified.err"
-    check_not "... and the container does not exist" b state "$(cid unified)"
+    check_refused "... and the container does not exist" "does not exist" 1 b state "$(cid unified)"
     assert_clean unified
 else
     skip "unified memory.max refused on a v1 memory controller" "memory is a v2 controller here"

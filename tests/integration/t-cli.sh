@@ -17,7 +17,7 @@ check "... that asks for pid, network, ipc, uts and mount namespaces" jq -e \
     "$T/spec/config.json"
 check "... with a read-only root and noNewPrivileges" jq -e '.root.readonly == true and .process.noNewPrivileges == true' "$T/spec/config.json"
 cp "$T/spec/config.json" "$T/spec/before.json"
-check_not "spec refuses to overwrite an existing config.json" b spec --bundle "$T/spec"
+check_refused "spec refuses to overwrite an existing config.json" "config.json already exists, remove it first" 1 b spec --bundle "$T/spec"
 check "... and leaves it as it was" cmp -s "$T/spec/config.json" "$T/spec/before.json"
 mkdir -p "$T/spec-cwd"
 check "spec without --bundle writes into the current directory" bash -c "cd '$T/spec-cwd' && timeout 30 '$BRIG' spec && test -s config.json"

@@ -107,7 +107,7 @@ fails_create() {
         not_ok "$d: create fails with a clear error" "exit status $RC, want /$re/" \
             "stderr: $(head -c 1500 "$T/$name.err")"
     fi
-    check_not "$d: the container does not exist" b state "$(cid "$name")"
+    check_refused "$d: the container does not exist" "does not exist" 1 b state "$(cid "$name")"
     gone "$name"
 }
 
@@ -310,7 +310,7 @@ if command -v strace >/dev/null; then
     mkdir -p "$STATE"
     killed_at k-sc -P "$STATE/.seccomp-cache" -e trace=renameat -e inject=renameat:signal=KILL
     check_eq "brig create killed storing its seccomp filter" "$RC" 137
-    check_not "... the container does not exist" b state "$(cid k-sc)"
+    check_refused "... the container does not exist" "does not exist" 1 b state "$(cid k-sc)"
     tmpf=$(find "$STATE/.seccomp-cache" -name '.*tmp*' 2>/dev/null)
     check "... a temp file was left in the cache (precondition)" test -n "$tmpf"
     [ -n "$tmpf" ] && touch -d '-5 minutes' "$tmpf"
@@ -331,7 +331,7 @@ if command -v strace >/dev/null; then
     check_eq "brig start killed before removing exec.fifo" "$?" 137
     wait_status "$id" running 5
     check_eq "... state says running" "$(state_field "$id" status)" running
-    check_not "... a second start fails" b start "$id"
+    check_refused "... a second start fails" "cannot start a container that is running" 1 b start "$id"
     check "... delete --force succeeds" b delete --force "$id"
     gone k-start
 
@@ -435,7 +435,7 @@ mkdir -p "$STATE/$TAG-bad" && chmod 0711 "$STATE/$TAG-bad"
 printf '{"id":"%s","bund' "$TAG-bad" > "$STATE/$TAG-bad/state.json"
 check "list with a corrupt state.json works" b list
 check "... list --format json too" eval 'b list --format json | jq -e . >/dev/null'
-check_not "... state of it fails" b state "$TAG-bad"
+check_refused "... state of it fails" "state.json is corrupt" 1 b state "$TAG-bad"
 rm -rf "${STATE:?}/$TAG-bad"
 
 # Nothing of ours is left in any hierarchy, not even the shared parent.

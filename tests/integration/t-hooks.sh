@@ -65,7 +65,7 @@ cfg hf '.hooks.createRuntime = [{path: "/bin/sh", args: ["sh", "-c", "cat >/dev/
 create_ct hf
 check "a failing createRuntime hook fails create" test "$RC" -ne 0
 check "... with a message" test -s "$T/hf.err"
-check_not "... and the container does not exist" b state "$(cid hf)"
+check_refused "... and the container does not exist" "does not exist" 1 b state "$(cid hf)"
 assert_clean hf
 
 # ---- a hanging hook with a timeout -----------------------------------------------
@@ -76,7 +76,7 @@ create_ct ht
 took=$(( $(date +%s) - start ))
 check "a createRuntime hook past its timeout fails create" test "$RC" -ne 0
 check "... within a few seconds (took ${took}s)" test "$took" -lt 10
-check_not "... and the container does not exist" b state "$(cid ht)"
+check_refused "... and the container does not exist" "does not exist" 1 b state "$(cid ht)"
 assert_clean ht
 
 # ---- a hook path that does not exist -------------------------------------------

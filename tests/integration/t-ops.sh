@@ -37,12 +37,12 @@ PID=$(state_field "$ID" pid)
 check "pause succeeds" b pause "$ID"
 check_eq "state says paused" "$(state_field "$ID" status)" paused
 check "the freezer cgroup is frozen" frozen "$ID"
-check_not "pause twice fails" b pause "$ID"
+check_refused "pause twice fails" "container is already paused" 1 b pause "$ID"
 check "resume succeeds" b resume "$ID"
 check_eq "state says running again" "$(state_field "$ID" status)" running
 check "the freezer cgroup is thawed" thawed "$ID"
 check "the process is alive after resume" test -n "$(proc_state "${PID:-0}")"
-check_not "resume of a running container fails" b resume "$ID"
+check_refused "resume of a running container fails" "container is not paused (running)" 1 b resume "$ID"
 
 # Frozen for real: a SIGTERM (which the probe handles by exiting) waits
 # until resume.
@@ -67,13 +67,13 @@ check_eq "pids limit is now 20" "$(cat "$(cg pids pids.max pids.max "$ID")" 2>/d
 echo '{"pids": {"limit": 30}}' > "$T/res.json"
 check "update -r FILE succeeds" b update -r "$T/res.json" "$ID"
 check_eq "pids limit is now 30" "$(cat "$(cg pids pids.max pids.max "$ID")" 2>/dev/null)" 30
-check_not "update --memory with garbage fails" b update --memory lots "$ID"
+check_refused "update --memory with garbage fails" "--memory lots: expected a size" 1 b update --memory lots "$ID"
 check_eq "... and leaves the memory limit alone" \
     "$(cat "$(cg memory memory.limit_in_bytes memory.max "$ID")" 2>/dev/null)" 134217728
 echo '{"pids": {"limit": "many"}}' > "$T/bad.json"
-check_not "update -r with a wrong type fails" b update -r "$T/bad.json" "$ID"
+check_refused "update -r with a wrong type fails" "linux.resources.pids.limit: expected a signed 64-bit integer" 1 b update -r "$T/bad.json" "$ID"
 check_eq "... and leaves the pids limit alone" "$(cat "$(cg pids pids.max pids.max "$ID")" 2>/dev/null)" 30
-check_not "update --l3-cache-schema is refused (no Intel RDT)" b update --l3-cache-schema "L3:0=f" "$ID"
+check_refused "update --l3-cache-schema is refused (no Intel RDT)" "linux.intelRdt is not supported by brig" 1 b update --l3-cache-schema "L3:0=f" "$ID"
 
 # ---- events --stats ----------------------------------------------------------
 b events --stats "$ID" > "$T/stats.json" 2>"$T/stats.err"
@@ -88,5 +88,5 @@ check "delete --force of a paused container succeeds" b delete --force "$ID"
 check "its process is gone" bash -c "! [ -e /proc/${PID:-0} ] || grep -q '^State:.*Z' /proc/${PID:-0}/status"
 assert_clean op
 
-check_not "pause of an unknown container fails" b pause nosuch
-check_not "update of an unknown container fails" b update --pids-limit 5 nosuch
+check_refused "pause of an unknown container fails" "container nosuch does not exist" 1 b pause nosuch
+check_refused "update of an unknown container fails" "container nosuch does not exist" 1 b update --pids-limit 5 nosuch

@@ -172,7 +172,7 @@ check "the error names the key" grep -q "limits.memroy: unknown key" <<<"$out"
 echo '{' > "$T/broken.json"
 "$BRIG" policy check --policy "$ENF" "$T/broken.json" >/dev/null 2>&1
 check_eq "an invalid config is bad input (exit 2)" "$?" 2
-err=$(b --policy "$T/typo.json" create --bundle "$T/hard" "$(cid typo)" 2>&1 </dev/null)
-check_not "create refuses to run under an invalid policy" test "$?" = 0
+check_refused "create refuses to run under an invalid policy" "limits.memroy: unknown key" 1 \
+    b --policy "$T/typo.json" create --bundle "$T/hard" "$(cid typo)"
 CLEAN_IDS+=("$(cid typo)")
 check "show prints each profile" bash -c "for p in agent pygent pi; do '$BRIG' policy show \$p | jq -e .name >/dev/null || exit 1; done"

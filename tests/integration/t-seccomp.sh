@@ -79,3 +79,4 @@ check "an unknown seccomp action fails" test "$RC" -ne 0
 check "... naming the field" grep -q "linux.seccomp.syscalls\[0\].action" "$T/sc-bad.err"
 check "... and no process ran" bash -c "! grep -q '^{' '$T/sc-bad.out'"
 assert_clean sc-bad
+

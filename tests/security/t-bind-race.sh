@@ -62,3 +62,10 @@ diag "bind swap race: $runs safe runs, $refused refused, $leaks leaks, $other ot
 check_eq "a bind source swapped after the check never mounts the forbidden path" "$leaks" 0
 # The use half: the same config runs, with the real directory, when it is there.
 check "... while the runs that opened the directory mount it" test "$runs" -ge 1
+# Each of the 40 runs ended one of the ways above: a run that failed for
+# another reason (a crash, a timeout, a broken bundle) would make the count
+# of leaks meaningless.
+check_eq "... and every run was either a safe run or a refusal (other outcomes)" "$other" 0
+# The race was exercised: some creates saw the symlink (a flipper that had
+# stopped, or a bundle that never bound the flipped name, would pass the rest).
+check "... and some creates met the swapped symlink and were refused ($refused)" test "$refused" -ge 1

@@ -149,7 +149,8 @@ for op in create run; do
         b $pol --log "$T/cfglink-$op.log" --log-format json $op --bundle "$T/cfglink" \
             "$(cid "cfglink-$op")" </dev/null >"$T/cfglink-$op.out" 2>"$T/cfglink-$op.err"
         rc=$?
-        check_not "$op ${pol:+with a policy }refuses a config.json that is a symlink (exit $rc)" test "$rc" = 0
+        check_refused_rc "$op ${pol:+with a policy }refuses a config.json that is a symlink" \
+            "config.json: a symlink, refusing to follow it" 1 "$rc" "$T/cfglink-$op.err"
         no_secret "$op ${pol:+with a policy }: the secret in no error, no --log line" \
             "$T/cfglink-$op.out" "$T/cfglink-$op.err" "$T/cfglink-$op.log"
         CLEAN_IDS+=("$(cid "cfglink-$op")")
@@ -175,7 +176,7 @@ if b run --detach --bundle "$T/svc" "$SVC" </dev/null >/dev/null 2>"$T/svc.err";
     b --log "$T/exec.log" --log-format json exec --process "$T/proc-link.json" "$SVC" \
         >"$T/exec.out" 2>"$T/exec.err" </dev/null
     rc=$?
-    check_not "exec --process refuses a symlink (exit $rc)" test "$rc" = 0
+    check_refused_rc "exec --process refuses a symlink" "a symlink, refusing to follow it" 1 "$rc" "$T/exec.err"
     no_secret "exec --process: the secret in no error, no --log line" "$T/exec.out" "$T/exec.err" "$T/exec.log"
     printf '{"args": %s}' "$SECRET" > "$T/proc-bad.json"
     b exec --process "$T/proc-bad.json" "$SVC" >"$T/exec2.out" 2>"$T/exec2.err" </dev/null

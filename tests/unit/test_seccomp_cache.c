@@ -225,3 +225,146 @@ Test(seccomp_cache, errors_are_not_cached)
         brig_error_free(err);
     }
 }
+
+/* ---- the key covers every field of linux.seccomp ---------------------------
+ * One field changed at a time, from a section where every field is set: the
+ * key must change, and a cached compile of the changed section must be what
+ * seccomp_compile makes of it (never the entry stored for the base). A field
+ * left out of the key would let a tightened config (LOG -> KILL_PROCESS, a
+ * new errnoRet) run under the old cached filter. */
+
+struct fix {
+    char *arches[2], *flags[1], *names0[2], *names1[1];
+    struct brig_seccomp_arg args[2];
+    struct brig_seccomp_rule rules[2];
+    struct brig_seccomp sc;
+};
+
+static void fix_base(struct fix *f)
+{
+    *f = (struct fix){
+        .arches = { "SCMP_ARCH_X86_64", "SCMP_ARCH_X86" },
+        .flags = { "SECCOMP_FILTER_FLAG_LOG" },
+        .names0 = { "getcwd", "keyctl" },
+        .names1 = { "personality" },
+        .args = { { .index = 0, .value = 0x40000, .value_two = 0x40000, .op = BRIG_SCMP_CMP_MASKED_EQ },
+                  { .index = 1, .value = 7, .op = BRIG_SCMP_CMP_EQ } },
+    };
+    f->rules[0] = (struct brig_seccomp_rule){ .names = f->names0, .n_names = 2,
+                                              .action = BRIG_SCMP_LOG };
+    f->rules[1] = (struct brig_seccomp_rule){ .names = f->names1, .n_names = 1,
+                                              .action = BRIG_SCMP_ERRNO, .has_errno_ret = true,
+                                              .errno_ret = 13, .args = f->args, .n_args = 2 };
+    f->sc = (struct brig_seccomp){ .present = true, .default_action = BRIG_SCMP_ERRNO,
+                                   .has_default_errno_ret = true, .default_errno_ret = 1,
+                                   .architectures = f->arches, .n_architectures = 2,
+                                   .flags = f->flags, .n_flags = 1,
+                                   .syscalls = f->rules, .n_syscalls = 2 };
+}
+
+struct key_case {
+    const char *field;
+    void (*change)(struct fix *f);
+    bool compiles;      /* seccomp_compile accepts the changed section */
+};
+
+#define CHANGE(fn, body) static void fn(struct fix *f) { body; }
+CHANGE(ch_default_action, f->sc.default_action = BRIG_SCMP_TRACE)
+CHANGE(ch_default_errno, f->sc.default_errno_ret = 38)
+CHANGE(ch_default_errno_unset, f->sc.has_default_errno_ret = false)
+CHANGE(ch_arch_dropped, f->sc.n_architectures = 1)
+CHANGE(ch_arch_other, f->arches[1] = "SCMP_ARCH_X32")
+CHANGE(ch_flags_none, f->sc.n_flags = 0)
+CHANGE(ch_flags_other, f->flags[0] = "SECCOMP_FILTER_FLAG_SPEC_ALLOW")
+CHANGE(ch_listener_path, f->sc.listener_path = "/run/agent.sock")
+CHANGE(ch_listener_metadata, f->sc.listener_metadata = "x")
+CHANGE(ch_rule0_name, f->names0[1] = "keyctI")
+CHANGE(ch_rule0_name_dropped, f->rules[0].n_names = 1)
+CHANGE(ch_rule0_action, f->rules[0].action = BRIG_SCMP_KILL_PROCESS)
+CHANGE(ch_rule0_action_errno, f->rules[0].action = BRIG_SCMP_ERRNO)
+CHANGE(ch_rule1_action, f->rules[1].action = BRIG_SCMP_TRACE)
+CHANGE(ch_rule1_errno, f->rules[1].errno_ret = 14)
+CHANGE(ch_rule1_errno_unset, f->rules[1].has_errno_ret = false)
+CHANGE(ch_rule1_name, f->names1[0] = "perf_event_open")
+CHANGE(ch_arg_index, f->args[1].index = 2)
+CHANGE(ch_arg_value, f->args[0].value = 0x40001)
+CHANGE(ch_arg_value_two, f->args[0].value_two = 0x40001)
+CHANGE(ch_arg_op, f->args[1].op = BRIG_SCMP_CMP_NE)
+CHANGE(ch_arg_dropped, f->rules[1].n_args = 1)
+CHANGE(ch_rule_dropped, f->sc.n_syscalls = 1)
+CHANGE(ch_rules_swapped, { struct brig_seccomp_rule t = f->rules[0];
+                           f->rules[0] = f->rules[1]; f->rules[1] = t; })
+
+static const struct key_case key_cases[] = {
+    { "defaultAction (ERRNO -> TRACE)", ch_default_action, true },
+    { "defaultErrnoRet", ch_default_errno, true },
+    { "defaultErrnoRet unset", ch_default_errno_unset, true },
+    { "architectures (one dropped)", ch_arch_dropped, true },
+    { "architectures (one replaced)", ch_arch_other, true },
+    { "flags (none)", ch_flags_none, true },
+    { "flags (another)", ch_flags_other, true },
+    { "listenerPath", ch_listener_path, false },
+    { "listenerMetadata", ch_listener_metadata, false },
+    { "syscalls[0].names (one letter)", ch_rule0_name, false },
+    { "syscalls[0].names (one dropped)", ch_rule0_name_dropped, true },
+    { "syscalls[0].action (LOG -> KILL_PROCESS)", ch_rule0_action, true },
+    { "syscalls[0].action (LOG -> ERRNO)", ch_rule0_action_errno, true },
+    { "syscalls[1].action (ERRNO -> TRACE)", ch_rule1_action, true },
+    { "syscalls[1].errnoRet", ch_rule1_errno, true },
+    { "syscalls[1].errnoRet unset", ch_rule1_errno_unset, true },
+    { "syscalls[1].names", ch_rule1_name, true },
+    { "syscalls[1].args[1].index", ch_arg_index, true },
+    { "syscalls[1].args[0].value", ch_arg_value, true },
+    { "syscalls[1].args[0].valueTwo", ch_arg_value_two, true },
+    { "syscalls[1].args[1].op", ch_arg_op, true },
+    { "syscalls[1].args (one dropped)", ch_arg_dropped, true },
+    { "syscalls (one rule dropped)", ch_rule_dropped, true },
+    { "syscalls (order)", ch_rules_swapped, true },
+};
+
+static bool key_equal(const struct brig_seccomp *a, const struct brig_seccomp *b)
+{
+    size_t la, lb;
+    unsigned char *ka = seccomp_cache_key(a, &la), *kb = seccomp_cache_key(b, &lb);
+    bool eq = la == lb && memcmp(ka, kb, la) == 0;
+    free(ka);
+    free(kb);
+    return eq;
+}
+
+Test(seccomp_cache, key_is_deterministic)
+{
+    /* Without this, a key holding anything random would pass the table. */
+    struct fix a, b;
+    fix_base(&a);
+    fix_base(&b);
+    cr_assert(key_equal(&a.sc, &b.sc), "the same section gave two keys");
+}
+
+Test(seccomp_cache, key_changes_with_every_field)
+{
+    struct fix base;
+    fix_base(&base);
+    struct brig_bpf *stored = cached(&base.sc);
+    for (size_t i = 0; i < sizeof(key_cases) / sizeof(key_cases[0]); i++) {
+        const struct key_case *c = &key_cases[i];
+        struct fix f;
+        fix_base(&f);
+        c->change(&f);
+        cr_expect(!key_equal(&base.sc, &f.sc), "%s: changed, but the cache key did not",
+                  c->field);
+        if (!c->compiles) continue;
+        struct brig_bpf *ref = NULL, *got = NULL;
+        struct brig_error *err = NULL;
+        cr_assert_eq(seccomp_compile(&f.sc, &ref, &err), 0, "%s: %s", c->field,
+                     err ? err->msg : "?");
+        cr_assert_eq(seccomp_compile_cached(&f.sc, root, &got, &err), 0, "%s: %s", c->field,
+                     err ? err->msg : "?");
+        cr_expect(got->n_insns == ref->n_insns && got->flags == ref->flags &&
+                      memcmp(got->insns, ref->insns, ref->n_insns * 8) == 0,
+                  "%s: the cached program is not the compiled one", c->field);
+        seccomp_bpf_free(ref);
+        seccomp_bpf_free(got);
+    }
+    seccomp_bpf_free(stored);
+}
