@@ -16,7 +16,7 @@
 # `meson test` arguments for BUILD, e.g. "--suite integration"),
 # BRIG_SANITIZE (1: run the sanitizer build; 0: skip it), BRIG_FUZZ_SECONDS
 # (per target; 0: skip the fuzz build). With BRIG_TEST_ARGS set (a partial
-# run) both default to off; otherwise to 1 and 60.
+# run) both default to off; otherwise to 1 and 20.
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
@@ -26,7 +26,7 @@ FUZZ_BUILD=$BUILD-fuzz
 if [ -n "${BRIG_TEST_ARGS:-}" ]; then
     SANITIZE=${BRIG_SANITIZE:-0} FUZZ_SECONDS=${BRIG_FUZZ_SECONDS:-0}
 else
-    SANITIZE=${BRIG_SANITIZE:-1} FUZZ_SECONDS=${BRIG_FUZZ_SECONDS:-60}
+    SANITIZE=${BRIG_SANITIZE:-1} FUZZ_SECONDS=${BRIG_FUZZ_SECONDS:-20}
 fi
 export BRIG_FUZZ_SECONDS=$FUZZ_SECONDS
 
@@ -66,6 +66,10 @@ run_suites "$BUILD" testlog ${BRIG_TEST_ARGS:-}
 # runs in the unit tests; brig runs containers in the others, where it would
 # add ~0.1 s to every command and cannot stop the world in an init that has
 # dropped its capabilities.
+ASAN_INTEGRATION=(integration-lifecycle integration-exec integration-badinput integration-hooks
+                  integration-policy integration-policy-compose integration-conformance-start
+                  integration-sandbox integration-sandbox-session integration-rootfs-import
+                  integration-egress)
 sanitizer_run() {
     local reports
     reports=$(realpath -m "$ASAN_BUILD/meson-logs/sanitizer")
@@ -81,10 +85,15 @@ sanitizer_run() {
     export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan"
     ASAN_OPTIONS="detect_leaks=1:$asan" \
         run_suites "$ASAN_BUILD" asan-unit --suite unit --suite root --suite fuzz
-    # Containers under ASan run 2-4 times slower: more time per test.
+    # Containers under ASan run 2-4 times slower: more time per test. Every
+    # attack test, and the integration tests that drive the most of brig's
+    # code with outside input (config, flags, policy, compose, images, the
+    # sandbox, the proxy); the other integration tests run those same code
+    # paths again in other shapes, in the plain build (CI's time budget).
     ASAN_OPTIONS="detect_leaks=0:$asan" \
-        run_suites "$ASAN_BUILD" asan-containers --suite integration --suite security \
-        --timeout-multiplier 3
+        run_suites "$ASAN_BUILD" asan-security --suite security --timeout-multiplier 3
+    ASAN_OPTIONS="detect_leaks=0:$asan" \
+        run_suites "$ASAN_BUILD" asan-integration --timeout-multiplier 3 "${ASAN_INTEGRATION[@]}"
     unset UBSAN_OPTIONS
     local f
     for f in "$reports"/*; do
