@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "sandbox.h"
@@ -132,6 +133,15 @@ static int sudo_check_workspace(const struct sudo_conf *c, const char *ws, long 
     if ((long)st.st_uid != caller)
         return brig_failx(err, "--workspace %s/%s: owned by uid %u, not by the caller (uid %ld)",
                           c->workspaces, name, (unsigned)st.st_uid, caller);
+    /* The command (the policy's user, uid 1000 for agent) may chmod u+s
+     * what it writes there: on a mount that honours it, the caller could
+     * then run that program on the host as that user. */
+    struct statvfs sv;
+    if (fstatvfs(fd, &sv) < 0) return brig_fail(err, errno, "--workspace %s", ws);
+    if (!(sv.f_flag & ST_NOSUID))
+        return brig_failx(err, "--workspace %s/%s: through sudo, workspaces must be on a nosuid mount "
+                          "(the sandbox's user could leave a setuid program there for the caller to run; "
+                          "mount %s with nosuid)", c->workspaces, name, c->workspaces);
     return 0;
 }
 
