@@ -110,6 +110,19 @@ rm -f "$T/wsroot/mine/sh" "$T/wsroot/mine/euid-src"; chmod 0755 "$T/wsroot/mine"
 refused "--stdin a root-only file" "--stdin $T/secret: through sudo only" --stdin "$T/secret" -- cat
 check_not "--stdin a root-only file: its content never echoed" grep -q "decoy secret" "$T/out.json" "$T/err.txt"
 
+# A sudoers env_keep (or a setuid brig) would pass brig's test hooks on: with
+# BRIG_EGRESS_HOSTS the root proxy resolves the policy's allowed names from
+# the caller's file. As sudo with env_keep would run it: SUDO_UID and the hook.
+echo "127.0.0.1 pypi.org" > "$T/evil-hosts" && chmod 0644 "$T/evil-hosts"
+for v in BRIG_EGRESS_HOSTS BRIG_ROOTFS_DIR; do
+    (cd / && env SUDO_UID=65534 "$v=$T/evil-hosts" timeout -k 5 60 "$BRIG" sandbox run --json --workspace mine -- true) \
+        > "$T/out.json" 2> "$T/err.txt"
+    check_eq "$v kept by sudo: exit 125" "$?" 125
+    check "$v kept by sudo: refused" grep -qF "$v in the environment: not allowed through sudo" "$T/out.json" ||
+        diag "$(cat "$T/out.json" "$T/err.txt")"
+    check_eq "$v kept by sudo: nothing ran" "$(j .ran)" false
+done
+
 # ---- fail closed: a sandbox.conf the caller could have changed ----
 chmod 0666 "$CONF"
 refused "a world-writable sandbox.conf" "must be owned by root and not writable by group or others" -- true
