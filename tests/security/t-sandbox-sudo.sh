@@ -110,6 +110,21 @@ rm -f "$T/wsroot/mine/sh" "$T/wsroot/mine/euid-src"; chmod 0755 "$T/wsroot/mine"
 refused "--stdin a root-only file" "--stdin $T/secret: through sudo only" --stdin "$T/secret" -- cat
 check_not "--stdin a root-only file: its content never echoed" grep -q "decoy secret" "$T/out.json" "$T/err.txt"
 
+# Its own stdin, but a directory: the command (uid 1000) would look host
+# names up from it with its own credentials, and read what only uid 1000
+# may (a decoy the caller cannot read).
+mkdir -m 0700 "$T/u1000" && echo "uid-1000-only decoy" > "$T/u1000/secret" && chown -R 1000:1000 "$T/u1000"
+chmod o+x "$T"
+as_caller --workspace mine --stdin - -- sh -c "cat /proc/self/fd/0$T/u1000/secret" < /
+check_eq "--stdin - that is a directory: exit 125" "$RC" 125
+check "--stdin - that is a directory: refused" \
+    bash -c "jq -r .error '$T/out.json' | grep -qF -- '--stdin -: a directory or an O_PATH fd'" ||
+    diag "$(cat "$T/out.json" "$T/err.txt")"
+check_not "--stdin - that is a directory: the decoy never read" grep -q "decoy" "$T/out.json" "$T/err.txt"
+echo data | as_caller --workspace mine --stdin - -- cat
+check_eq "--stdin - from a pipe: still the command's input" "$(j .stdout.preview_head)" data
+chmod o-x "$T"
+
 # A sudoers env_keep (or a setuid brig) would pass brig's test hooks on: with
 # BRIG_EGRESS_HOSTS the root proxy resolves the policy's allowed names from
 # the caller's file. As sudo with env_keep would run it: SUDO_UID and the hook.
