@@ -95,12 +95,16 @@ install -m 0755 -o 65534 "$T/euid" "$T/wsroot/mine/euid-src"
 plant='cp /workspace/euid-src /workspace/sh && chmod 4755 /workspace/sh && echo planted'
 euid_of_planted() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$T/wsroot/mine/sh" 2>&1; }
 umount "$T/wsroot"
-refused "a workspace on a mount that honours setuid" "through sudo, workspaces must be on a nosuid mount" \
-    --workspace mine -- sh -c "$plant"
-[ -e "$T/wsroot/mine/sh" ] &&
-    diag "planted, and run by the caller with euid $(euid_of_planted)"
-check_not "a workspace on a mount that honours setuid: no setuid program left in it" \
-    test -u "$T/wsroot/mine/sh"
+if findmnt -no OPTIONS -T "$T/wsroot" | grep -qw nosuid; then
+    skip "a workspace on a mount that honours setuid" "the test's temp dir is on a nosuid mount"
+else
+    refused "a workspace on a mount that honours setuid" "through sudo, workspaces must be on a nosuid mount" \
+        --workspace mine -- sh -c "$plant"
+    [ -e "$T/wsroot/mine/sh" ] &&
+        diag "planted, and run by the caller with euid $(euid_of_planted)"
+    check_not "a workspace on a mount that honours setuid: no setuid program left in it" \
+        test -u "$T/wsroot/mine/sh"
+fi
 mount --bind "$T/wsroot" "$T/wsroot" && mount -o remount,bind,nosuid "$T/wsroot" || bail "cannot bind nosuid again"
 as_caller --workspace mine -- sh -c "$plant"
 check_eq "on a nosuid mount the command still writes the workspace (exit 0)" "$RC" 0
