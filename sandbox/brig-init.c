@@ -35,7 +35,14 @@ static int init_status(int status)
  * namespace's init from inside it (the kernel drops only unblocked ones it
  * would take by default): a SIGTERM from a command (the same uid) carries
  * that command's pid and must not end the sandbox; one from the host (an
- * ancestor namespace) comes with si_pid 0. */
+ * ancestor namespace) comes with si_pid 0. Only kill/tgkill's codes count:
+ * rt_sigqueueinfo (SI_QUEUE and the other codes a sender may choose) lets
+ * the command write si_pid 0 itself. */
+static bool init_from_host(const siginfo_t *si)
+{
+    return si->si_pid == 0 && (si->si_code == SI_USER || si->si_code == SI_TKILL);
+}
+
 static int init_idle(void)
 {
     sigset_t all;
@@ -44,7 +51,7 @@ static int init_idle(void)
     for (;;) {
         siginfo_t si;
         int sig = sigwaitinfo(&all, &si);
-        if ((sig == SIGTERM || sig == SIGINT) && si.si_pid == 0) return 0;
+        if ((sig == SIGTERM || sig == SIGINT) && init_from_host(&si)) return 0;
         while (waitpid(-1, NULL, WNOHANG) > 0) {}
     }
 }

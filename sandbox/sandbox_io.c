@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -57,6 +58,15 @@ static int io_open_stdin(const char *path, struct brig_error **err)
     }
     if (isatty(fd))
         return brig_failx(err, "--stdin %s: a terminal; a sandbox never gets one (pipe the input in)", p);
+    /* A directory (or an O_PATH fd) is a place to look names up from, with
+     * the command's credentials and outside its root: openat(0, "etc/..."),
+     * /proc/self/fd/0/... */
+    struct stat st;
+    int fl = fcntl(fd, F_GETFL);
+    if (fstat(fd, &st) < 0 || fl < 0) return brig_fail(err, errno, "--stdin %s", p);
+    if (S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode) || (fl & O_PATH))
+        return brig_failx(err, "--stdin %s: a directory or an O_PATH fd; a sandbox never gets one "
+                          "(the command could open host files through it)", p);
     return steal_fd(&fd);
 }
 

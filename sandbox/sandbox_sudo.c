@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "sandbox.h"
@@ -132,6 +133,15 @@ static int sudo_check_workspace(const struct sudo_conf *c, const char *ws, long 
     if ((long)st.st_uid != caller)
         return brig_failx(err, "--workspace %s/%s: owned by uid %u, not by the caller (uid %ld)",
                           c->workspaces, name, (unsigned)st.st_uid, caller);
+    /* The command (the policy's user, uid 1000 for agent) may chmod u+s
+     * what it writes there: on a mount that honours it, the caller could
+     * then run that program on the host as that user. */
+    struct statvfs sv;
+    if (fstatvfs(fd, &sv) < 0) return brig_fail(err, errno, "--workspace %s", ws);
+    if (!(sv.f_flag & ST_NOSUID))
+        return brig_failx(err, "--workspace %s/%s: through sudo, workspaces must be on a nosuid mount "
+                          "(the sandbox's user could leave a setuid program there for the caller to run; "
+                          "mount %s with nosuid)", c->workspaces, name, c->workspaces);
     return 0;
 }
 
@@ -143,6 +153,12 @@ int sandbox_sudo_apply(struct sandbox_opts *o, char **owned, struct brig_error *
     if (o->policy != NULL) return brig_failx(err, "--policy %s: %s", o->policy, why);
     if (o->state_root != NULL) return brig_failx(err, "--state-root %s: %s", o->state_root, why);
     if (o->rootfs != NULL) return brig_failx(err, "--rootfs %s: %s", o->rootfs, why);
+    /* Test hooks in brig's environment (a sudoers env_keep, a setuid
+     * brig): the egress proxy, as root, would resolve the policy's allowed
+     * names from the caller's file, to addresses of their choosing. */
+    static const char *const env_hooks[] = { "BRIG_EGRESS_HOSTS", "BRIG_ROOTFS_DIR" };
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(env_hooks); i++)
+        if (getenv(env_hooks[i]) != NULL) return brig_failx(err, "%s in the environment: %s", env_hooks[i], why);
     /* root would open the file for the caller: only their own stdin */
     if (o->stdin_path != NULL && strcmp(o->stdin_path, "-") != 0)
         return brig_failx(err, "--stdin %s: through sudo only `--stdin -` (your own stdin)", o->stdin_path);

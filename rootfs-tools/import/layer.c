@@ -81,6 +81,16 @@ static int layer_parent(struct layer_ctx *c, const char *p, const char **base, b
     dir[dlen] = '\0';
     int fd = layer_openat2(c->rootfd, dir, O_PATH | O_DIRECTORY);
     if (fd < 0 && errno == ENOENT && create) {
+        /* Each directory made here is an inode as much as an entry is: one
+         * entry under a thousand missing parents must not make a thousand
+         * inodes past --max-files. Counted as every component of dir (at
+         * least as many as are made). */
+        uint64_t parts = 1;
+        for (const char *q = dir; *q; q++) parts += *q == '/';
+        c->lim->files += parts;
+        if (c->lim->files > c->lim->max_files)
+            return brig_failx(err, "more than --max-files (%llu) entries (a directory made for an "
+                              "entry's missing parents counts as one)", (unsigned long long)c->lim->max_files);
         autoerr struct brig_error *e = NULL;
         fd = brig_mkdir_in_root(c->rootfd, dir, 0755, &e);
         if (fd < 0) return brig_failx(err, "%s: %s", p, e->msg);

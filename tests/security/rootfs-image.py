@@ -91,7 +91,7 @@ CASES = ["good", "dotdot", "dotdot-inner", "absolute", "symlink-then-write",
          "symlink-dangling-write", "symlink-same-layer", "symlink-last", "hardlink-dotdot",
          "hardlink-absolute", "hardlink-via-symlink", "whiteout-dotdot", "whiteout-via-symlink",
          "device", "setuid", "digest-mismatch", "manifest-mismatch", "config-mismatch", "truncated", "corrupt", "missing-blob", "bomb",
-         "many-files"]
+         "many-files", "implied-dirs"]
 
 
 def main():
@@ -120,6 +120,12 @@ def build(case, out, decoy):
                    entry("bin/hl", "hardlink", link="bin/tool"),
                    entry("bin/sl", "symlink", link="/bin/tool"), entry("fifo", "fifo")]),
         ], zstd=case == "good-zstd")
+    elif case == "implied-dirs":
+        # a few entries, each a file under ~1000 missing directories: every
+        # directory made for it is an inode as much as an entry is
+        deep = "/".join(["d"] * 1000)
+        img.write([layer(base + [entry("%s/f%d" % (deep, i)) for i in range(3)] +
+                         [entry("e%d/%s/f" % (i, deep)) for i in range(3)])])
     elif case == "dotdot":
         img.write([layer(base + [entry("../escape-dotdot", data=b"ESCAPED\n")])])
     elif case == "dotdot-inner":

@@ -119,6 +119,12 @@ refused missing-blob 'layers[1] sha256:'
 check "missing-blob: named as a missing blob" grep -q 'blob missing from the image' "$T/missing-blob.err"
 refused bomb 'more than --max-size (16777216 bytes) once decompressed' --max-size 16M
 refused many-files 'more than --max-files (100) entries' --max-files 100
+# a few entries under a thousand missing parents each: the directories
+# made for them count, or --max-files bounds nothing
+refused implied-dirs 'more than --max-files (100) entries' --max-files 100
+made_safe implied-dirs --max-files 5000
+check_eq "implied-dirs: with room for them, the directories are made" \
+    "$(find "$T/dest/implied-dirs" -type d | wc -l)" 4006
 
 # ---- DEST that is not ours to replace -------------------------------------------------
 mkdir -p "$T/dest/full" && echo keep > "$T/dest/full/mine"

@@ -17,6 +17,7 @@ mkdir -p "$ROOTFS"/{bin,dev,proc,sys,tmp,var/tmp,workspace,etc,usr/bin} && cp /b
     bail "cannot make the rootfs"
 for a in sh cat sleep true; do ln -s busybox "$ROOTFS/bin/$a"; done
 build_static "$ROOTFS/usr/bin/detach" "$BRIG_SECURITY_SRC/sandbox-session/detach.c"
+build_static "$ROOTFS/usr/bin/forge-sigterm" "$BRIG_SECURITY_SRC/sandbox-session/forge-sigterm.c"
 WS=$T/ws
 mkdir -p "$WS" && chown 1000:1000 "$WS"
 SB_STATE=$T/sbstate
@@ -76,6 +77,13 @@ check_eq "signals to PID 1 from inside: the init still runs" \
     "$(sbx ls --json | jq -r --arg n "$NAME" '.[] | select(.name == $n) | "\(.status) \(.pid)"')" "running $INIT"
 sbx exec --json "$NAME" -- true > "$T/out.json" 2>/dev/null
 check_eq "signals to PID 1 from inside: the next exec runs" "$?" 0
+# rt_sigqueueinfo lets the sender write si_pid: a SIGTERM that reads as
+# the host's (si_pid 0) but is queued (si_code SI_QUEUE)
+sbx exec --json "$NAME" -- /usr/bin/forge-sigterm > "$T/out.json" 2>/dev/null
+check_eq "a forged siginfo (si_pid 0) to PID 1: sent" "$(jq -r .stdout.preview_head "$T/out.json")" forged
+sleep 0.3
+check_eq "a forged siginfo (si_pid 0) to PID 1: the init still runs" \
+    "$(sbx ls --json | jq -r --arg n "$NAME" '.[] | select(.name == $n) | "\(.status) \(.pid)"')" "running $INIT"
 
 # ---- a NAME that is a path is refused; nothing outside the state root changes ----
 mkdir -p "$T/victim" && echo precious > "$T/victim/state.json"
@@ -97,6 +105,12 @@ check_eq "nothing made outside the state root" \
     "$(ls -d "/tmp/brig-decoy-$TAG" /sys/fs/cgroup/*/brig-decoy-$TAG /sys/fs/cgroup/*/victim 2>/dev/null)" ""
 check_eq "no state made for a refused NAME" "$(ls -A "$SB_STATE" | grep -v "^.seccomp-cache\$\|^$NAME\$")" ""
 
+# the use side of the forged one: the host's SIGTERM (kill(2): SI_USER, and
+# si_pid 0 across the namespace) still ends the sandbox
+kill -TERM "$INIT"
+for _ in $(seq 50); do kill -0 "$INIT" 2>/dev/null || break; sleep 0.1; done
+check_eq "the host's SIGTERM to the init ends the sandbox" \
+    "$(sbx ls --json | jq -r --arg n "$NAME" '.[] | select(.name == $n) | .status')" stopped
 sbx rm --force "$NAME"
 check_eq "rm: exit 0" "$?" 0
 check_eq "rm: no process left" "$(tagged_pids "$TAG-sb")" ""

@@ -21,11 +21,14 @@ CONF=$("$BRIG" sandbox run --help 2>&1 | grep -o '/[^ ]*/sandbox\.conf' | head -
 SUDOERS=/etc/sudoers.d/brig-test-$TAG
 made_dir=""
 [ -d "$(dirname "$CONF")" ] || { mkdir -p "$(dirname "$CONF")" && made_dir=$(dirname "$CONF"); }
-trap 'rc=$?; rm -f "$SUDOERS" "$CONF"; [ -n "$made_dir" ] && rmdir "$made_dir"; (exit $rc); it_finish' EXIT
+trap 'rc=$?; umount "$T/wsroot" 2>/dev/null; rm -f "$SUDOERS" "$CONF"; [ -n "$made_dir" ] && rmdir "$made_dir"; (exit $rc); it_finish' EXIT
 
 "$BRIG_MKBUNDLE" --probe "$BRIG_PROBE" --brig "$BRIG" --no-config "$T/b" >/dev/null 2>&1 || bail "brig-mkbundle failed"
 mkdir -p "$T/etc" "$T/wsroot/mine" "$T/wsroot/other"
 chown 65534:65534 "$T/wsroot/mine"
+# workspaces on a nosuid mount (docs/sandbox.md), as the host would have them
+mount --bind "$T/wsroot" "$T/wsroot" && mount -o remount,bind,nosuid "$T/wsroot" ||
+    bail "cannot bind $T/wsroot nosuid"
 "$BRIG" policy show agent | jq --arg a "$T/audit.jsonl" '.name = "host-fixed" | .audit.path = $a | .timeouts.wall = "30s"' \
     > "$T/etc/policy.json"
 jq -n --arg p "$T/etc/policy.json" --arg s "$T/sbstate" --arg r "$T/b/rootfs" --arg w "$T/wsroot" \
@@ -82,8 +85,62 @@ refused "--workspace escaping the workspaces with .." "a workspace is a director
     --workspace "$T/wsroot/../etc" -- true
 refused "--workspace of another owner" "owned by uid 0, not by the caller (uid 65534)" \
     --workspace other -- true
+# The command (uid 1000) leaves a setuid copy of a program in a workspace
+# the caller made writable for it; the caller runs it on the host. Only a
+# nosuid mount makes that harmless: any other is refused.
+printf '#include <stdio.h>\n#include <unistd.h>\nint main(void){printf("%%u\\n", geteuid());return 0;}\n' > "$T/euid.c"
+build_static "$T/euid" "$T/euid.c"
+chmod 0777 "$T/wsroot/mine" && chmod o+x "$T"
+install -m 0755 -o 65534 "$T/euid" "$T/wsroot/mine/euid-src"
+plant='cp /workspace/euid-src /workspace/sh && chmod 4755 /workspace/sh && echo planted'
+euid_of_planted() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$T/wsroot/mine/sh" 2>&1; }
+umount "$T/wsroot"
+if findmnt -no OPTIONS -T "$T/wsroot" | grep -qw nosuid; then
+    skip "a workspace on a mount that honours setuid" "the test's temp dir is on a nosuid mount"
+else
+    refused "a workspace on a mount that honours setuid" "through sudo, workspaces must be on a nosuid mount" \
+        --workspace mine -- sh -c "$plant"
+    [ -e "$T/wsroot/mine/sh" ] &&
+        diag "planted, and run by the caller with euid $(euid_of_planted)"
+    check_not "a workspace on a mount that honours setuid: no setuid program left in it" \
+        test -u "$T/wsroot/mine/sh"
+fi
+mount --bind "$T/wsroot" "$T/wsroot" && mount -o remount,bind,nosuid "$T/wsroot" || bail "cannot bind nosuid again"
+as_caller --workspace mine -- sh -c "$plant"
+check_eq "on a nosuid mount the command still writes the workspace (exit 0)" "$RC" 0
+check_eq "and what it left runs on the host as the caller, not as uid 1000" \
+    "$(euid_of_planted)" 65534
+rm -f "$T/wsroot/mine/sh" "$T/wsroot/mine/euid-src"; chmod 0755 "$T/wsroot/mine"; chmod o-x "$T"
 refused "--stdin a root-only file" "--stdin $T/secret: through sudo only" --stdin "$T/secret" -- cat
 check_not "--stdin a root-only file: its content never echoed" grep -q "decoy secret" "$T/out.json" "$T/err.txt"
+
+# Its own stdin, but a directory: the command (uid 1000) would look host
+# names up from it with its own credentials, and read what only uid 1000
+# may (a decoy the caller cannot read).
+mkdir -m 0700 "$T/u1000" && echo "uid-1000-only decoy" > "$T/u1000/secret" && chown -R 1000:1000 "$T/u1000"
+chmod o+x "$T"
+as_caller --workspace mine --stdin - -- sh -c "cat /proc/self/fd/0$T/u1000/secret" < /
+check_eq "--stdin - that is a directory: exit 125" "$RC" 125
+check "--stdin - that is a directory: refused" \
+    bash -c "jq -r .error '$T/out.json' | grep -qF -- '--stdin -: a directory or an O_PATH fd'" ||
+    diag "$(cat "$T/out.json" "$T/err.txt")"
+check_not "--stdin - that is a directory: the decoy never read" grep -q "decoy" "$T/out.json" "$T/err.txt"
+echo data | as_caller --workspace mine --stdin - -- cat
+check_eq "--stdin - from a pipe: still the command's input" "$(j .stdout.preview_head)" data
+chmod o-x "$T"
+
+# A sudoers env_keep (or a setuid brig) would pass brig's test hooks on: with
+# BRIG_EGRESS_HOSTS the root proxy resolves the policy's allowed names from
+# the caller's file. As sudo with env_keep would run it: SUDO_UID and the hook.
+echo "127.0.0.1 pypi.org" > "$T/evil-hosts" && chmod 0644 "$T/evil-hosts"
+for v in BRIG_EGRESS_HOSTS BRIG_ROOTFS_DIR; do
+    (cd / && env SUDO_UID=65534 "$v=$T/evil-hosts" timeout -k 5 60 "$BRIG" sandbox run --json --workspace mine -- true) \
+        > "$T/out.json" 2> "$T/err.txt"
+    check_eq "$v kept by sudo: exit 125" "$?" 125
+    check "$v kept by sudo: refused" grep -qF "$v in the environment: not allowed through sudo" "$T/out.json" ||
+        diag "$(cat "$T/out.json" "$T/err.txt")"
+    check_eq "$v kept by sudo: nothing ran" "$(j .ran)" false
+done
 
 # ---- fail closed: a sandbox.conf the caller could have changed ----
 chmod 0666 "$CONF"

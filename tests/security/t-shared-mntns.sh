@@ -53,6 +53,13 @@ int main(int argc, char **argv)
     walk_out("chroot walk");
     if (unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0) walk_out("new user namespace");
     else printf("blocked: unshare user (%m)\n");
+    /* the root inode (2, generation 0 on ext4) of the filesystem "/" is on */
+    struct { struct file_handle fh; unsigned char b[8]; } h = { .fh = { .handle_bytes = 8, .handle_type = 1 } };
+    unsigned int ino[2] = { 2, 0 };
+    memcpy(h.fh.f_handle, ino, 8);
+    int fsroot = open_by_handle_at(open("/", O_RDONLY | O_DIRECTORY), &h.fh, O_RDONLY | O_DIRECTORY);
+    if (fsroot >= 0 && chdir("/") == 0 && fchdir(fsroot) == 0) { decoy++; try_read("open_by_handle_at"); }
+    else printf("blocked: open_by_handle_at (%m)\n");
     return 0;
 }
 EOF
@@ -71,7 +78,7 @@ cfg esc-ct '.process.args = ["/esc", $d] | .process.terminal = false | .root.rea
 mounts_before=$(wc -l </proc/self/mountinfo)
 run_ct esc-ct
 check_eq "the hostile program ran in brig's mount namespace (exit 0)" "$RC" 0
-check "it tried all four ways" test "$(grep -c '^blocked\|^ESCAPED' "$T/esc-ct.out")" -ge 4
+check "it tried all five ways" test "$(grep -c '^blocked\|^ESCAPED' "$T/esc-ct.out")" -ge 5
 check_not "no way out of the chroot reached the decoy" grep -q "ESCAPED" "$T/esc-ct.out"
 check_not "the decoy's content is nowhere in its output" grep -q "TOP-SECRET" "$T/esc-ct.out"
 check_eq "not one mount was added to the host" "$(wc -l </proc/self/mountinfo)" "$mounts_before"
@@ -79,13 +86,14 @@ diag "$(cat "$T/esc-ct.out")"
 assert_clean esc-ct
 
 # The same program given a capability that leaves a chroot: refused.
-for c in CAP_SYS_CHROOT CAP_SYS_ADMIN; do
+for c in CAP_SYS_CHROOT CAP_SYS_ADMIN CAP_DAC_READ_SEARCH; do
     cfg esc-ct '.process.capabilities.bounding += [$c] | .process.capabilities.permitted += [$c]
                 | .process.capabilities.effective += [$c]' --arg c "$c"
     run_ct esc-ct
     check_eq "with $c: refused with exit 1" "$RC" 1
-    check "naming the bounding set" grep -qF "process.capabilities.bounding: CAP_SYS_CHROOT and CAP_SYS_ADMIN would let the process leave root.path" "$T/esc-ct.err"
+    check "naming the bounding set" grep -qF "process.capabilities.bounding: CAP_SYS_CHROOT, CAP_SYS_ADMIN and CAP_DAC_READ_SEARCH (open_by_handle_at) would let the process leave root.path" "$T/esc-ct.err"
     check_not "and the program never ran" grep -q "blocked\|ESCAPED" "$T/esc-ct.out"
+    grep -q "ESCAPED" "$T/esc-ct.out" && diag "with $c: $(grep ESCAPED "$T/esc-ct.out")"
     cfg esc-ct '.process.capabilities |= with_entries(.value -= [$c])' --arg c "$c"
 done
 # A mount in that namespace would land on the host: refused, nothing mounted.

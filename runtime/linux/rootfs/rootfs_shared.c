@@ -21,9 +21,11 @@
 #define SHARED_WHY "needs a mount namespace of the container's own (add {\"type\": \"mount\"} " \
                    "without a path to linux.namespaces)"
 
-/* CAP_SYS_CHROOT and CAP_SYS_ADMIN leave a chroot at will: with no mount
- * namespace the chroot is all that keeps the process in root.path. */
-#define SHARED_ESCAPE_CAPS ((1ull << 18) | (1ull << 21))
+/* CAP_SYS_CHROOT and CAP_SYS_ADMIN leave a chroot at will, and
+ * CAP_DAC_READ_SEARCH too (open_by_handle_at of the filesystem's root
+ * inode, from any fd on it): with no mount namespace the chroot is all
+ * that keeps the process in root.path. */
+#define SHARED_ESCAPE_CAPS ((1ull << 2) | (1ull << 18) | (1ull << 21))
 
 static bool shared_root_is_host_root(const struct brig_spec *s)
 {
@@ -53,9 +55,9 @@ int rootfs_shared_check(const struct brig_spec *s, struct brig_error **err)
                           SHARED_WHY);
     if (s->process.has_caps && (s->process.caps.sets[BRIG_CAP_BOUNDING] & SHARED_ESCAPE_CAPS) &&
         !shared_root_is_host_root(s))
-        return brig_failx(err, "process.capabilities.bounding: CAP_SYS_CHROOT and CAP_SYS_ADMIN "
-                               "would let the process leave root.path, which without a mount "
-                               "namespace is only a chroot");
+        return brig_failx(err, "process.capabilities.bounding: CAP_SYS_CHROOT, CAP_SYS_ADMIN and "
+                               "CAP_DAC_READ_SEARCH (open_by_handle_at) would let the process leave "
+                               "root.path, which without a mount namespace is only a chroot");
     return 0;
 }
 
