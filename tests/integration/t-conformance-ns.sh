@@ -26,7 +26,7 @@ refused() {
     assert_clean "$name"
 }
 HOLDERS=()
-trap 'for p in "${HOLDERS[@]}"; do kill "$p" 2>/dev/null; done; it_finish' EXIT
+trap '_rc=$?; for p in "${HOLDERS[@]}"; do kill "$p" 2>/dev/null; done; (exit $_rc); it_finish' EXIT
 
 # ---- hostname in a uts namespace joined by path (runc and crun set it) ----
 unshare --uts sleep 60 & HOLDERS+=($!)

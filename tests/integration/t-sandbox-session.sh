@@ -130,7 +130,7 @@ eq "audit: the limit hit" wall "$(jq -r 'select(.op == "sandbox-exec") | .limits
 # ---- an exec whose brig is killed: its command is an orphan, killed by the next exec or ls ----
 "$BRIG" sandbox exec --state-root "$SB_STATE" --json "$NAME" -- sh -c 'setsid sleep 3077 & sleep 3078' > /dev/null 2>&1 &
 BPID=$!
-for _ in $(seq 50); do pgrep -f "sleep 3078" >/dev/null && break; sleep 0.1; done
+for _ in $(seq 300); do pgrep -f "sleep 3078" >/dev/null && break; sleep 0.1; done   # 30 s: a loaded host
 kill -9 "$BPID"
 wait "$BPID" 2>/dev/null
 sleep 0.2
