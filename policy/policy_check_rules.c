@@ -114,6 +114,22 @@ RULE(rule_user)
     for (size_t i = 0; i < s->linux_cfg.n_gid_mappings; i++)
         if (s->linux_cfg.gid_mappings[i].host_id == 0)
             policy_fail(rep, rule, "linux.gidMappings", "host gid 0 is mapped into the container");
+    /* An idmapped mount mapping hostID 0 makes files on it host root's:
+     * a setuid file its owner made there runs as root. Judged the same. */
+    for (size_t i = 0; i < s->n_mounts; i++) {
+        const struct brig_mount *m = &s->mounts[i];
+        char path[64];
+        for (size_t k = 0; k < m->n_uid_mappings; k++)
+            if (m->uid_mappings[k].host_id == 0) {
+                snprintf(path, sizeof(path), "mounts[%zu].uidMappings", i);
+                policy_fail(rep, rule, path, "host uid 0 is mapped onto the mount");
+            }
+        for (size_t k = 0; k < m->n_gid_mappings; k++)
+            if (m->gid_mappings[k].host_id == 0) {
+                snprintf(path, sizeof(path), "mounts[%zu].gidMappings", i);
+                policy_fail(rep, rule, path, "host gid 0 is mapped onto the mount");
+            }
+    }
     if (p->user.userns) {
         if (s->linux_cfg.n_uid_mappings == 0)
             policy_fail(rep, rule, "linux.uidMappings", "none: the user namespace maps nobody");
