@@ -299,7 +299,7 @@ static int mounts_bind(int rootfd, const struct brig_spec *s, const struct brig_
     autoclose int pinned = -1;
     if (m->has_source_fd) TRY(mounts_bind_pinned(m, &pinned, err));
     /* fail closed: an idmapped mount asked for must not become a plain one */
-    if (mounts_idmap_wanted(m))
+    if (o->idmap || mounts_idmap_wanted(m))
         return brig_failx(err, "idmapped mount: not prepared by create (brig idmaps only in a "
                                "new mount namespace: linux.namespaces \"mount\")");
     /* relative sources are relative to the bundle (config.md "Mounts") */
