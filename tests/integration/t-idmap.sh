@@ -3,7 +3,7 @@
 # uidMappings/gidMappings, "idmap"/"ridmap"): bundles made with `runc spec`.
 # A mount mapping reads as a user namespace's (as runc and crun write it):
 # a file owned by containerID on disk is seen as hostID.
-# shellcheck source=tests/integration/lib.sh
+# shellcheck source=tests/integration/lib.sh disable=SC2016  # jq filters are single-quoted on purpose
 . "$(dirname "$0")/lib.sh"
 it_init
 command -v runc >/dev/null || skip_all "runc is not installed (bash scripts/setup.sh installs it)"
@@ -77,13 +77,16 @@ check_eq "the host's own view of the source is unchanged" "$(stat -c '%u %g' "$D
 assert_clean un
 
 # ---- no user namespace: the mount's mapping alone --------------------------------
-runc_bundle plain 'stat -c "m1 %u %g" /m1/f'
+runc_bundle plain 'stat -c "m1 %u %g" /m1/f; touch /m1/x 2>/dev/null && echo ro-write-ok; true'
 cfg plain '.mounts += [{destination: "/m1", type: "bind", source: ($d + "/d1"), options: ["bind", "idmap", "ro"],
     uidMappings: [{containerID: 1000, hostID: 0, size: 1}], gidMappings: [{containerID: 1000, hostID: 0, size: 1}]}]' \
     --arg d "$D"
 run_ct plain
 check_eq "no userns, mount mapping 1000 -> 0: run succeeds" "$RC" 0
 check "a file owned by 1000 is 0:0 inside" grep -qx "m1 0 0" "$T/plain.out"
+check_not "\"ro\" holds on the idmapped mount" grep -qx ro-write-ok "$T/plain.out"
+check_eq "and nothing was written on the host" "$(ls "$D/d1")" "f
+new"
 assert_clean plain
 
 # ---- refusals, each naming the field ----------------------------------------------
