@@ -103,6 +103,43 @@ RULE(rule_nnp)
         policy_fail(rep, rule, "process.noNewPrivileges", "false");
 }
 
+/* An idmapped mount maps ids on disk (containerID) to ids of the host
+ * (hostID). Host uid 0 on either side is host root's: hostID 0 makes the
+ * mount's files root's to whoever runs in the container; containerID 0
+ * stores what the container makes there as host root's (a setuid-root
+ * file left on the host), even from root inside a user namespace. "idmap"
+ * without mappings takes the container's, containerID 0 included. */
+static void policy_idmap_side(const struct brig_id_mapping *m, size_t n, const char *path,
+                              const char *what, struct policy_report *rep, const char *rule)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (m[k].host_id == 0)
+            policy_fail(rep, rule, path, "host %s 0 is mapped onto the mount", what);
+        else if (m[k].container_id == 0)
+            policy_fail(rep, rule, path, "%s 0 on disk is mapped: files made there would be "
+                        "host root's", what);
+    }
+}
+
+static void policy_user_idmap(const struct brig_spec *s, size_t i, struct policy_report *rep,
+                              const char *rule)
+{
+    const struct brig_mount *m = &s->mounts[i];
+    char path[64];
+    if (m->n_uid_mappings > 0 || m->n_gid_mappings > 0) {
+        snprintf(path, sizeof(path), "mounts[%zu].uidMappings", i);
+        policy_idmap_side(m->uid_mappings, m->n_uid_mappings, path, "uid", rep, rule);
+        snprintf(path, sizeof(path), "mounts[%zu].gidMappings", i);
+        policy_idmap_side(m->gid_mappings, m->n_gid_mappings, path, "gid", rep, rule);
+    } else if (m->opts.idmap) {
+        snprintf(path, sizeof(path), "mounts[%zu].options", i);
+        policy_idmap_side(s->linux_cfg.uid_mappings, s->linux_cfg.n_uid_mappings, path,
+                          "uid (idmap: linux.uidMappings)", rep, rule);
+        policy_idmap_side(s->linux_cfg.gid_mappings, s->linux_cfg.n_gid_mappings, path,
+                          "gid (idmap: linux.gidMappings)", rep, rule);
+    }
+}
+
 RULE(rule_user)
 {
     const struct brig_user *u = &s->process.user;
@@ -114,6 +151,7 @@ RULE(rule_user)
     for (size_t i = 0; i < s->linux_cfg.n_gid_mappings; i++)
         if (s->linux_cfg.gid_mappings[i].host_id == 0)
             policy_fail(rep, rule, "linux.gidMappings", "host gid 0 is mapped into the container");
+    for (size_t i = 0; i < s->n_mounts; i++) policy_user_idmap(s, i, rep, rule);
     if (p->user.userns) {
         if (s->linux_cfg.n_uid_mappings == 0)
             policy_fail(rep, rule, "linux.uidMappings", "none: the user namespace maps nobody");

@@ -195,6 +195,8 @@ int mount_options_parse(char *const *opts, size_t n, const char *type, const cha
         } else if (strcmp(s, "idmap") == 0 || strcmp(s, "ridmap") == 0 ||
                    brig_str_has_prefix(s, "idmap=") || brig_str_has_prefix(s, "ridmap=")) {
             o.idmap = true;
+            o.idmap_recursive |= s[0] == 'r';
+            o.idmap_inline |= strchr(s, '=') != NULL;
         } else if (strchr(s, '=') == NULL && (mopt_apply_flag(s, &o) || mopt_apply_attr(s, &o))) {
             /* a known flag or recursive attribute */
         } else {

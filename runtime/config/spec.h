@@ -117,6 +117,8 @@ struct brig_mount_opts {
     bool recursive_bind;        /* "rbind" */
     bool tmpcopyup;             /* tmpfs populated from the image's directory */
     bool idmap;                 /* "idmap"/"ridmap": idmapped mount requested */
+    bool idmap_recursive;       /* "ridmap": the mapping goes on every submount */
+    bool idmap_inline;          /* "idmap=uids=...": crun's mappings in the option */
     char *data;                 /* comma-joined fs-specific options, or NULL */
 };
 

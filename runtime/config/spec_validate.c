@@ -5,6 +5,7 @@
 #include "spec_internal.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -42,16 +43,53 @@ static int spec_check_process(const struct brig_process *p, struct brig_error **
     return 0;
 }
 
+/* An idmapped mount's mappings go to a user namespace's uid_map/gid_map:
+ * refuse here, naming the field, what the kernel would refuse there. */
+static int spec_check_idmap(const struct brig_id_mapping *m, size_t n, size_t i, const char *field,
+                            struct brig_error **err)
+{
+    if (n > 340) return brig_failx(err, "mounts[%zu].%s: %zu entries, the kernel takes at most 340",
+                                   i, field, n);
+    for (size_t k = 0; k < n; k++) {
+        if (m[k].size == 0 ||
+            (uint64_t)m[k].container_id + m[k].size > UINT32_MAX ||
+            (uint64_t)m[k].host_id + m[k].size > UINT32_MAX)
+            return brig_failx(err, "mounts[%zu].%s[%zu]: size must be at least 1 and the range "
+                              "must stay below 4294967295", i, field, k);
+        for (size_t j = 0; j < k; j++)
+            if ((m[j].container_id < m[k].container_id + m[k].size &&
+                 m[k].container_id < m[j].container_id + m[j].size) ||
+                (m[j].host_id < m[k].host_id + m[k].size && m[k].host_id < m[j].host_id + m[j].size))
+                return brig_failx(err, "mounts[%zu].%s[%zu]: overlaps entry %zu", i, field, k, j);
+    }
+    return 0;
+}
+
+/* config.md "Mounts", idmap/ridmap and uidMappings/gidMappings: brig
+ * idmaps bind mounts (mounts_idmap.c); what it cannot do is refused. */
 static int spec_check_mounts(const struct brig_spec *s, struct brig_error **err)
 {
     for (size_t i = 0; i < s->n_mounts; i++) {
         const struct brig_mount *m = &s->mounts[i];
-        if (m->n_uid_mappings > 0 || m->n_gid_mappings > 0)
-            return brig_failx(err, "mounts[%zu].uidMappings: idmapped mounts are not supported "
-                                   "by brig yet", i);
-        if (m->opts.idmap)
-            return brig_failx(err, "mounts[%zu].options: idmapped mounts (\"idmap\") are not "
-                                   "supported by brig yet", i);
+        bool maps = m->n_uid_mappings > 0 || m->n_gid_mappings > 0;
+        if (!m->opts.idmap && !maps) continue;
+        if (m->opts.idmap_inline)
+            return brig_failx(err, "mounts[%zu].options: \"idmap=...\" (mappings in the option) "
+                                   "is not supported by brig: give mounts[%zu].uidMappings and "
+                                   "gidMappings", i, i);
+        if (!m->opts.bind)
+            return brig_failx(err, "mounts[%zu].options: only bind mounts can be idmapped by "
+                                   "brig (type %.40s)", i, m->type != NULL ? m->type : "none");
+        if (maps && (m->n_uid_mappings == 0 || m->n_gid_mappings == 0))
+            return brig_failx(err, "mounts[%zu].%s: required along with %s", i,
+                              m->n_uid_mappings == 0 ? "uidMappings" : "gidMappings",
+                              m->n_uid_mappings == 0 ? "gidMappings" : "uidMappings");
+        if (!maps && (s->linux_cfg.n_uid_mappings == 0 || s->linux_cfg.n_gid_mappings == 0))
+            return brig_failx(err, "mounts[%zu].options: idmap without mounts[%zu].uidMappings "
+                                   "uses the container's user namespace mappings, and "
+                                   "linux.uidMappings/gidMappings are empty", i, i);
+        TRY(spec_check_idmap(m->uid_mappings, m->n_uid_mappings, i, "uidMappings", err));
+        TRY(spec_check_idmap(m->gid_mappings, m->n_gid_mappings, i, "gidMappings", err));
     }
     return 0;
 }

@@ -166,7 +166,7 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     if (o->console_socket != NULL) TRY(console_socket_connect(o->console_socket, &L->console_sock, err));
     TRY(ns_plan_prepare(L->spec, &L->ns, err));
     L->ns_ready = true;
-    if (L->ns.new_user && L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, err));
+    if (L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, L->ns.new_user, err));
     /* What would fail only after `start` is refused now (issue 13). */
     bool in_userns = L->ns.new_user || L->ns.join_fds[BRIG_NS_USER] >= 0;
     TRY(caps_validate(&L->spec->process.caps, in_userns, err));

@@ -36,13 +36,13 @@
 #endif
 
 /* Every option runc/crun document; only those our parser accepts are
- * reported (mount_options_parse is the authority). "idmap"/"ridmap" parse
- * but linux/mounts.c refuses them: not listed, see mountExtensions. */
+ * reported (mount_options_parse is the authority). "idmap"/"ridmap": bind
+ * mounts only (linux/rootfs/mounts_idmap.c), see mountExtensions. */
 static const char *const feature_mount_options[] = {
     "async", "atime", "bind", "defaults", "dev", "diratime", "dirsync", "exec",
-    "iversion", "lazytime", "loud", "mand", "noatime", "nodev", "nodiratime", "noexec",
+    "idmap", "iversion", "lazytime", "loud", "mand", "noatime", "nodev", "nodiratime", "noexec",
     "noiversion", "nolazytime", "nomand", "norelatime", "nostrictatime", "nosuid",
-    "nosymfollow", "private", "rbind", "relatime", "remount", "ro", "rprivate", "rshared",
+    "nosymfollow", "private", "rbind", "relatime", "remount", "ridmap", "ro", "rprivate", "rshared",
     "rslave", "runbindable", "rw", "shared", "silent", "slave", "strictatime", "suid",
     "symfollow", "sync", "unbindable", "tmpcopyup",
     "rro", "rrw", "rnosuid", "rsuid", "rnodev", "rdev", "rnoexec", "rexec", "rnodiratime",
@@ -254,12 +254,12 @@ static void features_linux(struct brig_jw *w)
     for (size_t i = 0; spec_mempolicy_flag_name(i) != NULL; i++) jw_str(w, spec_mempolicy_flag_name(i));
     jw_arr_close(w);
     jw_obj_close(w);
-    /* linux/mounts.c refuses idmapped mounts for now. */
+    /* linux/rootfs/mounts_idmap.c: bind mounts, by mount_setattr. */
     jw_key(w, "mountExtensions");
     jw_obj_open(w);
     jw_key(w, "idmap");
     jw_obj_open(w);
-    jw_kbool(w, "enabled", false);
+    jw_kbool(w, "enabled", true);
     jw_obj_close(w);
     jw_obj_close(w);
     jw_obj_close(w);

@@ -166,7 +166,7 @@ int ns_parent_after_clone(struct ns_plan *p, struct brig_error **err)
     return 0;
 }
 
-static int ns_write_map(pid_t pid, const char *file, const char *field,
+int ns_write_id_map(pid_t pid, const char *file, const char *field,
                         const struct brig_id_mapping *m, size_t n, struct brig_error **err)
 {
     size_t cap = n * 40 + 1, len = 0;
@@ -183,8 +183,8 @@ static int ns_write_map(pid_t pid, const char *file, const char *field,
 int ns_write_id_maps(const struct brig_spec *s, pid_t pid, struct brig_error **err)
 {
     const struct brig_linux *l = &s->linux_cfg;
-    TRY(ns_write_map(pid, "uid_map", "linux.uidMappings", l->uid_mappings, l->n_uid_mappings, err));
-    TRY(ns_write_map(pid, "gid_map", "linux.gidMappings", l->gid_mappings, l->n_gid_mappings, err));
+    TRY(ns_write_id_map(pid, "uid_map", "linux.uidMappings", l->uid_mappings, l->n_uid_mappings, err));
+    TRY(ns_write_id_map(pid, "gid_map", "linux.gidMappings", l->gid_mappings, l->n_gid_mappings, err));
     return 0;
 }
 

@@ -31,6 +31,9 @@ int ns_parent_before_clone(const struct brig_spec *s, struct ns_plan *p, struct 
 int ns_parent_after_clone(struct ns_plan *p, struct brig_error **err);
 /* Parent: write /proc/<pid>/{uid,gid}_map for a new user namespace. */
 int ns_write_id_maps(const struct brig_spec *s, pid_t pid, struct brig_error **err);
+/* One of them: file is "uid_map" or "gid_map", field names m in errors. */
+int ns_write_id_map(pid_t pid, const char *file, const char *field,
+                    const struct brig_id_mapping *m, size_t n, struct brig_error **err);
 /* Child, after SYNC_GO: join the user namespace first, then the others,
  * then unshare what could not be created by clone. */
 int ns_child_join(const struct brig_spec *s, struct ns_plan *p, struct brig_error **err);

@@ -345,7 +345,8 @@ Test(mounts, cgroup_v1)
     tfs_run_in_ns(&T, cgroup_v1);
 }
 
-/* ---- idmap is refused (not supported), never silently ignored --------- */
+/* ---- idmap not prepared by create (mounts_idmap.c) is refused, never
+ * silently made a plain bind ---------------------------------------------- */
 static void idmap(struct tfs *t)
 {
     struct brig_mount m[] = { tfs_mount("/a", "bind", "/tmp", TFS_OPTS("rbind", "idmap")) };

@@ -41,12 +41,14 @@ static const struct unsupported cases[] = {
     { DOC(PROC "}, \"linux\": {\"seccomp\": {\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": ["
           "{\"names\": [\"a\"], \"action\": \"SCMP_ACT_KILL\"}, {\"names\": [\"b\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}}"),
       "linux.seccomp.syscalls[1].action: SCMP_ACT_NOTIFY is not supported" },
-    { DOC(PROC "}, \"mounts\": [{\"destination\": \"/a\"}, {\"destination\": \"/m\", \"type\": \"bind\","
-          " \"source\": \"/s\", \"options\": [\"rbind\"], \"uidMappings\": [{\"containerID\": 0, \"hostID\": 1,"
+    { DOC(PROC "}, \"mounts\": [{\"destination\": \"/a\"}, {\"destination\": \"/m\", \"type\": \"tmpfs\","
+          " \"source\": \"/s\", \"options\": [\"idmap\"], \"uidMappings\": [{\"containerID\": 0, \"hostID\": 1,"
           " \"size\": 1}], \"gidMappings\": [{\"containerID\": 0, \"hostID\": 1, \"size\": 1}]}]"),
-      "mounts[1].uidMappings: idmapped mounts are not supported" },
+      "mounts[1].options: only bind mounts can be idmapped by brig (type tmpfs)" },
     { DOC(PROC "}, \"mounts\": [{\"destination\": \"/m\", \"source\": \"/s\", \"options\": [\"bind\", \"idmap\"]}]"),
-      "mounts[0].options: idmapped mounts (\"idmap\") are not supported" },
+      "mounts[0].options: idmap without mounts[0].uidMappings uses the container's user namespace" },
+    { DOC(PROC "}, \"mounts\": [{\"destination\": \"/m\", \"source\": \"/s\", \"options\": [\"bind\", \"idmap=uids=0-1-1\"]}]"),
+      "mounts[0].options: \"idmap=...\" (mappings in the option) is not supported" },
 };
 
 Test(spec_check, refuses_unsupported)

@@ -136,7 +136,7 @@ static int mounts_check_dest(int rootfd, int destfd, const char *dest, bool plai
 /* Apply per-mount flags to a (detached) bind, as runc's MS_REMOUNT|MS_BIND
  * would; in a user namespace, flags locked by the host cannot be cleared,
  * and keeping them is the safe side, so retry without clearing those. */
-static int mounts_bind_flags(int tree, const struct brig_mount_opts *o, struct brig_error **err)
+int mounts_bind_flags(int tree, const struct brig_mount_opts *o, struct brig_error **err)
 {
     uint64_t set = mnt_flags_to_attr(o->flags);
     uint64_t clr = mnt_flags_to_attr(o->clear_flags) & ~(uint64_t)MOUNT_ATTR__ATIME;
@@ -237,7 +237,7 @@ static int mounts_bind_tree(int rootfd, const struct brig_mount *m, const char *
     return 0;
 }
 
-int mounts_bind_prepare(struct brig_spec *s, struct brig_error **err)
+int mounts_bind_prepare(struct brig_spec *s, bool new_user, struct brig_error **err)
 {
     /* A clone moved in from here carries no lock: the kernel locks a
      * mount's flags only when it copies a mount namespace for a less
@@ -245,12 +245,15 @@ int mounts_bind_prepare(struct brig_spec *s, struct brig_error **err)
      * mounts) keeps the host's ro/nodev/nosuid/noexec locked; ours would
      * not, and a process with CAP_SYS_ADMIN in its user namespace could
      * remount a source the host keeps read-only writable (seen on 6.18).
-     * So only a container that can never hold CAP_SYS_ADMIN gets them. */
-    if (s->process.has_caps && (s->process.caps.sets[BRIG_CAP_BOUNDING] & (1ull << 21 /* CAP_SYS_ADMIN */)))
-        return 0;
+     * So only a container that can never hold CAP_SYS_ADMIN gets them;
+     * an idmapped mount can only be made here (mounts_idmap.c judges it). */
+    bool sysadmin = s->process.has_caps &&
+                    (s->process.caps.sets[BRIG_CAP_BOUNDING] & (1ull << 21 /* CAP_SYS_ADMIN */));
     for (size_t i = 0; i < s->n_mounts; i++) {
         struct brig_mount *m = &s->mounts[i];
         if (!m->opts.bind || m->source == NULL || m->source[0] == '\0') continue;
+        bool idmap = mounts_idmap_wanted(m);
+        if (!idmap && (!new_user || sysadmin)) continue;
         autoclose int own = -1;
         int srcfd = m->has_source_fd ? m->source_fd : -1;
         if (!m->has_source_fd) {
@@ -262,6 +265,11 @@ int mounts_bind_prepare(struct brig_spec *s, struct brig_error **err)
                                           m->destination ? m->destination : "", m->source);
         }
         if (srcfd < 0) continue;    /* did not exist at the policy check: the init refuses it */
+        if (idmap) {
+            if (mounts_idmap_prepare(s, i, srcfd, new_user && sysadmin, err) < 0)
+                return brig_wrap(err, "mounts[%zu] (%s)", i, m->destination);
+            continue;
+        }
         int tree = mnt_clone(srcfd, m->opts.recursive_bind, err);
         if (tree < 0) return brig_wrap(err, "mounts[%zu] (%s): bind %s", i, m->destination, m->source);
         m->has_tree_fd = true;
@@ -290,6 +298,10 @@ static int mounts_bind(int rootfd, const struct brig_spec *s, const struct brig_
     if (m->has_tree_fd) return mounts_bind_tree(rootfd, m, dest, o, err);
     autoclose int pinned = -1;
     if (m->has_source_fd) TRY(mounts_bind_pinned(m, &pinned, err));
+    /* fail closed: an idmapped mount asked for must not become a plain one */
+    if (o->idmap || mounts_idmap_wanted(m))
+        return brig_failx(err, "idmapped mount: not prepared by create (brig idmaps only in a "
+                               "new mount namespace: linux.namespaces \"mount\")");
     /* relative sources are relative to the bundle (config.md "Mounts") */
     autofree char *src = pinned >= 0 ? brig_asprintf("/proc/self/fd/%d", pinned)
                          : m->source[0] == '/' || s->bundle == NULL
@@ -426,9 +438,6 @@ static int mounts_one(int rootfd, const struct brig_spec *s, size_t i, bool in_u
     TRY(mount_options_parse(m->options, m->n_options, m->type, jpath, &o, err));
     autofree char *dest = mnt_path_clean(m->destination);
     if (strcmp(dest, "/") == 0) return brig_failx(err, "refusing to mount over the container's root");
-    /* fail closed: an idmapped mount asked for must not become a plain one */
-    if (o.idmap || m->n_uid_mappings > 0 || m->n_gid_mappings > 0)
-        return brig_failx(err, "idmapped mounts (\"idmap\", uidMappings) are not supported");
     if (o.bind) return mounts_bind(rootfd, s, m, dest, &o, err);
     if (m->type == NULL || m->type[0] == '\0')
         return brig_failx(err, "type: required for a mount that is not a bind mount");

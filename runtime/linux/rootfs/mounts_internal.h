@@ -17,6 +17,17 @@ int mounts_bind_source(int rootfd, const char *src, const char *dest,
                        const struct brig_mount_opts *o, const char *type,
                        struct brig_error **err);
 
+/* Set o's per-mount flags and recursive attributes on a detached tree. */
+int mounts_bind_flags(int tree, const struct brig_mount_opts *o, struct brig_error **err);
+
+/* Idmapped bind mounts (mounts_idmap.c): whether mounts[i] asks for one,
+ * and, in create as host root, its detached idmapped tree in tree_fd.
+ * lock_matters: the container holds CAP_SYS_ADMIN in its own user
+ * namespace, where the clone's flags would not be locked. */
+bool mounts_idmap_wanted(const struct brig_mount *m);
+int mounts_idmap_prepare(struct brig_spec *s, size_t i, int srcfd, bool lock_matters,
+                         struct brig_error **err);
+
 /* mount(2) a filesystem of type on dest, then verify and apply attributes. */
 int mounts_fs(int rootfd, const char *source, const char *dest, const char *type,
               const struct brig_mount_opts *o, bool in_userns, struct brig_error **err);

@@ -33,13 +33,14 @@ int rootfs_chroot_shared(const struct brig_spec *s, bool joined, struct brig_err
 int rootfs_prepare(const struct brig_spec *s, const struct stat *caller_mntns, int *rootfd,
                    struct brig_error **err);
 
-/* Create, when the init gets a new user namespace: clone every bind source
- * (open_tree) and set its flags now, as host root, so the init need not
- * reach the path from inside the namespace (runc 1.2 and crun do the
- * same). Not when CAP_SYS_ADMIN is in the bounding set: the clone's flags
- * are not locked (see mounts.c). mounts_bind_release closes the clones
- * once the init has them. */
-int mounts_bind_prepare(struct brig_spec *s, struct brig_error **err);
+/* Create, with a new mount namespace: make every idmapped bind mount
+ * (mounts_idmap.c), and, when the init gets a new user namespace, clone
+ * every other bind source (open_tree) and set its flags now, as host
+ * root, so the init need not reach the path from inside the namespace
+ * (runc 1.2 and crun do the same). Not when CAP_SYS_ADMIN is in the
+ * bounding set: the clone's flags are not locked (see mounts.c).
+ * mounts_bind_release closes the clones once the init has them. */
+int mounts_bind_prepare(struct brig_spec *s, bool new_user, struct brig_error **err);
 void mounts_bind_release(struct brig_spec *s);
 
 /* Every entry of spec->mounts, in order. Errors read
