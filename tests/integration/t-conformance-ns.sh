@@ -152,7 +152,7 @@ refused nomnt 'linux.maskedPaths: needs a mount namespace'
 cfg nomnt 'del(.linux.maskedPaths) | del(.linux.readonlyPaths)'
 refused nomnt 'root.readonly: needs a mount namespace'
 cfg nomnt '.root.readonly = false | .process.capabilities.bounding += ["CAP_SYS_CHROOT"]'
-refused nomnt 'process.capabilities.bounding: CAP_SYS_CHROOT and CAP_SYS_ADMIN would let the process leave root.path'
+refused nomnt 'process.capabilities.bounding: CAP_SYS_CHROOT, CAP_SYS_ADMIN and CAP_DAC_READ_SEARCH (open_by_handle_at) would let the process leave root.path'
 echo in-root >"$T/nomnt/rootfs/only-in-root"; echo host >"$T/host-only"
 cfg nomnt '.process.capabilities.bounding -= ["CAP_SYS_CHROOT"]
            | .process.args = ["/usr/bin/brig-probe", "report", "--read", "/only-in-root", "--read", $h]' --arg h "$T/host-only"
