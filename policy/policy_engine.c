@@ -29,6 +29,24 @@ static bool all_hex(const char *s, size_t n)
     return true;
 }
 
+/* dockerd is a root process of the host's mount namespace, and its
+ * executable is the file at the path its link names there. A container's
+ * process shows the path inside its own root: any image can hold a root-owned
+ * /usr/bin/dockerd, and the hook would run that image's program on the host
+ * as root (tests/security/t-engine-hook). */
+static bool engine_is_hosts_daemon(int pid, const char *target, const struct stat *exe)
+{
+    char proc[64];
+    struct stat ns, self, owner, at;
+    snprintf(proc, sizeof(proc), "/proc/%d/ns/mnt", pid);
+    if (stat(proc, &ns) < 0 || stat("/proc/self/ns/mnt", &self) < 0 || ns.st_dev != self.st_dev ||
+        ns.st_ino != self.st_ino)
+        return false;
+    snprintf(proc, sizeof(proc), "/proc/%d", pid);
+    if (stat(proc, &owner) < 0 || owner.st_uid != 0) return false;
+    return stat(target, &at) == 0 && at.st_dev == exe->st_dev && at.st_ino == exe->st_ino;
+}
+
 bool policy_engine_hook(const struct brig_hook *h)
 {
     int pid = 0, used = 0;
@@ -43,8 +61,10 @@ bool policy_engine_hook(const struct brig_hook *h)
     target[n] = '\0';
     const char *base = strrchr(target, '/');
     struct stat st;
-    return base != NULL && strcmp(base, "/dockerd") == 0 && stat(h->path, &st) == 0 && st.st_uid == 0 &&
-           (st.st_mode & 0022) == 0;
+    if (base == NULL || strcmp(base, "/dockerd") != 0 || stat(h->path, &st) < 0 || st.st_uid != 0 ||
+        (st.st_mode & 0022) != 0)
+        return false;
+    return engine_is_hosts_daemon(pid, target, &st);
 }
 
 bool policy_engine_sysctl(const char *key, const char *value)
