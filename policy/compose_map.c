@@ -52,6 +52,32 @@ yaml_node_t *cmap_get(struct cmap *c, const char *key)
     return compose_get(c->d, c->svc, key);
 }
 
+/* compose replaces "$NAME" and "${NAME...}" in every value from the shell
+ * and .env before Docker sees the file: "/${S}:/s" is whatever S says
+ * (/var/run/docker.sock). brig judges the text as written, so a file that
+ * interpolates cannot be judged ("$$" is a literal "$"). The whole
+ * document is scanned, node by node: top-level secrets and volumes feed
+ * the service too, and no alias is followed twice. */
+static void cmap_interpolation(struct cmap *c)
+{
+    for (yaml_node_t *n = c->d->doc.nodes.start; n < c->d->doc.nodes.top; n++) {
+        const char *s = compose_scalar(n);
+        for (const char *p = s ? strchr(s, '$') : NULL; p != NULL; p = strchr(p, '$')) {
+            if (p[1] == '$') {
+                p += 2;
+                continue;
+            }
+            if (p[1] == '{' || p[1] == '_' || isalpha((unsigned char)p[1])) {
+                cmap_note(c, "interpolation: a value uses a variable at line %zu (\"$NAME\" is set by the "
+                          "shell or .env, not judged by brig): check `docker compose config` output",
+                          (size_t)n->start_mark.line + 1);
+                return;
+            }
+            p++;
+        }
+    }
+}
+
 /* deploy.resources.limits.KEY, where compose v3 files keep limits. */
 static yaml_node_t *cmap_deploy_limit(struct cmap *c, const char *key)
 {
@@ -462,6 +488,7 @@ int compose_map(struct compose_doc *d, yaml_node_t *svc, char **config,
     bool nnp = false, systempaths = true;
     const char *seccomp = NULL;
     cmap_security_opt(&c, &nnp, &seccomp, &systempaths);
+    cmap_interpolation(&c);
 
     ptree_set(cfg, "ociVersion", ptree_new_str("1.0.2-dev"));
     struct ptree *proc = ptree_obj(cfg, "process");

@@ -108,6 +108,16 @@ weaken typo-key      's/runtime: brig/runtime: brig\n    read_onyl: true/' compo
 weaken sysctl        's/runtime: brig/runtime: brig\n    sysctls: {net.ipv4.ip_forward: "1"}/' sysctl 'net.ipv4.ip_forward'
 weaken device        's/runtime: brig/runtime: brig\n    devices: ["\/dev\/null:\/dev\/xnull"]/' devices '/dev/xnull'
 weaken nofile        's/nofile: 65536/nofile: 1048576/'                  rlimits       'RLIMIT_NOFILE'
+# compose fills "$NAME"/"${NAME}" from the shell and .env before Docker sees
+# the file: "/${SOCK}" is /var/run/docker.sock, whatever brig reads as text.
+printf 'SOCK=var/run/docker.sock\n' > "$D/.env"
+# shellcheck disable=SC2016  # the ${SOCK} is compose's, not the shell's
+weaken interpolated  's|- ./work:/workspace|- ./work:/workspace\n      - /${SOCK}:/var/run/docker.sock|' compose.keys 'interpolation'
+rm -f "$D/.env"
+# shellcheck disable=SC2016  # a literal $$ for compose
+hardened | sed 's/TERM: xterm/TERM: xterm\n      PRICE: "$$5"/' > "$D/dollar.yaml"
+ccheck "$D/dollar.yaml"
+check_eq "a literal \$\$ (compose's escaped \$) is not interpolation: passes" "$RC" 0
 
 # ---- env_file: names are judged, values never shown -------------------------
 printf 'GITHUB_TOKEN=ghp_brigtestvalue\n# comment\nexport PLAIN=1\n' > "$D/agent.env"
