@@ -78,6 +78,21 @@ static void cmap_interpolation(struct cmap *c)
     }
 }
 
+/* compose's own YAML tags change what a value is: `cap_drop: !reset [ALL]`
+ * removes the key (so Docker gives its default capabilities) while the
+ * text still reads cap_drop: [ALL]. Only the core schema's tags are
+ * plain YAML; any other tag cannot be judged. */
+static void cmap_tags(struct cmap *c)
+{
+    for (yaml_node_t *n = c->d->doc.nodes.start; n < c->d->doc.nodes.top; n++) {
+        const char *tag = (const char *)n->tag;
+        if (tag == NULL || brig_str_has_prefix(tag, "tag:yaml.org,2002:")) continue;
+        cmap_note(c, "tags: a YAML tag at line %zu (compose's !reset and !override change the file's "
+                  "meaning), not judged by brig", (size_t)n->start_mark.line + 1);
+        return;
+    }
+}
+
 /* deploy.resources.limits.KEY, where compose v3 files keep limits. */
 static yaml_node_t *cmap_deploy_limit(struct cmap *c, const char *key)
 {
@@ -489,6 +504,7 @@ int compose_map(struct compose_doc *d, yaml_node_t *svc, char **config,
     const char *seccomp = NULL;
     cmap_security_opt(&c, &nnp, &seccomp, &systempaths);
     cmap_interpolation(&c);
+    cmap_tags(&c);
 
     ptree_set(cfg, "ociVersion", ptree_new_str("1.0.2-dev"));
     struct ptree *proc = ptree_obj(cfg, "process");

@@ -114,6 +114,12 @@ printf 'SOCK=var/run/docker.sock\n' > "$D/.env"
 # shellcheck disable=SC2016  # the ${SOCK} is compose's, not the shell's
 weaken interpolated  's|- ./work:/workspace|- ./work:/workspace\n      - /${SOCK}:/var/run/docker.sock|' compose.keys 'interpolation'
 rm -f "$D/.env"
+# compose's !reset tag drops the key it tags: Docker gives its default
+# capabilities to a service whose text says cap_drop: [ALL].
+weaken reset-tag     's/cap_drop: \[ALL\]/cap_drop: !reset [ALL]/'         compose.keys  'a YAML tag at line'
+hardened | sed 's/read_only: true/read_only: !!bool true/' > "$D/coretag.yaml"
+ccheck "$D/coretag.yaml"
+check_eq "a core YAML tag (!!bool) is plain YAML: passes" "$RC" 0
 # shellcheck disable=SC2016  # a literal $$ for compose
 hardened | sed 's/TERM: xterm/TERM: xterm\n      PRICE: "$$5"/' > "$D/dollar.yaml"
 ccheck "$D/dollar.yaml"
