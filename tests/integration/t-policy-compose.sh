@@ -220,6 +220,34 @@ ccheck "$D/big.yaml"
 OUT=$(timeout 20 "$BRIG" policy check --policy pi --compose "$D/laughs.yaml" 2>&1); RC=$?
 [ "$RC" = 1 ] || [ "$RC" = 2 ] && ok "nested aliases (10^20 nodes if expanded): judged or refused in bounded time (exit $RC)" \
     || not_ok "nested aliases: bounded" "exit $RC" "${OUT:0:300}"
+# The same through merge keys, which lookups do follow: each level merges
+# the previous one 50 times (50^8 mappings for one key), or itself.
+{
+    echo 'x-m0: &m0 {user: "1000:1000"}'
+    for l in 1 2 3 4 5 6 7 8; do
+        printf 'x-m%s: &m%s
+  <<: [%s]
+' "$l" "$l" "$(printf '*m%s,' $(seq 50 | sed "s/.*/$((l - 1))/") | sed 's/,$//')"
+    done
+    printf 'services:
+  s:
+    <<: *m8
+    image: x@%s
+' "$PIN"
+} > "$D/merges.yaml"
+printf 'x-c: &c
+  <<: [*c]
+services:
+  s:
+    <<: *c
+    image: x@%s
+' "$PIN" > "$D/merge-cycle.yaml"
+for f in merges merge-cycle; do
+    OUT=$(timeout 20 "$BRIG" policy check --policy pi --compose "$D/$f.yaml" 2>&1); RC=$?
+    [ "$RC" = 2 ] && grep -q 'merge keys (<<) that form a cycle, chain deeper than 8 or reach more than 64' <<<"$OUT" \
+        && ok "$f.yaml: merge keys past the bound are refused at once (exit 2)" \
+        || not_ok "$f.yaml: merge keys past the bound are refused at once" "exit $RC" "${OUT:0:300}"
+done
 
 # ---- the device rule: what Docker allows by default is not a wildcard -------
 # c *:* m (mknod only) and c 136:* (pty slaves) pass devices; the reason the
