@@ -51,6 +51,9 @@ bool policy_engine_hook(const struct brig_hook *h)
 {
     int pid = 0, used = 0;
     if (sscanf(h->path, "/proc/%d/exe%n", &pid, &used) != 1 || pid <= 0 || h->path[used] != '\0') return false;
+    /* Docker gives the hook no env: LD_PRELOAD or GODEBUG there would run
+     * the config author's code in a root dockerd on the host. */
+    if (h->n_env != 0 || h->env != NULL) return false;
     if (h->n_args != 4 || strcmp(h->args[0], "libnetwork-setkey") != 0 ||
         !brig_str_has_prefix(h->args[1], "-exec-root=") || !all_hex(h->args[2], 64) || !all_hex(h->args[3], 12))
         return false;

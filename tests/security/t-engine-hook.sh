@@ -7,7 +7,8 @@
 # "dockerd" (compiled here); a config names its /proc/PID/exe as the setkey
 # hook. `policy check` must fail it (hooks) and `create --policy` refuse it,
 # and the hostile program must never run on the host. Use: a dockerd of
-# the host's own mount namespace, running as root, still passes.
+# the host's own mount namespace, running as root, still passes; with an
+# env in the hook (LD_PRELOAD of the author's library) it does not.
 # shellcheck source=tests/security/lib.sh
 . "$(dirname "$0")/lib.sh"
 it_init
@@ -83,6 +84,46 @@ hook_at u-hook "$hpid" "$T/used"
 check "check: the setkey hook of the host's root dockerd passes" "$BRIG" policy check --policy "$ENF" "$T/u-hook"
 kill "$hpid" 2>/dev/null
 wait "$hpid" 2>/dev/null
+
+# ---- attack: the host's own dockerd, with the hook's env ----
+# A dynamically linked dockerd honours LD_PRELOAD: the hook would load the
+# config author's library into a root process on the host.
+cat > "$T/evil.c" <<'C'
+#include <fcntl.h>
+#include <unistd.h>
+__attribute__((constructor)) static void evil(void)
+{
+    int fd = open(EVIL_MARK, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) write(fd, "preloaded as root\n", 18);
+}
+C
+cc -shared -fPIC -DEVIL_MARK="\"$T/preloaded\"" -o "$T/evil.so" "$T/evil.c" 2>"$T/evil.cc.log" ||
+    bail "cannot compile evil.c: $(head -c 300 "$T/evil.cc.log")"
+cc -O1 -o "$T/engine/dockerd" "$T/fake-dockerd.c" 2>"$T/dyn.cc.log" ||
+    bail "cannot compile a dynamic dockerd: $(head -c 300 "$T/dyn.cc.log")"
+"$T/engine/dockerd" </dev/null >/dev/null 2>&1 &
+hpid=$!
+for _ in $(seq 50); do
+    [ "$(readlink "/proc/$hpid/exe" 2>/dev/null)" = "$T/engine/dockerd" ] && break
+    sleep 0.1
+done
+hook_at w-env "$hpid" "$T/env-mark"
+cfg w-env '.hooks.prestart[0].env = ["LD_PRELOAD=" + $so]' --arg so "$T/evil.so"
+check_refused "check: the setkey hook with an env (LD_PRELOAD) fails hooks" \
+    "FAIL hooks hooks.prestart[0].path" 1 "$BRIG" policy check --policy "$ENF" "$T/w-env"
+check_refused "create --policy: the setkey hook with an env is refused" \
+    "hooks run on the host as root" 1 b --policy "$ENF" create --bundle "$T/w-env" "$(cid w-env)"
+CLEAN_IDS+=("$(cid w-env)")
+b start "$(cid w-env)" >/dev/null 2>&1
+if [ -e "$T/preloaded" ]; then
+    not_ok "the author's library is never loaded into the hook" "$(cat "$T/preloaded")"
+else
+    ok "the author's library is never loaded into the hook"
+fi
+kill "$hpid" 2>/dev/null
+wait "$hpid" 2>/dev/null
+b delete --force "$(cid w-env)" >/dev/null 2>&1
+assert_clean w-env
 
 b delete --force "$(cid decoy)" >/dev/null 2>&1
 assert_clean decoy
