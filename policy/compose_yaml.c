@@ -117,8 +117,23 @@ int compose_parse(const char *text, size_t len, const char *dir, struct compose_
         yaml_parser_delete(&parser);
         return -1;
     }
+    /* compose merges every document of a file, a later one overriding:
+     * a second "---" could make the judged service privileged. */
+    yaml_document_t next;
+    bool more = false;
+    if (yaml_parser_load(&parser, &next)) {
+        more = yaml_document_get_root_node(&next) != NULL;
+        yaml_document_delete(&next);
+    } else {
+        more = true;
+    }
     yaml_parser_delete(&parser);
     out->loaded = true;
+    if (more) {
+        compose_doc_free(out);
+        return brig_failx(err, "more than one YAML document: compose merges them, brig judges one file as "
+                          "one document (check `docker compose config` output)");
+    }
     if (yaml_document_get_root_node(&out->doc) == NULL) {
         compose_doc_free(out);
         return brig_failx(err, "empty document");

@@ -220,6 +220,12 @@ ccheck "$D/big.yaml"
 OUT=$(timeout 20 "$BRIG" policy check --policy pi --compose "$D/laughs.yaml" 2>&1); RC=$?
 [ "$RC" = 1 ] || [ "$RC" = 2 ] && ok "nested aliases (10^20 nodes if expanded): judged or refused in bounded time (exit $RC)" \
     || not_ok "nested aliases: bounded" "exit $RC" "${OUT:0:300}"
+# compose merges a file's YAML documents, a later one overriding: a second
+# document would make the hardened service privileged under Docker.
+{ hardened; printf -- '---\nservices:\n  pi:\n    privileged: true\n'; } > "$D/multidoc.yaml"
+ccheck "$D/multidoc.yaml"
+[ "$RC" = 2 ] && grep -q 'more than one YAML document' <<<"$OUT" \
+    && ok "a second YAML document is refused (exit 2)" || not_ok "a second YAML document is refused" "exit $RC" "${OUT:0:300}"
 # The same through merge keys, which lookups do follow: each level merges
 # the previous one 50 times (50^8 mappings for one key), or itself.
 {
