@@ -226,6 +226,13 @@ OUT=$(timeout 20 "$BRIG" policy check --policy pi --compose "$D/laughs.yaml" 2>&
 ccheck "$D/multidoc.yaml"
 [ "$RC" = 2 ] && grep -q 'more than one YAML document' <<<"$OUT" \
     && ok "a second YAML document is refused (exit 2)" || not_ok "a second YAML document is refused" "exit $RC" "${OUT:0:300}"
+# `docker compose` in $D merges compose.override.yaml over compose.yaml.
+printf 'services:\n  pi:\n    privileged: true\n' > "$D/compose.override.yaml"
+ccheck "$D/compose.yaml"
+[ "$RC" = 1 ] && grep -q '^FAIL compose.keys compose.override.yaml' <<<"$OUT" \
+    && ok "an override file beside compose.yaml fails compose.keys" \
+    || not_ok "an override file beside compose.yaml fails compose.keys" "exit $RC" "${OUT:0:600}"
+rm -f "$D/compose.override.yaml"
 # The same through merge keys, which lookups do follow: each level merges
 # the previous one 50 times (50^8 mappings for one key), or itself.
 {
