@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../runtime/config/spec.h"
+#include "../runtime/util/cleanup.h"
 #include "../runtime/util/strutil.h"
 
 static bool all_hex(const char *s, size_t n)
@@ -29,6 +30,19 @@ static bool all_hex(const char *s, size_t n)
     return true;
 }
 
+/* Every uid of the process (real, effective, saved, fs) is 0: /proc/PID's
+ * owner is root for any process that made itself non-dumpable. */
+static bool engine_runs_as_root(int pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", pid);
+    autofclose FILE *f = fopen(path, "re");
+    unsigned r, e, s, fs;
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "Uid: %u %u %u %u", &r, &e, &s, &fs) == 4) return r == 0 && e == 0 && s == 0 && fs == 0;
+    return false;
+}
+
 /* dockerd is a root process of the host's mount namespace, and its
  * executable is the file at the path its link names there. A container's
  * process shows the path inside its own root: any image can hold a root-owned
@@ -37,13 +51,12 @@ static bool all_hex(const char *s, size_t n)
 static bool engine_is_hosts_daemon(int pid, const char *target, const struct stat *exe)
 {
     char proc[64];
-    struct stat ns, self, owner, at;
+    struct stat ns, self, at;
     snprintf(proc, sizeof(proc), "/proc/%d/ns/mnt", pid);
     if (stat(proc, &ns) < 0 || stat("/proc/self/ns/mnt", &self) < 0 || ns.st_dev != self.st_dev ||
         ns.st_ino != self.st_ino)
         return false;
-    snprintf(proc, sizeof(proc), "/proc/%d", pid);
-    if (stat(proc, &owner) < 0 || owner.st_uid != 0) return false;
+    if (!engine_runs_as_root(pid)) return false;
     return stat(target, &at) == 0 && at.st_dev == exe->st_dev && at.st_ino == exe->st_ino;
 }
 

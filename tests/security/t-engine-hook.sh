@@ -19,10 +19,13 @@ it_init
 # Otherwise wait, as a daemon would.
 cat > "$T/fake-dockerd.c" <<'C'
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 int main(int argc, char **argv)
 {
+    if (getenv("NODUMP")) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);   /* /proc/PID then shows root */
     if (argc == 4 && strncmp(argv[1], "-exec-root=", 11) == 0) {
         int fd = open(argv[1] + 11, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) write(fd, "ran on the host as root\n", 24);
@@ -84,6 +87,21 @@ hook_at u-hook "$hpid" "$T/used"
 check "check: the setkey hook of the host's root dockerd passes" "$BRIG" policy check --policy "$ENF" "$T/u-hook"
 kill "$hpid" 2>/dev/null
 wait "$hpid" 2>/dev/null
+
+# ---- attack: a user's process of the host's root-owned dockerd ----
+# Non-dumpable, so the files of /proc/PID are root's; its uids are the user's.
+NODUMP=1 setpriv --reuid=65534 --regid=65534 --clear-groups "$T/engine/dockerd" </dev/null >/dev/null 2>&1 &
+upid=$!
+for _ in $(seq 50); do
+    [ "$(readlink "/proc/$upid/exe" 2>/dev/null)" = "$T/engine/dockerd" ] && break
+    sleep 0.1
+done
+sleep 0.2   # past its prctl
+hook_at w-user "$upid" "$T/user-mark"
+check_refused "check: the setkey hook of a non-root process of a root-owned dockerd fails hooks" \
+    "FAIL hooks hooks.prestart[0].path" 1 "$BRIG" policy check --policy "$ENF" "$T/w-user"
+kill "$upid" 2>/dev/null
+wait "$upid" 2>/dev/null
 
 # ---- attack: the host's own dockerd, with the hook's env ----
 # A dynamically linked dockerd honours LD_PRELOAD: the hook would load the
