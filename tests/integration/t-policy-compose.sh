@@ -238,9 +238,8 @@ rm -f "$D/compose.override.yaml"
 {
     echo 'x-m0: &m0 {user: "1000:1000"}'
     for l in 1 2 3 4 5 6 7 8; do
-        printf 'x-m%s: &m%s
-  <<: [%s]
-' "$l" "$l" "$(printf '*m%s,' $(seq 50 | sed "s/.*/$((l - 1))/") | sed 's/,$//')"
+        refs=$(for _ in $(seq 50); do printf '*m%s,' $((l - 1)); done)
+        printf 'x-m%s: &m%s\n  <<: [%s]\n' "$l" "$l" "${refs%,}"
     done
     printf 'services:
   s:
