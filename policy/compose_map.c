@@ -100,6 +100,18 @@ static yaml_node_t *cmap_deploy_limit(struct cmap *c, const char *key)
     return compose_get(c->d, compose_get(c->d, res, "limits"), key);
 }
 
+/* KEY, or deploy.resources.limits.LIMIT. Docker compose sets KEY, then
+ * overwrites it with the deploy limit: given both, the deploy one is what
+ * runs, so two different texts cannot be judged as one. */
+static yaml_node_t *cmap_limit(struct cmap *c, const char *key, const char *limit)
+{
+    yaml_node_t *top = cmap_get(c, key), *deploy = cmap_deploy_limit(c, limit);
+    const char *t = compose_scalar(top), *d = compose_scalar(deploy);
+    if (top != NULL && deploy != NULL && (t == NULL || d == NULL || strcmp(t, d) != 0))
+        cmap_note(c, "%s: differs from deploy.resources.limits.%s (Docker runs the deploy one)", key, limit);
+    return top ? top : deploy;
+}
+
 /* A string or a list of strings, as one list (NULL-terminated, malloc'd;
  * the strings belong to the document). */
 const char **cmap_strings(struct cmap *c, yaml_node_t *n, const char *key)
@@ -401,7 +413,7 @@ static void cmap_resources(struct cmap *c, struct ptree *lin, bool privileged)
 {
     struct ptree *res = ptree_obj(lin, "resources");
     uint64_t mem = 0, memsw = 0;
-    yaml_node_t *m = cmap_get(c, "mem_limit") ? cmap_get(c, "mem_limit") : cmap_deploy_limit(c, "memory");
+    yaml_node_t *m = cmap_limit(c, "mem_limit", "memory");
     if (cmap_size(c, m, "mem_limit", &mem) && mem > 0) {
         struct ptree *mo = ptree_obj(res, "memory");
         ptree_set(mo, "limit", ptree_new_u64(mem));
@@ -413,12 +425,12 @@ static void cmap_resources(struct cmap *c, struct ptree *lin, bool privileged)
             ptree_set(mo, "swap", ptree_new_u64(memsw));
     }
     uint64_t pids = 0;
-    yaml_node_t *pn = cmap_get(c, "pids_limit") ? cmap_get(c, "pids_limit") : cmap_deploy_limit(c, "pids");
+    yaml_node_t *pn = cmap_limit(c, "pids_limit", "pids");
     if (pn != NULL && !cmap_u64(pn, &pids) && strcmp(compose_scalar(pn) ? compose_scalar(pn) : "", "-1") != 0)
         cmap_note(c, "pids_limit: expected a number");
     if (pids > 0) ptree_set(ptree_obj(res, "pids"), "limit", ptree_new_u64(pids));
     uint64_t milli = 0;
-    yaml_node_t *cn = cmap_get(c, "cpus") ? cmap_get(c, "cpus") : cmap_deploy_limit(c, "cpus");
+    yaml_node_t *cn = cmap_limit(c, "cpus", "cpus");
     const char *cs = compose_scalar(cn);
     if (cs != NULL && policy_parse_cpus(cs, &milli) < 0) cmap_note(c, "cpus: \"%s\" is not a CPU count", cs);
     struct ptree *cpu = ptree_obj(res, "cpu");

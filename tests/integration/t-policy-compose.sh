@@ -108,6 +108,9 @@ weaken typo-key      's/runtime: brig/runtime: brig\n    read_onyl: true/' compo
 weaken sysctl        's/runtime: brig/runtime: brig\n    sysctls: {net.ipv4.ip_forward: "1"}/' sysctl 'net.ipv4.ip_forward'
 weaken device        's/runtime: brig/runtime: brig\n    devices: ["\/dev\/null:\/dev\/xnull"]/' devices '/dev/xnull'
 weaken nofile        's/nofile: 65536/nofile: 1048576/'                  rlimits       'RLIMIT_NOFILE'
+# Docker compose sets mem_limit, then the deploy limit over it.
+weaken deploy-memory 's/mem_limit: 8g/mem_limit: 8g\n    deploy: {resources: {limits: {memory: 64g}}}/' compose.keys 'differs from deploy.resources.limits.memory'
+weaken deploy-pids   's/pids_limit: 512/pids_limit: 512\n    deploy: {resources: {limits: {pids: 100000}}}/' compose.keys 'differs from deploy.resources.limits.pids'
 # compose fills "$NAME"/"${NAME}" from the shell and .env before Docker sees
 # the file: "/${SOCK}" is /var/run/docker.sock, whatever brig reads as text.
 printf 'SOCK=var/run/docker.sock\n' > "$D/.env"
