@@ -16,15 +16,20 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#define SNI_PEEK_MAX (16u << 10)
+#define SNI_PEEK_MAX (5 + (16u << 10))     /* a whole record: header + 2^14 */
 #define SNI_WAIT_MS 10000
 
 /* The server_name of a ClientHello in buf (one TLS record, complete):
- * 1 found (into out), 0 none. RFC 8446 4.1.2, RFC 6066 3. */
+ * 1 found (into out), 0 none, -1 the ClientHello is not whole in this
+ * record (split over records, or cut at SNI_PEEK_MAX): a server joins the
+ * pieces, so a name in a later piece would be fronting unseen.
+ * RFC 8446 4.1.2 and 5.1, RFC 6066 3. */
 static int sni_parse(const unsigned char *b, size_t n, char *out, size_t len)
 {
     size_t p = 5 + 4 + 2 + 32;          /* record, handshake header, version, random */
-    if (n < p + 1 || b[5] != 1) return 0;
+    if (n < 9 || b[5] != 1) return 0;
+    if (9 + ((size_t)b[6] << 16 | (size_t)b[7] << 8 | b[8]) > n) return -1;
+    if (n < p + 1) return 0;
     p += 1 + b[p];                      /* session id */
     if (p + 2 > n) return 0;
     p += 2 + ((size_t)b[p] << 8 | b[p + 1]);        /* cipher suites */
@@ -55,7 +60,12 @@ static int sni_parse(const unsigned char *b, size_t n, char *out, size_t len)
 static int sni_judge(struct egress_conn *c, const unsigned char *b, size_t n)
 {
     char sni[EGRESS_NAME_MAX + 2];
-    if (sni_parse(b, n, sni, sizeof(sni)) != 1 || strcmp(sni, c->name) == 0) return 0;
+    int found = sni_parse(b, n, sni, sizeof(sni));
+    if (found < 0) {
+        snprintf(c->why, sizeof(c->why), "a TLS ClientHello not whole in its first record (its name is not seen)");
+        return -1;
+    }
+    if (found == 0 || strcmp(sni, c->name) == 0) return 0;
     snprintf(c->why, sizeof(c->why), "TLS server name \"%.200s\" is not the CONNECT name", sni);
     return -1;
 }
@@ -70,7 +80,7 @@ int egress_sni_check(struct egress_conn *c, const char *pending, size_t n_pendin
             snprintf(c->why, sizeof(c->why), "a TLS record cut short behind the CONNECT request");
             return -1;
         }
-        return sni_judge(c, b, n_pending);
+        return sni_judge(c, b, 5 + ((size_t)b[3] << 8 | b[4]));    /* the first record only */
     }
     static __thread unsigned char buf[SNI_PEEK_MAX];
     uint64_t start = egress_now_ms();

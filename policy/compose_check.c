@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "policy_internal.h"
 #include "../runtime/config/spec.h"
@@ -212,8 +213,30 @@ static int pick_service(struct compose_doc *d, const char *name, yaml_node_t **s
     return 0;
 }
 
-static int compose_check_doc(const struct brig_policy *p, struct compose_doc *d, const char *service,
-                             struct policy_report *rep, char **service_out, struct brig_error **err)
+/* `docker compose` run on compose.yaml (or docker-compose.yml) also reads an
+ * override file beside it, merged over it, without being told: a service
+ * that passes here could be privileged there. FILE is NULL for text. */
+static void check_override(const char *dir, const char *file, struct policy_report *rep)
+{
+    static const char *const mains[] = { "compose.yaml", "compose.yml", "docker-compose.yaml",
+                                         "docker-compose.yml", NULL };
+    static const char *const overrides[] = { "compose.override.yaml", "compose.override.yml",
+                                             "docker-compose.override.yaml", "docker-compose.override.yml", NULL };
+    if (file == NULL) return;
+    const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+    bool is_main = false;
+    for (const char *const *m = mains; *m; m++) is_main = is_main || strcmp(base, *m) == 0;
+    for (const char *const *o = overrides; is_main && *o; o++) {
+        autofree char *path = brig_asprintf("%s/%s", dir, *o);
+        if (access(path, F_OK) == 0)
+            policy_fail(rep, "compose.keys", *o, "beside %s: compose merges it over this file without being "
+                        "asked, and it is not judged here (check `docker compose config` output)", base);
+    }
+}
+
+static int compose_check_doc(const struct brig_policy *p, struct compose_doc *d, const char *file,
+                             const char *service, struct policy_report *rep, char **service_out,
+                             struct brig_error **err)
 {
     yaml_node_t *svc = NULL;
     const char *picked = NULL;
@@ -226,6 +249,7 @@ static int compose_check_doc(const struct brig_policy *p, struct compose_doc *d,
     report_rename(rep, 0);
     size_t before = rep->failed;
     check_keys(d, svc, notes, rep, 0);
+    check_override(d->dir, file, rep);
     if (rep->failed == before) policy_fail(rep, "compose.keys", NULL, NULL);
     before = rep->failed;
     check_image(d, svc, rep);
@@ -240,7 +264,7 @@ int policy_compose_check(const struct brig_policy *p, const char *file, const ch
     struct compose_doc d;
     *rep = (struct policy_report){ 0 };
     if (compose_load(file, &d, err) < 0) return brig_wrap(err, "%s", file);
-    int r = compose_check_doc(p, &d, service, rep, service_out, err);
+    int r = compose_check_doc(p, &d, file, service, rep, service_out, err);
     compose_doc_free(&d);
     if (r < 0) {
         policy_report_free(rep);
@@ -256,7 +280,7 @@ int policy_compose_check_text(const struct brig_policy *p, const char *text, siz
     struct compose_doc d;
     *rep = (struct policy_report){ 0 };
     TRY(compose_parse(text, len, dir, &d, err));
-    int r = compose_check_doc(p, &d, service, rep, service_out, err);
+    int r = compose_check_doc(p, &d, NULL, service, rep, service_out, err);
     compose_doc_free(&d);
     if (r < 0) policy_report_free(rep);
     return r;

@@ -52,11 +52,64 @@ yaml_node_t *cmap_get(struct cmap *c, const char *key)
     return compose_get(c->d, c->svc, key);
 }
 
+/* compose replaces "$NAME" and "${NAME...}" in every value from the shell
+ * and .env before Docker sees the file: "/${S}:/s" is whatever S says
+ * (/var/run/docker.sock). brig judges the text as written, so a file that
+ * interpolates cannot be judged ("$$" is a literal "$"). The whole
+ * document is scanned, node by node: top-level secrets and volumes feed
+ * the service too, and no alias is followed twice. */
+static void cmap_interpolation(struct cmap *c)
+{
+    for (yaml_node_t *n = c->d->doc.nodes.start; n < c->d->doc.nodes.top; n++) {
+        const char *s = compose_scalar(n);
+        for (const char *p = s ? strchr(s, '$') : NULL; p != NULL; p = strchr(p, '$')) {
+            if (p[1] == '$') {
+                p += 2;
+                continue;
+            }
+            if (p[1] == '{' || p[1] == '_' || isalpha((unsigned char)p[1])) {
+                cmap_note(c, "interpolation: a value uses a variable at line %zu (\"$NAME\" is set by the "
+                          "shell or .env, not judged by brig): check `docker compose config` output",
+                          (size_t)n->start_mark.line + 1);
+                return;
+            }
+            p++;
+        }
+    }
+}
+
+/* compose's own YAML tags change what a value is: `cap_drop: !reset [ALL]`
+ * removes the key (so Docker gives its default capabilities) while the
+ * text still reads cap_drop: [ALL]. Only the core schema's tags are
+ * plain YAML; any other tag cannot be judged. */
+static void cmap_tags(struct cmap *c)
+{
+    for (yaml_node_t *n = c->d->doc.nodes.start; n < c->d->doc.nodes.top; n++) {
+        const char *tag = (const char *)n->tag;
+        if (tag == NULL || brig_str_has_prefix(tag, "tag:yaml.org,2002:")) continue;
+        cmap_note(c, "tags: a YAML tag at line %zu (compose's !reset and !override change the file's "
+                  "meaning), not judged by brig", (size_t)n->start_mark.line + 1);
+        return;
+    }
+}
+
 /* deploy.resources.limits.KEY, where compose v3 files keep limits. */
 static yaml_node_t *cmap_deploy_limit(struct cmap *c, const char *key)
 {
     yaml_node_t *res = compose_get(c->d, cmap_get(c, "deploy"), "resources");
     return compose_get(c->d, compose_get(c->d, res, "limits"), key);
+}
+
+/* KEY, or deploy.resources.limits.LIMIT. Docker compose sets KEY, then
+ * overwrites it with the deploy limit: given both, the deploy one is what
+ * runs, so two different texts cannot be judged as one. */
+static yaml_node_t *cmap_limit(struct cmap *c, const char *key, const char *limit)
+{
+    yaml_node_t *top = cmap_get(c, key), *deploy = cmap_deploy_limit(c, limit);
+    const char *t = compose_scalar(top), *d = compose_scalar(deploy);
+    if (top != NULL && deploy != NULL && (t == NULL || d == NULL || strcmp(t, d) != 0))
+        cmap_note(c, "%s: differs from deploy.resources.limits.%s (Docker runs the deploy one)", key, limit);
+    return top ? top : deploy;
 }
 
 /* A string or a list of strings, as one list (NULL-terminated, malloc'd;
@@ -360,7 +413,7 @@ static void cmap_resources(struct cmap *c, struct ptree *lin, bool privileged)
 {
     struct ptree *res = ptree_obj(lin, "resources");
     uint64_t mem = 0, memsw = 0;
-    yaml_node_t *m = cmap_get(c, "mem_limit") ? cmap_get(c, "mem_limit") : cmap_deploy_limit(c, "memory");
+    yaml_node_t *m = cmap_limit(c, "mem_limit", "memory");
     if (cmap_size(c, m, "mem_limit", &mem) && mem > 0) {
         struct ptree *mo = ptree_obj(res, "memory");
         ptree_set(mo, "limit", ptree_new_u64(mem));
@@ -372,12 +425,12 @@ static void cmap_resources(struct cmap *c, struct ptree *lin, bool privileged)
             ptree_set(mo, "swap", ptree_new_u64(memsw));
     }
     uint64_t pids = 0;
-    yaml_node_t *pn = cmap_get(c, "pids_limit") ? cmap_get(c, "pids_limit") : cmap_deploy_limit(c, "pids");
+    yaml_node_t *pn = cmap_limit(c, "pids_limit", "pids");
     if (pn != NULL && !cmap_u64(pn, &pids) && strcmp(compose_scalar(pn) ? compose_scalar(pn) : "", "-1") != 0)
         cmap_note(c, "pids_limit: expected a number");
     if (pids > 0) ptree_set(ptree_obj(res, "pids"), "limit", ptree_new_u64(pids));
     uint64_t milli = 0;
-    yaml_node_t *cn = cmap_get(c, "cpus") ? cmap_get(c, "cpus") : cmap_deploy_limit(c, "cpus");
+    yaml_node_t *cn = cmap_limit(c, "cpus", "cpus");
     const char *cs = compose_scalar(cn);
     if (cs != NULL && policy_parse_cpus(cs, &milli) < 0) cmap_note(c, "cpus: \"%s\" is not a CPU count", cs);
     struct ptree *cpu = ptree_obj(res, "cpu");
@@ -462,6 +515,8 @@ int compose_map(struct compose_doc *d, yaml_node_t *svc, char **config,
     bool nnp = false, systempaths = true;
     const char *seccomp = NULL;
     cmap_security_opt(&c, &nnp, &seccomp, &systempaths);
+    cmap_interpolation(&c);
+    cmap_tags(&c);
 
     ptree_set(cfg, "ociVersion", ptree_new_str("1.0.2-dev"));
     struct ptree *proc = ptree_obj(cfg, "process");

@@ -19,6 +19,7 @@
 
 #define COMPOSE_MAX_BYTES (1u << 20)
 #define COMPOSE_MERGE_DEPTH 8
+#define COMPOSE_MERGE_MAX 64      /* mappings one lookup may visit through `<<` */
 
 static int compose_read(const char *path, char **text, size_t *len, struct brig_error **err)
 {
@@ -57,6 +58,49 @@ int compose_load(const char *path, struct compose_doc *out, struct brig_error **
     return compose_parse(text, len, realpath(dirname(copy), real) ? real : ".", out, err);
 }
 
+/* How many mappings a lookup in MAP visits through merge keys, memoised
+ * in size[] by node (0 not yet known, -1 being counted); -1 for a cycle,
+ * a chain deeper than COMPOSE_MERGE_DEPTH or more than COMPOSE_MERGE_MAX.
+ * Aliases share nodes, so `<<: [*a, *a, ...]` over a few levels would
+ * otherwise make one lookup cost the product of the lists (a small file
+ * that never finishes its check). */
+static long compose_merge_size(yaml_document_t *doc, yaml_node_t *map, long *size, int depth)
+{
+    if (map == NULL || map->type != YAML_MAPPING_NODE) return 0;
+    long *mine = &size[map - doc->nodes.start];
+    if (*mine > 0) return *mine;
+    if (*mine < 0 || depth > COMPOSE_MERGE_DEPTH) return -1;
+    *mine = -1;
+    long total = 1;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(doc, p->key), *v = yaml_document_get_node(doc, p->value);
+        if (k == NULL || k->type != YAML_SCALAR_NODE || strcmp((const char *)k->data.scalar.value, "<<") != 0)
+            continue;
+        size_t n = v != NULL && v->type == YAML_SEQUENCE_NODE
+                       ? (size_t)(v->data.sequence.items.top - v->data.sequence.items.start) : 1;
+        for (size_t i = 0; i < n; i++) {
+            yaml_node_t *m = v != NULL && v->type == YAML_SEQUENCE_NODE
+                                 ? yaml_document_get_node(doc, v->data.sequence.items.start[i]) : v;
+            long sub = compose_merge_size(doc, m, size, depth + 1);
+            if (sub < 0 || (total += sub) > COMPOSE_MERGE_MAX) return -1;
+        }
+    }
+    *mine = total;
+    return total;
+}
+
+static int compose_merges_bounded(yaml_document_t *doc, struct brig_error **err)
+{
+    size_t n = (size_t)(doc->nodes.top - doc->nodes.start);
+    autofree long *size = brig_calloc(n ? n : 1, sizeof(long));
+    for (yaml_node_t *m = doc->nodes.start; m < doc->nodes.top; m++)
+        if (compose_merge_size(doc, m, size, 0) < 0)
+            return brig_failx(err, "line %zu: merge keys (<<) that form a cycle, chain deeper than %d or "
+                              "reach more than %d mappings", (size_t)m->start_mark.line + 1,
+                              COMPOSE_MERGE_DEPTH, COMPOSE_MERGE_MAX);
+    return 0;
+}
+
 int compose_parse(const char *text, size_t len, const char *dir, struct compose_doc *out,
                   struct brig_error **err)
 {
@@ -73,11 +117,30 @@ int compose_parse(const char *text, size_t len, const char *dir, struct compose_
         yaml_parser_delete(&parser);
         return -1;
     }
+    /* compose merges every document of a file, a later one overriding:
+     * a second "---" could make the judged service privileged. */
+    yaml_document_t next;
+    bool more = false;
+    if (yaml_parser_load(&parser, &next)) {
+        more = yaml_document_get_root_node(&next) != NULL;
+        yaml_document_delete(&next);
+    } else {
+        more = true;
+    }
     yaml_parser_delete(&parser);
     out->loaded = true;
+    if (more) {
+        compose_doc_free(out);
+        return brig_failx(err, "more than one YAML document: compose merges them, brig judges one file as "
+                          "one document (check `docker compose config` output)");
+    }
     if (yaml_document_get_root_node(&out->doc) == NULL) {
         compose_doc_free(out);
         return brig_failx(err, "empty document");
+    }
+    if (compose_merges_bounded(&out->doc, err) < 0) {
+        compose_doc_free(out);
+        return -1;
     }
     out->dir = brig_strdup(dir);
     return 0;

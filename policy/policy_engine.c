@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../runtime/config/spec.h"
+#include "../runtime/util/cleanup.h"
 #include "../runtime/util/strutil.h"
 
 static bool all_hex(const char *s, size_t n)
@@ -29,10 +30,43 @@ static bool all_hex(const char *s, size_t n)
     return true;
 }
 
+/* Every uid of the process (real, effective, saved, fs) is 0: /proc/PID's
+ * owner is root for any process that made itself non-dumpable. */
+static bool engine_runs_as_root(int pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", pid);
+    autofclose FILE *f = fopen(path, "re");
+    unsigned r, e, s, fs;
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "Uid: %u %u %u %u", &r, &e, &s, &fs) == 4) return r == 0 && e == 0 && s == 0 && fs == 0;
+    return false;
+}
+
+/* dockerd is a root process of the host's mount namespace, and its
+ * executable is the file at the path its link names there. A container's
+ * process shows the path inside its own root: any image can hold a root-owned
+ * /usr/bin/dockerd, and the hook would run that image's program on the host
+ * as root (tests/security/t-engine-hook). */
+static bool engine_is_hosts_daemon(int pid, const char *target, const struct stat *exe)
+{
+    char proc[64];
+    struct stat ns, self, at;
+    snprintf(proc, sizeof(proc), "/proc/%d/ns/mnt", pid);
+    if (stat(proc, &ns) < 0 || stat("/proc/self/ns/mnt", &self) < 0 || ns.st_dev != self.st_dev ||
+        ns.st_ino != self.st_ino)
+        return false;
+    if (!engine_runs_as_root(pid)) return false;
+    return stat(target, &at) == 0 && at.st_dev == exe->st_dev && at.st_ino == exe->st_ino;
+}
+
 bool policy_engine_hook(const struct brig_hook *h)
 {
     int pid = 0, used = 0;
     if (sscanf(h->path, "/proc/%d/exe%n", &pid, &used) != 1 || pid <= 0 || h->path[used] != '\0') return false;
+    /* Docker gives the hook no env: LD_PRELOAD or GODEBUG there would run
+     * the config author's code in a root dockerd on the host. */
+    if (h->n_env != 0 || h->env != NULL) return false;
     if (h->n_args != 4 || strcmp(h->args[0], "libnetwork-setkey") != 0 ||
         !brig_str_has_prefix(h->args[1], "-exec-root=") || !all_hex(h->args[2], 64) || !all_hex(h->args[3], 12))
         return false;
@@ -43,8 +77,10 @@ bool policy_engine_hook(const struct brig_hook *h)
     target[n] = '\0';
     const char *base = strrchr(target, '/');
     struct stat st;
-    return base != NULL && strcmp(base, "/dockerd") == 0 && stat(h->path, &st) == 0 && st.st_uid == 0 &&
-           (st.st_mode & 0022) == 0;
+    if (base == NULL || strcmp(base, "/dockerd") != 0 || stat(h->path, &st) < 0 || st.st_uid != 0 ||
+        (st.st_mode & 0022) != 0)
+        return false;
+    return engine_is_hosts_daemon(pid, target, &st);
 }
 
 bool policy_engine_sysctl(const char *key, const char *value)

@@ -108,6 +108,25 @@ weaken typo-key      's/runtime: brig/runtime: brig\n    read_onyl: true/' compo
 weaken sysctl        's/runtime: brig/runtime: brig\n    sysctls: {net.ipv4.ip_forward: "1"}/' sysctl 'net.ipv4.ip_forward'
 weaken device        's/runtime: brig/runtime: brig\n    devices: ["\/dev\/null:\/dev\/xnull"]/' devices '/dev/xnull'
 weaken nofile        's/nofile: 65536/nofile: 1048576/'                  rlimits       'RLIMIT_NOFILE'
+# Docker compose sets mem_limit, then the deploy limit over it.
+weaken deploy-memory 's/mem_limit: 8g/mem_limit: 8g\n    deploy: {resources: {limits: {memory: 64g}}}/' compose.keys 'differs from deploy.resources.limits.memory'
+weaken deploy-pids   's/pids_limit: 512/pids_limit: 512\n    deploy: {resources: {limits: {pids: 100000}}}/' compose.keys 'differs from deploy.resources.limits.pids'
+# compose fills "$NAME"/"${NAME}" from the shell and .env before Docker sees
+# the file: "/${SOCK}" is /var/run/docker.sock, whatever brig reads as text.
+printf 'SOCK=var/run/docker.sock\n' > "$D/.env"
+# shellcheck disable=SC2016  # the ${SOCK} is compose's, not the shell's
+weaken interpolated  's|- ./work:/workspace|- ./work:/workspace\n      - /${SOCK}:/var/run/docker.sock|' compose.keys 'interpolation'
+rm -f "$D/.env"
+# compose's !reset tag drops the key it tags: Docker gives its default
+# capabilities to a service whose text says cap_drop: [ALL].
+weaken reset-tag     's/cap_drop: \[ALL\]/cap_drop: !reset [ALL]/'         compose.keys  'a YAML tag at line'
+hardened | sed 's/read_only: true/read_only: !!bool true/' > "$D/coretag.yaml"
+ccheck "$D/coretag.yaml"
+check_eq "a core YAML tag (!!bool) is plain YAML: passes" "$RC" 0
+# shellcheck disable=SC2016  # a literal $$ for compose
+hardened | sed 's/TERM: xterm/TERM: xterm\n      PRICE: "$$5"/' > "$D/dollar.yaml"
+ccheck "$D/dollar.yaml"
+check_eq "a literal \$\$ (compose's escaped \$) is not interpolation: passes" "$RC" 0
 
 # ---- env_file: names are judged, values never shown -------------------------
 printf 'GITHUB_TOKEN=ghp_brigtestvalue\n# comment\nexport PLAIN=1\n' > "$D/agent.env"
@@ -204,6 +223,46 @@ ccheck "$D/big.yaml"
 OUT=$(timeout 20 "$BRIG" policy check --policy pi --compose "$D/laughs.yaml" 2>&1); RC=$?
 [ "$RC" = 1 ] || [ "$RC" = 2 ] && ok "nested aliases (10^20 nodes if expanded): judged or refused in bounded time (exit $RC)" \
     || not_ok "nested aliases: bounded" "exit $RC" "${OUT:0:300}"
+# compose merges a file's YAML documents, a later one overriding: a second
+# document would make the hardened service privileged under Docker.
+{ hardened; printf -- '---\nservices:\n  pi:\n    privileged: true\n'; } > "$D/multidoc.yaml"
+ccheck "$D/multidoc.yaml"
+[ "$RC" = 2 ] && grep -q 'more than one YAML document' <<<"$OUT" \
+    && ok "a second YAML document is refused (exit 2)" || not_ok "a second YAML document is refused" "exit $RC" "${OUT:0:300}"
+# `docker compose` in $D merges compose.override.yaml over compose.yaml.
+printf 'services:\n  pi:\n    privileged: true\n' > "$D/compose.override.yaml"
+ccheck "$D/compose.yaml"
+[ "$RC" = 1 ] && grep -q '^FAIL compose.keys compose.override.yaml' <<<"$OUT" \
+    && ok "an override file beside compose.yaml fails compose.keys" \
+    || not_ok "an override file beside compose.yaml fails compose.keys" "exit $RC" "${OUT:0:600}"
+rm -f "$D/compose.override.yaml"
+# The same through merge keys, which lookups do follow: each level merges
+# the previous one 50 times (50^8 mappings for one key), or itself.
+{
+    echo 'x-m0: &m0 {user: "1000:1000"}'
+    for l in 1 2 3 4 5 6 7 8; do
+        refs=$(for _ in $(seq 50); do printf '*m%s,' $((l - 1)); done)
+        printf 'x-m%s: &m%s\n  <<: [%s]\n' "$l" "$l" "${refs%,}"
+    done
+    printf 'services:
+  s:
+    <<: *m8
+    image: x@%s
+' "$PIN"
+} > "$D/merges.yaml"
+printf 'x-c: &c
+  <<: [*c]
+services:
+  s:
+    <<: *c
+    image: x@%s
+' "$PIN" > "$D/merge-cycle.yaml"
+for f in merges merge-cycle; do
+    OUT=$(timeout 20 "$BRIG" policy check --policy pi --compose "$D/$f.yaml" 2>&1); RC=$?
+    [ "$RC" = 2 ] && grep -q 'merge keys (<<) that form a cycle, chain deeper than 8 or reach more than 64' <<<"$OUT" \
+        && ok "$f.yaml: merge keys past the bound are refused at once (exit 2)" \
+        || not_ok "$f.yaml: merge keys past the bound are refused at once" "exit $RC" "${OUT:0:300}"
+done
 
 # ---- the device rule: what Docker allows by default is not a wildcard -------
 # c *:* m (mknod only) and c 136:* (pty slaves) pass devices; the reason the
