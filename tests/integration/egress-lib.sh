@@ -69,11 +69,19 @@ eg_audit() {
     jq -c 'select(.op == "egress") | {proto, name, address, port, decision, reason, bytes_out, bytes_in}' "$AUDIT"
 }
 eg_accepted() { wc -l < "$SRV_LOG"; }
-# The proxy of the last run is gone (its pid is in its audit lines).
-eg_proxy_gone() {
+# The proxy of the last run is gone (its pid is in its audit lines). A
+# proxy drains open connections for up to 1.5 s after its container: wait
+# up to 10 s (a loaded host) before calling it left behind.
+eg_proxy_gone_now() {
     local pid
     for pid in $(jq -r 'select(.op == "egress") | .pid' "$AUDIT" | sort -u); do
-        [ ! -e "/proc/$pid" ] || { echo "proxy $pid still runs"; return 1; }
+        [ ! -e "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null ||
+            { echo "proxy $pid still runs"; return 1; }
     done
     ! pgrep -x brig-egress >/dev/null || { echo "a brig-egress process runs: $(pgrep -x brig-egress)"; return 1; }
+}
+eg_proxy_gone() {
+    local _
+    for _ in $(seq 100); do eg_proxy_gone_now >/dev/null && return 0; sleep 0.1; done
+    eg_proxy_gone_now
 }

@@ -157,7 +157,7 @@ eq "rm of a dead sandbox: exit 0" 0 "$?"
 echo keep > "$WS/kept"
 sbx exec --json "$NAME" -- sh -c 'setsid sleep 3075 & sleep 3076' > "$T/victim.json" 2>/dev/null &
 VICTIM=$!
-for _ in $(seq 50); do pgrep -f "sleep 3076" >/dev/null && break; sleep 0.1; done
+for _ in $(seq 300); do pgrep -f "sleep 3076" >/dev/null && break; sleep 0.1; done   # 30 s: a loaded host
 sbx rm "$NAME" 2> "$T/err.txt"
 eq "rm while an exec runs: exit 125" 125 "$?"
 check "rm while an exec runs: says so, names --force" grep -q "still running (rm --force" "$T/err.txt"
