@@ -22,6 +22,7 @@
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/fs.h"
 #include "../runtime/util/strutil.h"
+#include "../runtime/config/spec_write.h"
 
 #define BUNDLE_PATH_DEFAULT "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -157,24 +158,8 @@ static void bundle_base_rest(struct brig_jw *w, const char *rootfs)
     jw_arr_close(w);
     jw_key(w, "linux");
     jw_obj_open(w);
-    jw_key(w, "resources");
-    jw_obj_open(w);
-    jw_key(w, "devices");
-    jw_arr_open(w);
-    jw_obj_open(w);
-    jw_kbool(w, "allow", false);
-    jw_kstr(w, "access", "rwm");
-    jw_obj_close(w);
-    jw_arr_close(w);
-    jw_obj_close(w);
-    jw_key(w, "namespaces");
-    jw_arr_open(w);
-    for (const char *const *n = ns; *n; n++) {
-        jw_obj_open(w);
-        jw_kstr(w, "type", *n);
-        jw_obj_close(w);
-    }
-    jw_arr_close(w);
+    spec_write_deny_devices(w);
+    spec_write_namespaces(w, ns);
     jw_obj_close(w);
 }
 

@@ -23,6 +23,7 @@
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/fs.h"
 #include "../runtime/util/strutil.h"
+#include "../runtime/config/spec_write.h"
 
 #define SANDBOX_OUTPUT_DEFAULT (1u << 20)
 #define SANDBOX_PATH_DEFAULT "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -221,24 +222,8 @@ static void config_linux(struct brig_jw *w, const char *id)
     jw_obj_open(w);
     autofree char *cg = brig_asprintf("%s/%s", SANDBOX_CGROUP_PARENT, id);
     jw_kstr(w, "cgroupsPath", cg);
-    jw_key(w, "resources");
-    jw_obj_open(w);
-    jw_key(w, "devices");
-    jw_arr_open(w);
-    jw_obj_open(w);
-    jw_kbool(w, "allow", false);
-    jw_kstr(w, "access", "rwm");
-    jw_obj_close(w);
-    jw_arr_close(w);
-    jw_obj_close(w);
-    jw_key(w, "namespaces");
-    jw_arr_open(w);
-    for (const char *const *n = ns; *n; n++) {
-        jw_obj_open(w);
-        jw_kstr(w, "type", *n);
-        jw_obj_close(w);
-    }
-    jw_arr_close(w);
+    spec_write_deny_devices(w);
+    spec_write_namespaces(w, ns);
     jw_obj_close(w);
 }
 

@@ -20,6 +20,7 @@
 #include "../config/json.h"
 #include "../util/cleanup.h"
 #include "../util/strutil.h"
+#include "../config/spec_write.h"
 
 static void jw_strs(struct brig_jw *w, const char *key, const char *const *v)
 {
@@ -143,25 +144,9 @@ static void spec_linux(struct brig_jw *w, bool rootless)
         spec_id_map(w, "uidMappings", (unsigned)geteuid());
         spec_id_map(w, "gidMappings", (unsigned)getegid());
     } else {
-        jw_key(w, "resources");
-        jw_obj_open(w);
-        jw_key(w, "devices");
-        jw_arr_open(w);
-        jw_obj_open(w);
-        jw_kbool(w, "allow", false);
-        jw_kstr(w, "access", "rwm");
-        jw_obj_close(w);
-        jw_arr_close(w);
-        jw_obj_close(w);
+        spec_write_deny_devices(w);
     }
-    jw_key(w, "namespaces");
-    jw_arr_open(w);
-    for (const char *const *n = rootless ? ns_rootless : ns; *n != NULL; n++) {
-        jw_obj_open(w);
-        jw_kstr(w, "type", *n);
-        jw_obj_close(w);
-    }
-    jw_arr_close(w);
+    spec_write_namespaces(w, rootless ? ns_rootless : ns);
     jw_strs(w, "maskedPaths", masked);
     jw_strs(w, "readonlyPaths", readonly);
     jw_obj_close(w);
