@@ -83,7 +83,7 @@ sanitizer_run() {
     rm -rf "$reports" && mkdir -p "$reports"
     local asan="strict_string_checks=1:log_path=$reports/asan"
     export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan"
-    ASAN_OPTIONS="detect_leaks=1:$asan" \
+    LSAN_OPTIONS="suppressions=$PWD/tests/unit/lsan.supp" ASAN_OPTIONS="detect_leaks=1:$asan" \
         run_suites "$ASAN_BUILD" asan-unit --suite unit --suite root --suite fuzz
     # Containers under ASan run 2-4 times slower: more time per test. Every
     # attack test, and the integration tests that drive the most of brig's
