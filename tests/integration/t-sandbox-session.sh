@@ -95,10 +95,10 @@ eq "timed-out exec: its output kept" started "$(j .stdout.preview_head)"
 wait $LONG
 eq "the other exec ran to its end" "0 8" "$(j .exit_code "$T/long.json") $(j .stdout.preview_head "$T/long.json" | grep -c tick)"
 sleep 0.2
-check_not "the setsid'd and double-forked children died with the timed-out exec" pgrep -f "sleep 307[123]"
+check_not "the setsid'd and double-forked children died with the timed-out exec" pgrep -f "^sleep 307[123]"
 ex "$NAME" -- sh -c 'sleep 3074 & echo bg'
 sleep 0.2
-check_not "what an exec leaves in the background dies when it exits" pgrep -f "sleep 3074"
+check_not "what an exec leaves in the background dies when it exits" pgrep -f "^sleep 3074"
 eq "the sandbox's init survived all of it" "$INIT" "$(sbx ls --json | jq -r --arg n "$NAME" '.[] | select(.name == $n) | .pid')"
 
 # ---- limits are the sandbox's, shared by its execs ----
@@ -130,14 +130,14 @@ eq "audit: the limit hit" wall "$(jq -r 'select(.op == "sandbox-exec") | .limits
 # ---- an exec whose brig is killed: its command is an orphan, killed by the next exec or ls ----
 "$BRIG" sandbox exec --state-root "$SB_STATE" --json "$NAME" -- sh -c 'setsid sleep 3077 & sleep 3078' > /dev/null 2>&1 &
 BPID=$!
-for _ in $(seq 300); do pgrep -f "sleep 3078" >/dev/null && break; sleep 0.1; done   # 30 s: a loaded host
+for _ in $(seq 300); do pgrep -f "^sleep 3078" >/dev/null && break; sleep 0.1; done   # 30 s: a loaded host
 kill -9 "$BPID"
 wait "$BPID" 2>/dev/null
 sleep 0.2
-check "brig exec killed: its command outlives it for now" pgrep -f "sleep 3078"
+check "brig exec killed: its command outlives it for now" pgrep -f "^sleep 3078"
 eq "brig exec killed: ls reaps the orphaned exec" 0 "$(sbx ls --json | jq -r --arg n "$NAME" '.[] | select(.name == $n) | .execs')"
 sleep 0.2
-check_not "brig exec killed: the orphan and what it detached are dead" pgrep -f "sleep 307[78]"
+check_not "brig exec killed: the orphan and what it detached are dead" pgrep -f "^sleep 307[78]"
 
 # ---- an exec into a sandbox whose init died ----
 sbx create --rootfs "$ROOTFS" --workspace "$WS" --env "BRIG_IT_TAG=$TAG-sb" "$N2" > /dev/null
@@ -157,7 +157,7 @@ eq "rm of a dead sandbox: exit 0" 0 "$?"
 echo keep > "$WS/kept"
 sbx exec --json "$NAME" -- sh -c 'setsid sleep 3075 & sleep 3076' > "$T/victim.json" 2>/dev/null &
 VICTIM=$!
-for _ in $(seq 300); do pgrep -f "sleep 3076" >/dev/null && break; sleep 0.1; done   # 30 s: a loaded host
+for _ in $(seq 300); do pgrep -f "^sleep 3076" >/dev/null && break; sleep 0.1; done   # 30 s: a loaded host
 sbx rm "$NAME" 2> "$T/err.txt"
 eq "rm while an exec runs: exit 125" 125 "$?"
 check "rm while an exec runs: says so, names --force" grep -q "still running (rm --force" "$T/err.txt"
