@@ -118,28 +118,8 @@ static int bundle_user(struct brig_jw *w, int rootfd, const char *spec, struct b
     return 0;
 }
 
-static void bundle_mount(struct brig_jw *w, const char *dst, const char *type, const char *src,
-                         const char *const *opts)
-{
-    jw_obj_open(w);
-    jw_kstr(w, "destination", dst);
-    jw_kstr(w, "type", type);
-    jw_kstr(w, "source", src);
-    jw_key(w, "options");
-    jw_arr_open(w);
-    for (; *opts; opts++) jw_str(w, *opts);
-    jw_arr_close(w);
-    jw_obj_close(w);
-}
-
 static void bundle_base_rest(struct brig_jw *w, const char *rootfs)
 {
-    static const char *const none[] = { NULL };
-    static const char *const dev[] = { "nosuid", "strictatime", "mode=755", "size=65536k", NULL };
-    static const char *const pts[] = { "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", NULL };
-    static const char *const shm[] = { "nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL };
-    static const char *const mq[] = { "nosuid", "noexec", "nodev", NULL };
-    static const char *const sys[] = { "nosuid", "noexec", "nodev", "ro", NULL };
     static const char *const ns[] = { "pid", "network", "ipc", "uts", "mount", "cgroup", NULL };
     jw_key(w, "root");
     jw_obj_open(w);
@@ -149,12 +129,7 @@ static void bundle_base_rest(struct brig_jw *w, const char *rootfs)
     jw_kstr(w, "hostname", "runner");
     jw_key(w, "mounts");
     jw_arr_open(w);
-    bundle_mount(w, "/proc", "proc", "proc", none);
-    bundle_mount(w, "/dev", "tmpfs", "tmpfs", dev);
-    bundle_mount(w, "/dev/pts", "devpts", "devpts", pts);
-    bundle_mount(w, "/dev/shm", "tmpfs", "shm", shm);
-    bundle_mount(w, "/dev/mqueue", "mqueue", "mqueue", mq);
-    bundle_mount(w, "/sys", "sysfs", "sysfs", sys);
+    spec_write_kernel_mounts(w);
     jw_arr_close(w);
     jw_key(w, "linux");
     jw_obj_open(w);

@@ -180,38 +180,13 @@ static int config_check_command(const struct brig_policy *p, const char *rootfs,
     return brig_failx(err, "%s: not found in the rootfs %s (PATH=%s)", cmd, rootfs, path);
 }
 
-static void config_mount(struct brig_jw *w, const char *dst, const char *type, const char *src,
-                         const char *const *opts)
-{
-    jw_obj_open(w);
-    jw_kstr(w, "destination", dst);
-    jw_kstr(w, "type", type);
-    jw_kstr(w, "source", src);
-    jw_key(w, "options");
-    jw_arr_open(w);
-    for (; *opts; opts++) jw_str(w, *opts);
-    jw_arr_close(w);
-    jw_obj_close(w);
-}
-
 static void config_mounts(struct brig_jw *w, const char *init_in, const char *init_host)
 {
-    static const char *const none[] = { NULL };
-    static const char *const dev[] = { "nosuid", "strictatime", "mode=755", "size=65536k", NULL };
-    static const char *const pts[] = { "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", NULL };
-    static const char *const shm[] = { "nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL };
-    static const char *const mq[] = { "nosuid", "noexec", "nodev", NULL };
-    static const char *const sys[] = { "nosuid", "noexec", "nodev", "ro", NULL };
     static const char *const init[] = { "bind", "ro", "nosuid", "nodev", NULL };
     jw_key(w, "mounts");
     jw_arr_open(w);
-    config_mount(w, "/proc", "proc", "proc", none);
-    config_mount(w, "/dev", "tmpfs", "tmpfs", dev);
-    config_mount(w, "/dev/pts", "devpts", "devpts", pts);
-    config_mount(w, "/dev/shm", "tmpfs", "shm", shm);
-    config_mount(w, "/dev/mqueue", "mqueue", "mqueue", mq);
-    config_mount(w, "/sys", "sysfs", "sysfs", sys);
-    config_mount(w, init_in, "bind", init_host, init);
+    spec_write_kernel_mounts(w);
+    spec_write_mount(w, init_in, "bind", init_host, init);
     jw_arr_close(w);
 }
 
