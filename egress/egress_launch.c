@@ -9,6 +9,7 @@
  * exits, so `delete` ends it) or stops it (sandbox run, undo). */
 #include "egress.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,7 @@ int egress_prepare(const struct brig_policy *p, struct brig_spec *s, struct brig
     size_t add = 0;
     while (egress_env[add] != NULL) add++;
     char **env = realloc(proc->env, (n + add + 1) * sizeof(char *));
-    if (env == NULL) return brig_fail(err, 12, "network egress: environment");
+    if (env == NULL) return brig_fail(err, ENOMEM, "network egress: environment");
     for (size_t i = 0; i < add; i++) env[n + i] = brig_strdup(egress_env[i]);
     env[n + add] = NULL;
     proc->env = env;
