@@ -98,6 +98,18 @@ static int elf_vaddr_offset(const struct elf_phdr *ph, size_t n, uint64_t vaddr,
     return -1;
 }
 
+/* Entry i of a dynamic section read raw, either class. */
+static void elf_dyn_at(unsigned char class, const unsigned char *raw, size_t i, int64_t *tag, uint64_t *val)
+{
+    if (class == ELFCLASS64) {
+        const Elf64_Dyn *d = (const Elf64_Dyn *)raw + i;
+        *tag = d->d_tag, *val = d->d_un.d_val;
+    } else {
+        const Elf32_Dyn *d = (const Elf32_Dyn *)raw + i;
+        *tag = d->d_tag, *val = d->d_un.d_val;
+    }
+}
+
 static int elf_read_dynamic(int fd, unsigned char class, const struct elf_phdr *ph, size_t n,
                             const struct elf_phdr *dyn, struct elf_dyn *out)
 {
@@ -111,13 +123,7 @@ static int elf_read_dynamic(int fd, unsigned char class, const struct elf_phdr *
     for (size_t i = 0; i < count; i++) {
         int64_t tag;
         uint64_t val;
-        if (class == ELFCLASS64) {
-            const Elf64_Dyn *d = (const Elf64_Dyn *)(raw + i * entsize);
-            tag = d->d_tag, val = d->d_un.d_val;
-        } else {
-            const Elf32_Dyn *d = (const Elf32_Dyn *)(raw + i * entsize);
-            tag = d->d_tag, val = d->d_un.d_val;
-        }
+        elf_dyn_at(class, raw, i, &tag, &val);
         if (tag == DT_NULL) {
             count = i;
             break;
@@ -133,13 +139,7 @@ static int elf_read_dynamic(int fd, unsigned char class, const struct elf_phdr *
     for (size_t i = 0; i < count; i++) {
         int64_t tag;
         uint64_t val;
-        if (class == ELFCLASS64) {
-            const Elf64_Dyn *d = (const Elf64_Dyn *)(raw + i * entsize);
-            tag = d->d_tag, val = d->d_un.d_val;
-        } else {
-            const Elf32_Dyn *d = (const Elf32_Dyn *)(raw + i * entsize);
-            tag = d->d_tag, val = d->d_un.d_val;
-        }
+        elf_dyn_at(class, raw, i, &tag, &val);
         if (tag != DT_NEEDED && tag != DT_RUNPATH && tag != DT_RPATH) continue;
         if (val >= strsz) return -1;
         const char *s = str + val;      /* NUL-terminated: str has one more byte */
