@@ -156,3 +156,19 @@ void cg_throttle_lists(const struct brig_resources *r, struct cg_throttle_list o
     out[3] = (struct cg_throttle_list){ "throttleWriteIOPSDevice", r->block_io.throttle_write_iops,
                                         r->block_io.n_throttle_write_iops };
 }
+
+int cg_hugepage_write(const char *dir, const struct brig_resources *r, const char *suffix,
+                      struct brig_error **err)
+{
+    autofree uint64_t *sizes = NULL;
+    size_t n = 0;
+    TRY(cg_hugepage_sizes(&sizes, &n, err));
+    for (size_t i = 0; i < r->n_hugepage_limits; i++) {
+        char field[64], name[32], file[64];
+        snprintf(field, sizeof(field), "linux.resources.hugepageLimits[%zu]", i);
+        TRY(cg_hugepage_check(field, r->hugepage_limits[i].page_size, sizes, n, name, sizeof(name), err));
+        snprintf(file, sizeof(file), "hugetlb.%s.%s", name, suffix);
+        TRY(cg_writef(dir, file, field, err, "%llu", (unsigned long long)r->hugepage_limits[i].limit));
+    }
+    return 0;
+}

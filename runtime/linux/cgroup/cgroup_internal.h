@@ -82,6 +82,10 @@ void cg_hugepage_name(uint64_t kb, char *buf, size_t len);
 int cg_hugepage_check(const char *field, const char *page_size, const uint64_t *sizes_kb,
                       size_t n_sizes, char *name, size_t len, struct brig_error **err);
 int cg_hugepage_sizes(uint64_t **sizes_kb, size_t *n, struct brig_error **err);
+/* Each hugepageLimits entry written to DIR/hugetlb.<size>.SUFFIX
+ * ("limit_in_bytes" on v1, "max" on v2). */
+int cg_hugepage_write(const char *dir, const struct brig_resources *r, const char *suffix,
+                      struct brig_error **err);
 /* linux.resources.blockIO's four throttle lists with their field names, in
  * the order read bps, write bps, read iops, write iops (v1 has a file for
  * each, v2 an io.max key). */

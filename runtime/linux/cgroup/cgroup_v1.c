@@ -371,20 +371,8 @@ static int v1_other(const struct brig_cgroup *cg, const struct cg_plan *p,
         if (r->cpu.mems && *r->cpu.mems)
             TRY(cg_write(dd->path, "cpuset.mems", "linux.resources.cpu.mems", r->cpu.mems, err));
     }
-    if (p->where[CG_HUGETLB] == CG_V1 && (dd = cg_dir_v1(cg, "hugetlb")) != NULL) {
-        autofree uint64_t *sizes = NULL;
-        size_t n = 0;
-        TRY(cg_hugepage_sizes(&sizes, &n, err));
-        for (size_t i = 0; i < r->n_hugepage_limits; i++) {
-            char field[64], name[32], file[64];
-            snprintf(field, sizeof(field), "linux.resources.hugepageLimits[%zu]", i);
-            TRY(cg_hugepage_check(field, r->hugepage_limits[i].page_size, sizes, n, name,
-                                  sizeof(name), err));
-            snprintf(file, sizeof(file), "hugetlb.%s.limit_in_bytes", name);
-            TRY(cg_writef(dd->path, file, field, err, "%llu",
-                          (unsigned long long)r->hugepage_limits[i].limit));
-        }
-    }
+    if (p->where[CG_HUGETLB] == CG_V1 && (dd = cg_dir_v1(cg, "hugetlb")) != NULL)
+        TRY(cg_hugepage_write(dd->path, r, "limit_in_bytes", err));
     if (p->where[CG_RDMA] == CG_V1 && (dd = cg_dir_v1(cg, "rdma")) != NULL) {
         for (size_t i = 0; i < r->n_rdma; i++) {
             const struct brig_rdma_limit *l = &r->rdma[i];

@@ -253,20 +253,7 @@ int cgv2_apply(const struct brig_cgroup *cg, const struct cg_plan *p,
             TRY(cg_write(d, "cpuset.mems", "linux.resources.cpu.mems", r->cpu.mems, err));
     }
     if (p->where[CG_IO] == CG_V2) TRY(v2_io(d, r, err));
-    if (p->where[CG_HUGETLB] == CG_V2) {
-        autofree uint64_t *sizes = NULL;
-        size_t n = 0;
-        TRY(cg_hugepage_sizes(&sizes, &n, err));
-        for (size_t i = 0; i < r->n_hugepage_limits; i++) {
-            char field[64], name[32], file[64];
-            snprintf(field, sizeof(field), "linux.resources.hugepageLimits[%zu]", i);
-            TRY(cg_hugepage_check(field, r->hugepage_limits[i].page_size, sizes, n, name,
-                                  sizeof(name), err));
-            snprintf(file, sizeof(file), "hugetlb.%s.max", name);
-            TRY(cg_writef(d, file, field, err, "%llu",
-                          (unsigned long long)r->hugepage_limits[i].limit));
-        }
-    }
+    if (p->where[CG_HUGETLB] == CG_V2) TRY(cg_hugepage_write(d, r, "max", err));
     if (p->where[CG_RDMA] == CG_V2) {
         for (size_t i = 0; i < r->n_rdma; i++) {
             const struct brig_rdma_limit *l = &r->rdma[i];
