@@ -6,6 +6,7 @@
  * returned: apply never hands out a config that check would refuse. */
 #include "policy_apply.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,30 @@ static void mounts_insert(struct ptree *mounts, size_t at, struct ptree *m)
     mounts->vals[at] = m;
 }
 
+/* workspace.maxSize is met by the host's filesystem, not by the config:
+ * apply cannot patch it, so it says which directory cannot be bounded
+ * (rather than "still violates" after the fact). The user namespace is
+ * the patched config's (apply_namespaces has run). */
+static int apply_workspace_quota(const struct brig_policy *p, const struct ptree *cfg, const char *src,
+                                 const char *flag, struct brig_error **err)
+{
+    if (p->workspace.max_size == 0 || src == NULL) return 0;
+    struct brig_spec s = { 0 };
+    const struct ptree *ns = ptree_get(ptree_get(cfg, "linux"), "namespaces");
+    for (size_t i = 0; ns != NULL && ns->type == PT_ARR && i < ns->n; i++) {
+        const char *type = ptree_str(ns->vals[i], "type");
+        if (type && strcmp(type, "user") == 0) s.linux_cfg.namespaces[BRIG_NS_USER].present = true;
+    }
+    /* A relative source is the bundle's, which apply spells "/" (spec_parse). */
+    autofree char *abs = src[0] == '/' ? strdup(src) : brig_asprintf("/%s", src);
+    if (abs == NULL) return brig_fail(err, ENOMEM, "workspace");
+    struct brig_mount m = { .source = abs };
+    char why[PATH_MAX + 256];
+    if (policy_quota_judge(p, &s, &m, why, sizeof(why)) != POLICY_QUOTA_NONE) return 0;
+    return brig_failx(err, "%s %s: workspace.maxSize %llu bytes cannot be enforced: %s", flag, src,
+                      (unsigned long long)p->workspace.max_size, why);
+}
+
 static int apply_mounts(const struct brig_policy *p, struct ptree *cfg, const struct policy_apply_opts *o,
                         struct brig_error **err)
 {
@@ -126,6 +151,7 @@ static int apply_mounts(const struct brig_policy *p, struct ptree *cfg, const st
             return brig_failx(err, "--workspace %s: expected an absolute host path", o->workspace_source);
         if (policy_path_forbidden(p, o->workspace_source, &which))
             return brig_failx(err, "--workspace %s: a forbidden host path (%s)", o->workspace_source, which);
+        TRY(apply_workspace_quota(p, cfg, o->workspace_source, "--workspace", err));
         static const char *const opts[] = { "rbind", "rw", "nosuid", "nodev", NULL };
         size_t at = mounts_take(mounts, p->workspace.path);
         mounts_insert(mounts, at, mount_new(p->workspace.path, "bind", o->workspace_source, opts));
@@ -147,7 +173,7 @@ static int apply_mounts(const struct brig_policy *p, struct ptree *cfg, const st
     if (policy_path_forbidden(p, ptree_str(ws, "source"), &which))
         return brig_failx(err, "workspace: its source %s is a forbidden host path (%s)",
                           ptree_str(ws, "source"), which);
-    return 0;
+    return apply_workspace_quota(p, cfg, ptree_str(ws, "source"), "workspace: the mount's source", err);
 }
 
 static bool seccomp_passes(const struct brig_policy *p, const struct brig_spec *s)
