@@ -30,7 +30,7 @@ sb_name=bench-$$
 pm_name=brig-bench-$$
 cleanup() {
     "$brig" sandbox rm --force --state-root "$W/state" "$sb_name" >/dev/null 2>&1 || true
-    command -v podman >/dev/null && podman --runtime runc rm -f -t 0 "$pm_name" >/dev/null 2>&1 || true
+    if command -v podman >/dev/null; then podman --runtime runc rm -f -t 0 "$pm_name" >/dev/null 2>&1 || true; fi
     rm -rf "$W"
 }
 trap cleanup EXIT
