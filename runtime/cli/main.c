@@ -33,10 +33,14 @@ static int cmd_restore(const struct brig_globals *g, int argc, char **argv, int 
  * process, the hooks they run; `sandbox run` does it in-process): they run
  * from a sealed copy of brig, never the host binary (linux/exe_seal.h,
  * docs/security.md). */
-static bool cmd_spawns(const char *name)
+static bool cmd_spawns(int argc, char **argv)
 {
-    return strcmp(name, "create") == 0 || strcmp(name, "run") == 0 || strcmp(name, "exec") == 0 ||
-           strcmp(name, "sandbox") == 0;
+    const char *name = argv[0];
+    /* `sandbox ls` reads state and `sandbox rm` is a `delete`: neither
+     * spawns, so neither pays for the copy; any other word is sealed. */
+    if (strcmp(name, "sandbox") == 0)
+        return !(argc >= 2 && (strcmp(argv[1], "ls") == 0 || strcmp(argv[1], "rm") == 0));
+    return strcmp(name, "create") == 0 || strcmp(name, "run") == 0 || strcmp(name, "exec") == 0;
 }
 
 static const struct cli_command commands[] = {
@@ -193,7 +197,7 @@ int main(int argc, char **argv)
         if (strcmp(cargv[0], commands[i].name) != 0) continue;
         brig_debug("command %s", commands[i].name);
         int status = 0;
-        if ((cmd_spawns(commands[i].name) && exe_seal_ensure(argv, &err) < 0) ||
+        if ((cmd_spawns(cargc, cargv) && exe_seal_ensure(argv, &err) < 0) ||
             commands[i].fn(&g, cargc - 1, cargv + 1, &status, &err) < 0) {
             report_error(err, log_to_file, fmt == BRIG_LOG_JSON);
             return 1;

@@ -12,10 +12,12 @@
  * cannot change under the host-side brig that runs from it too. */
 #include "exe_seal.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <link.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +81,35 @@ static int exe_memfd(const struct stat *st, struct brig_error **err)
         return brig_fail(err, errno, "memfd_create for a sealed copy of brig%s",
                          errno == EACCES ? " (vm.memfd_noexec=2 forbids executable memfds)" : "");
     return fd;
+}
+
+#define EXE_ELFCLASS (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32)
+
+/* How much of the binary the kernel and the dynamic loader read: the ELF
+ * header, the program headers and every segment's bytes. What follows
+ * (section headers, symbols, debug info: 2 of the 2.9 MB of a
+ * debugoptimized brig) is never mapped or read at run time, so it need not
+ * be copied at every start. The copy is judged as the file is: anything not
+ * a well-formed native ELF, or a segment past the end, copies the whole
+ * file (the ELF loader then refuses what it refuses today). */
+static off_t exe_load_extent(int src, off_t size)
+{
+    ElfW(Ehdr) eh;
+    if (pread(src, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh)) return size;
+    ElfW(Phdr) ph[64];          /* brig has 14; more is not ours: copy it all */
+    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != EXE_ELFCLASS ||
+        eh.e_phentsize != sizeof(ph[0]) || eh.e_phnum == 0 || eh.e_phnum > sizeof(ph) / sizeof(ph[0]))
+        return size;
+    uint64_t end = (uint64_t)eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(ElfW(Phdr));
+    if (eh.e_phoff < sizeof(eh) || end > (uint64_t)size) return size;
+    size_t phsize = eh.e_phnum * sizeof(ph[0]);
+    if (pread(src, ph, phsize, (off_t)eh.e_phoff) != (ssize_t)phsize) return size;
+    for (size_t i = 0; i < eh.e_phnum; i++) {
+        uint64_t e = (uint64_t)ph[i].p_offset + (uint64_t)ph[i].p_filesz;
+        if (e < ph[i].p_offset || e > (uint64_t)size) return size;
+        if (e > end) end = e;
+    }
+    return (off_t)end;
 }
 
 static int exe_copy(int dst, int src, off_t size, struct brig_error **err)
@@ -146,11 +177,13 @@ int exe_seal_ensure(char **argv, struct brig_error **err)
     if (fstat(src, &st) < 0) return brig_fail(err, errno, "stat /proc/self/exe");
     autoclose int fd = exe_memfd(&st, err);
     if (fd < 0) return -1;
-    TRY(exe_copy(fd, src, st.st_size, err));
+    off_t len = exe_load_extent(src, st.st_size);
+    TRY(exe_copy(fd, src, len, err));
     TRY(exe_seal_fd(fd, err));
     autofree char **env = exe_env_with_guard();
     if (env == NULL) return brig_fail(err, ENOMEM, "re-exec brig");
-    brig_debug("re-executing from a sealed memfd copy of /proc/self/exe (%jd bytes)", (intmax_t)st.st_size);
+    brig_debug("re-executing from a sealed memfd copy of /proc/self/exe (%jd of %jd bytes)", (intmax_t)len,
+               (intmax_t)st.st_size);
     syscall(SYS_execveat, fd, "", argv, env, AT_EMPTY_PATH);
     return brig_fail(err, errno, "execveat the sealed memfd copy of brig");
 }
