@@ -103,12 +103,19 @@ RULE(rule_nnp)
         policy_fail(rep, rule, "process.noNewPrivileges", "false");
 }
 
+/* The host's system accounts (login.defs SYS_UID_MAX/SYS_GID_MAX). */
+#define POLICY_SYSTEM_ID_MAX 999
+
 /* An idmapped mount maps ids on disk (containerID) to ids of the host
  * (hostID). Host uid 0 on either side is host root's: hostID 0 makes the
  * mount's files root's to whoever runs in the container; containerID 0
  * stores what the container makes there as host root's (a setuid-root
- * file left on the host), even from root inside a user namespace. "idmap"
- * without mappings takes the container's, containerID 0 included. */
+ * file left on the host), even from root inside a user namespace. Any
+ * other system id on disk is as bad: what the container makes there is
+ * that account's, and it may set the setgid bit on its own group as it
+ * sees it: a setgid-disk (6) or -shadow program left on the host for any
+ * host user to run. "idmap" without mappings takes the container's,
+ * containerID 0 included. */
 static void policy_idmap_side(const struct brig_id_mapping *m, size_t n, const char *path,
                               const char *what, struct policy_report *rep, const char *rule)
 {
@@ -118,6 +125,10 @@ static void policy_idmap_side(const struct brig_id_mapping *m, size_t n, const c
         else if (m[k].container_id == 0)
             policy_fail(rep, rule, path, "%s 0 on disk is mapped: files made there would be "
                         "host root's", what);
+        else if (m[k].container_id <= POLICY_SYSTEM_ID_MAX)
+            policy_fail(rep, rule, path, "%s %u on disk is mapped: a system id (below %u), files "
+                        "made there (setuid or setgid programs among them) would be that account's",
+                        what, m[k].container_id, POLICY_SYSTEM_ID_MAX + 1);
     }
 }
 
