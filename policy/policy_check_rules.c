@@ -103,9 +103,6 @@ RULE(rule_nnp)
         policy_fail(rep, rule, "process.noNewPrivileges", "false");
 }
 
-/* The host's system accounts (login.defs SYS_UID_MAX/SYS_GID_MAX). */
-#define POLICY_SYSTEM_ID_MAX 999
-
 /* An idmapped mount maps ids on disk (containerID) to ids of the host
  * (hostID). Host uid 0 on either side is host root's: hostID 0 makes the
  * mount's files root's to whoever runs in the container; containerID 0
@@ -172,9 +169,16 @@ RULE(rule_user)
         policy_fail(rep, rule, "process.user.uid", "%u (the policy runs as %u)", u->uid, p->user.uid);
     if (u->gid != p->user.gid)
         policy_fail(rep, rule, "process.user.gid", "%u (the policy runs as %u)", u->gid, p->user.gid);
+    /* A supplementary group is one the command may chgrp its files to and
+     * set the setgid bit on: a system group's (disk, shadow, docker) would
+     * be a setgid program of it left in the workspace for host users. */
     for (size_t i = 0; i < u->n_additional_gids; i++)
         if (u->additional_gids[i] == 0)
             policy_fail(rep, rule, "process.user.additionalGids", "0 (the root group)");
+        else if (u->additional_gids[i] <= POLICY_SYSTEM_ID_MAX)
+            policy_fail(rep, rule, "process.user.additionalGids", "%u (a system group, below %u: "
+                        "the command could leave a setgid program of it on the host)",
+                        u->additional_gids[i], POLICY_SYSTEM_ID_MAX + 1);
 }
 
 /* A notifier may answer "continue" and a tracer may let the call go on:

@@ -68,3 +68,21 @@ check_refused_rc "the policy refuses on-disk uid 1 (mounts[$n].uidMappings)" \
 check "... and on-disk gids 900-1099 (mounts[$n].gidMappings)" grep -qF "mounts[$n].gidMappings: gid 900 on disk" "$T/attack.err"
 check_not "nothing was left on the host" test -e "$T/attack-ws/setgid"
 assert_clean attack
+# ---- the same channel without an idmapped mount: a system supplementary group --
+# additionalGids [6]: uid 1000 is in group disk on the host kernel, chgrps its
+# program to 6 in the plain workspace and sets the setgid bit.
+rm -rf "$T/groups" "$T/groups-ws" && cp -a "$T/attack" "$T/groups" && mkdir "$T/groups-ws" && chown 1000:1000 "$T/groups-ws"
+cfg groups "(.mounts[$n].source = \"$T/groups-ws\") | del(.mounts[$n].uidMappings, .mounts[$n].gidMappings) | .process.user.additionalGids = [6]
+    | .process.args = [\"/bin/sh\", \"-c\", \"cp /bin/egid /workspace/setgid && chgrp 6 /workspace/setgid && chmod 2755 /workspace/setgid\"]"
+CLEAN_IDS+=("$(cid groups)")
+b --policy "$T/agent.json" run --bundle "$T/groups" "$(cid groups)" </dev/null >"$T/groups.out" 2>"$T/groups.err"
+rc=$?
+[ -e "$T/groups-ws/setgid" ] &&
+    diag "left on the host: $(stat -c '%U:%G %A' "$T/groups-ws/setgid"); a host user runs it with egid $(egid_on_host "$T/groups-ws/setgid")"
+check_refused_rc "the policy refuses additionalGids [6] (user.nonroot)" \
+    "process.user.additionalGids: 6 (a system group, below 1000" 1 "$rc" "$T/groups.err"
+check_not "no setgid program of the disk group was left on the host" test -e "$T/groups-ws/setgid"
+assert_clean groups
+"$BRIG" policy apply --policy "$T/agent.json" --workspace "$T/groups-ws" --output "$T/groups/applied.json" "$T/groups" >/dev/null
+check_eq "policy apply drops the system group (as it drops 0)" \
+    "$(jq -c '.process.user.additionalGids' "$T/groups/applied.json")" "[]"
