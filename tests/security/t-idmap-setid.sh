@@ -45,11 +45,13 @@ check_eq "and the command left a setgid program of gid 2000 on disk" \
 check_eq "which a host user runs with egid 2000" "$(egid_on_host "$T/use-ws/setgid")" 2000
 assert_clean use
 # ---- the attack: on-disk gid 6 (disk) -----------------------------------------
-policy_bundle attack 6 || bail "cannot build the bundle"
+# the use's bundle, its workspace fresh, gid 2000 on disk now 6
+n=$(jq '[.mounts[].destination] | index("/workspace")' "$T/use/config.json")
+cp -a "$T/use" "$T/attack" && mkdir "$T/attack-ws" && chown 1000:1000 "$T/attack-ws" || bail "cannot copy the bundle"
+cfg attack "(.mounts[$n].source = \"$T/attack-ws\") | (.mounts[$n].gidMappings[1].containerID = 6)"
 CLEAN_IDS+=("$(cid attack)")
 b --policy "$T/agent.json" run --bundle "$T/attack" "$(cid attack)" </dev/null >"$T/attack.out" 2>"$T/attack.err"
 rc=$?
-n=$(jq '[.mounts[].destination] | index("/workspace")' "$T/attack/config.json")
 [ -e "$T/attack-ws/setgid" ] &&
     diag "left on the host: $(stat -c '%U:%G %A' "$T/attack-ws/setgid"); a host user runs it with egid $(egid_on_host "$T/attack-ws/setgid")"
 check_refused_rc "the policy refuses on-disk gid 6 (user.nonroot, mounts[$n].gidMappings)" \
