@@ -71,7 +71,8 @@ void apply_process(const struct brig_policy *p, struct ptree *cfg)
         struct ptree *gids = ptree_get(user, "additionalGids");
         for (size_t i = gids ? gids->n : 0; i-- > 0;) {
             int64_t g;
-            if (gids->vals[i]->type == PT_NUM && brig_parse_i64(gids->vals[i]->s, &g) == 0 && g == 0)
+            if (gids->vals[i]->type == PT_NUM && brig_parse_i64(gids->vals[i]->s, &g) == 0 && g >= 0 &&
+                g <= POLICY_SYSTEM_ID_MAX)
                 ptree_remove_at(gids, i);
         }
     }

@@ -107,8 +107,12 @@ RULE(rule_nnp)
  * (hostID). Host uid 0 on either side is host root's: hostID 0 makes the
  * mount's files root's to whoever runs in the container; containerID 0
  * stores what the container makes there as host root's (a setuid-root
- * file left on the host), even from root inside a user namespace. "idmap"
- * without mappings takes the container's, containerID 0 included. */
+ * file left on the host), even from root inside a user namespace. Any
+ * other system id on disk is as bad: what the container makes there is
+ * that account's, and it may set the setgid bit on its own group as it
+ * sees it: a setgid-disk (6) or -shadow program left on the host for any
+ * host user to run. "idmap" without mappings takes the container's,
+ * containerID 0 included. */
 static void policy_idmap_side(const struct brig_id_mapping *m, size_t n, const char *path,
                               const char *what, struct policy_report *rep, const char *rule)
 {
@@ -118,6 +122,10 @@ static void policy_idmap_side(const struct brig_id_mapping *m, size_t n, const c
         else if (m[k].container_id == 0)
             policy_fail(rep, rule, path, "%s 0 on disk is mapped: files made there would be "
                         "host root's", what);
+        else if (m[k].container_id <= POLICY_SYSTEM_ID_MAX)
+            policy_fail(rep, rule, path, "%s %u on disk is mapped: a system id (below %u), files "
+                        "made there (setuid or setgid programs among them) would be that account's",
+                        what, m[k].container_id, POLICY_SYSTEM_ID_MAX + 1);
     }
 }
 
@@ -161,9 +169,16 @@ RULE(rule_user)
         policy_fail(rep, rule, "process.user.uid", "%u (the policy runs as %u)", u->uid, p->user.uid);
     if (u->gid != p->user.gid)
         policy_fail(rep, rule, "process.user.gid", "%u (the policy runs as %u)", u->gid, p->user.gid);
+    /* A supplementary group is one the command may chgrp its files to and
+     * set the setgid bit on: a system group's (disk, shadow, docker) would
+     * be a setgid program of it left in the workspace for host users. */
     for (size_t i = 0; i < u->n_additional_gids; i++)
         if (u->additional_gids[i] == 0)
             policy_fail(rep, rule, "process.user.additionalGids", "0 (the root group)");
+        else if (u->additional_gids[i] <= POLICY_SYSTEM_ID_MAX)
+            policy_fail(rep, rule, "process.user.additionalGids", "%u (a system group, below %u: "
+                        "the command could leave a setgid program of it on the host)",
+                        u->additional_gids[i], POLICY_SYSTEM_ID_MAX + 1);
 }
 
 /* A notifier may answer "continue" and a tracer may let the call go on:

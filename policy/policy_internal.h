@@ -12,6 +12,10 @@ struct brig_spec;
 struct brig_mount;
 struct brig_root;
 
+/* The host's system accounts and groups (login.defs SYS_UID_MAX,
+ * SYS_GID_MAX): user.nonroot keeps them from the container's files. */
+#define POLICY_SYSTEM_ID_MAX 999
+
 /* Record a failed result for rule: path (may be NULL) and a printf value. */
 void policy_fail(struct policy_report *rep, const char *rule, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

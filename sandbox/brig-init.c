@@ -8,6 +8,11 @@
  * other process in it, so nothing CMD left behind (daemons, setsid'd or
  * double-forked children) outlives it.
  *
+ * --cwd DIR: CMD's working directory, entered by CMD's own process (the
+ * sandbox's user, inside the sandbox) and never made. As process.cwd the
+ * runtime would create it as root before the read-only root is sealed: in
+ * the host's rootfs, on the say-so of a caller through sudo.
+ *
  * brig-init --idle: PID 1 of a long-lived sandbox (`brig sandbox create`).
  * It runs nothing: it reaps what the exec'd commands orphan, until SIGTERM
  * (or `sandbox rm`'s SIGKILL) ends it and, with it, the namespace. It does
@@ -60,9 +65,14 @@ int main(int argc, char **argv)
 {
     bool idle = argc == 2 && strcmp(argv[1], "--idle") == 0;
     int first = 1;
-    if (argc > 1 && strcmp(argv[1], "--") == 0) first = 2;
+    const char *cwd = NULL;
+    if (argc > 2 && strcmp(argv[1], "--cwd") == 0) {
+        cwd = argv[2];
+        first = 3;
+    }
+    if (argc > first && strcmp(argv[first], "--") == 0) first++;
     if (first >= argc && !idle) {
-        fprintf(stderr, "brig-init: usage: brig-init -- CMD [ARGS...] | brig-init --idle\n");
+        fprintf(stderr, "brig-init: usage: brig-init [--cwd DIR] -- CMD [ARGS...] | brig-init --idle\n");
         return 125;
     }
     /* A session of our own, before anything else runs: the caller's
@@ -100,6 +110,10 @@ int main(int argc, char **argv)
          * from the background here: everything is still blocked. */
         if (isatty(0)) tcsetpgrp(0, getpid());
         sigprocmask(SIG_SETMASK, &old, NULL);
+        if (cwd != NULL && chdir(cwd) < 0) {
+            fprintf(stderr, "brig-init: --cwd %s: %s (brig does not create it)\n", cwd, strerror(errno));
+            _exit(125);
+        }
         execvp(argv[first], argv + first);
         int e = errno;
         fprintf(stderr, "brig-init: %s: %s\n", argv[first], strerror(e));

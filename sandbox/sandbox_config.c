@@ -266,13 +266,21 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
     jw_key(w, "args");
     jw_arr_open(w);
     jw_str(w, init_in);
+    /* --cwd is entered by brig-init as the sandbox's user, never made:
+     * as process.cwd the init would mkdir it as root while the rootfs is
+     * still writable (in the host's rootfs, or through a symlink planted
+     * in the workspace), on the say-so of a caller through sudo. */
+    if (o->session == NULL && o->cwd != NULL) {
+        jw_str(w, "--cwd");
+        jw_str(w, o->cwd);
+    }
     /* A long-lived sandbox's init idles; its commands are exec'd. */
     jw_str(w, o->session ? "--idle" : "--");
     for (char **a = o->argv; o->session == NULL && *a; a++) jw_str(w, *a);
     jw_arr_close(w);
     TRY(config_env(w, p, o, err));
     config_rlimits(w, p);
-    jw_kstr(w, "cwd", o->cwd ? o->cwd : (o->workspace && p->workspace.path ? p->workspace.path : "/"));
+    jw_kstr(w, "cwd", o->workspace && p->workspace.path ? p->workspace.path : "/");
     jw_kbool(w, "noNewPrivileges", true);
     jw_obj_close(w);
     jw_key(w, "root");
