@@ -119,3 +119,21 @@ check_eq "proxy killed: the server's port is not reachable directly" "$(cat "$T/
 check_eq "proxy killed: nothing reached the server" "$(eg_accepted)" "$before"
 b --policy "$T/pol.json" delete --force "$ID"
 check "delete: no proxy, no audit writer left" eg_proxy_gone
+
+# ---- a long-lived sandbox: sandbox exec gets the proxy, rm ends it ----
+NAME=$TAG-ss
+"$BRIG" sandbox create --policy "$T/pol.json" --state-root "$SB_STATE" --rootfs "$ROOTFS" \
+    --env "BRIG_IT_TAG=$TAG-sb" "$NAME" > "$T/ss.out" 2>&1
+check_eq "sandbox create under an egress policy: exit 0" "$?" 0
+sproxy=$(our_proxy "$SB_STATE")
+check "sandbox create: its proxy runs" test -n "$sproxy"
+[ -z "$sproxy" ] || check_eq "sandbox create: its proxy is confined too (uid, CapBnd, Seccomp)" \
+    "$(status_field "$sproxy" Uid | awk '{print ($1 != 0)}') $(status_field "$sproxy" CapBnd) $(status_field "$sproxy" Seccomp)" \
+    "1 0000000000000000 2"
+timeout 60 "$BRIG" sandbox exec --state-root "$SB_STATE" "$NAME" -- sh -c "env | grep -i '_proxy=' | sort | tr '\n' ' '; echo; wget -q -O - http://$API/" > "$T/x.out" 2> "$T/x.err"
+check_eq "sandbox exec: the 8 proxy variables" "$(head -1 "$T/x.out")" "$(printf '%s\n' "${EGRESS_ENV[@]}" | sort | tr '\n' ' ')"
+check_eq "sandbox exec: wget reaches the allowed name through the proxy" "$(tail -1 "$T/x.out")" hello
+timeout 60 "$BRIG" sandbox rm --state-root "$SB_STATE" "$NAME" > "$T/rm.out" 2>&1
+check_eq "sandbox rm: exit 0" "$?" 0
+check "sandbox rm: no proxy, no audit writer left" eg_proxy_gone
+check_eq "sandbox rm: no tagged process left" "$(tagged_pids "$TAG-sb")" ""
