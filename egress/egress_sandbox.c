@@ -54,7 +54,7 @@ static const char *const sandbox_allowed[] = {
     "rt_sigprocmask", "rt_sigaction", "rt_sigreturn", "sigaltstack", "restart_syscall",
     "gettid", "getpid", "getuid", "geteuid", "getgid", "getegid",
     "clock_gettime", "clock_getres", "gettimeofday", "time", "nanosleep", "clock_nanosleep",
-    "getrandom", "getrlimit", "exit", "exit_group",
+    "getrandom", "getrlimit", "uname", "exit", "exit_group",
     "wait4",        /* its audit writer, at the end */
     "setsid",       /* egress_detach: out of the caller's session */
 };

@@ -76,6 +76,15 @@ check_eq "confined, the audit lines are still written (allow, deny)" \
     "$(jq -r 'select(.op == "egress") | .decision' "$AUDIT" | tr '\n' ' ')" "allow deny "
 check "sandbox run ended: no proxy, no audit writer" eg_proxy_gone
 
+# ---- the C library's resolver (no hosts file) under the filter ----
+# getaddrinfo reads /etc/hosts, nsswitch.conf, resolv.conf and calls what
+# the filter must allow (uname, UDP sockets): the proxy must survive it.
+eg_policy '{"mode": "egress", "allow": ["*:*"]}'
+(unset BRIG_EGRESS_HOSTS; eg_client send 127.0.0.1 3128 'CONNECT localhost:80 HTTP/1.1\r\n\r\n')
+check "getaddrinfo under the filter: localhost resolved, then refused as loopback" \
+    grep -q '^brig egress: denied: 127.0.0.1 is loopback' "$T/out"
+eg_policy "{\"mode\": \"egress\", \"allow\": [\"$API\", \"127.0.0.1:$PORT\"], \"deny\": [\"evil.example.test:*\"]}"
+
 # ---- create: the proxy outlives brig create, confined ----
 mkdir -p "$T/eb" && cp -a "$ROOTFS" "$T/eb/rootfs"
 (cd "$T/eb" && runc spec) || bail "runc spec failed"
