@@ -51,6 +51,12 @@ static inline void egress_stopp(struct egress **e)
 /* egress_launch.c: the two steps of a container launch (create.c). Both
  * do nothing unless the policy's network is egress. */
 int egress_prepare(const struct brig_policy *p, struct brig_spec *s, struct brig_error **err);
+/* exec (and sandbox exec) into a container under an egress policy: the
+ * process gets the proxy variables its init got, whatever the saved
+ * config or --process file says, except those the exec's own --env
+ * (keep, NAME=VALUE) sets: they only steer that process's own client,
+ * the container has no other way out to point it at. */
+int egress_exec_env(const struct brig_policy *p, struct brig_spec *s, char *const *keep, struct brig_error **err);
 int egress_launch(const struct brig_policy *p, const char *id, pid_t init_pid, struct egress **out,
                   struct brig_error **err);
 

@@ -93,7 +93,7 @@ int egress_dial(struct egress_conn *c, const char *host, uint16_t port)
         n = 1;
     } else {
         if (egress_check_name(r, c->name, port, c->why, sizeof(c->why)) < 0) return dial_refuse(c, EGRESS_DENIED);
-        if (egress_resolve(c->ctx->hosts_path, c->name, addrs, DIAL_MAX_ADDRS, &n, c->why, sizeof(c->why)) < 0)
+        if (egress_resolve(c->ctx, c->name, addrs, DIAL_MAX_ADDRS, &n, c->why, sizeof(c->why)) < 0)
             return dial_refuse(c, EGRESS_UNRESOLVED);
     }
     /* A refusal is reported before an unreachable address: it is the

@@ -18,6 +18,8 @@ struct egress_ctx {
     const struct egress_rules *rules;
     const char *id;
     const char *hosts_path;             /* EGRESS_HOSTS_ENV, or NULL: getaddrinfo */
+    int hosts_fd;                       /* hosts_path, opened before the sandbox */
+    int audit_fd;                       /* to the audit writer, or -1: no audit.path */
     atomic_uint_fast64_t conns;         /* open now */
     atomic_uint_fast64_t bytes;         /* spent of rules->max_bytes */
 };
@@ -51,7 +53,7 @@ uint64_t egress_now_ms(void);
 
 /* egress_resolve.c: up to max addresses of name, in the resolver's order.
  * 0, or -1 with why. */
-int egress_resolve(const char *hosts_path, const char *name, struct egress_addr *out, size_t max, size_t *n,
+int egress_resolve(const struct egress_ctx *x, const char *name, struct egress_addr *out, size_t max, size_t *n,
                    char *why, size_t len);
 
 /* egress_dial.c: judge host:port (name, then every address), connect to
@@ -82,6 +84,18 @@ int egress_listen_in(int netns_fd, const uint16_t *ports, int *fds, size_t n, ch
  * open connections to end and write their audit lines. */
 void egress_proxy_serve(struct egress_ctx *x, const int *listen_fds, const enum egress_proto *protos, size_t n,
                         int stop_fd);
+
+/* egress_sandbox.c: the proxy confined once it listens; keep[] are the
+ * fds it serves with. 0, or -1 with why. */
+#define EGRESS_UID_BASE 0xB0000000u     /* + the proxy's pid: its own uid and gid */
+int egress_sandbox_enter(const int *keep, size_t n_keep, pid_t parent, char *why, size_t len);
+
+/* egress_auditor.c: the privileged writer of the proxy's audit lines.
+ * *pid -1 and *fd -1 when the policy has no audit.path. */
+int egress_auditor_start(const struct brig_policy *p, pid_t *pid, int *fd, char *why, size_t len);
+void egress_auditor_send(int fd, const char *line);
+/* Close the proxy's end, wait for the lines sent to be written. */
+void egress_auditor_finish(pid_t pid, int fd);
 
 /* Blocking I/O with a deadline on the client's socket. */
 ssize_t egress_read_some(int fd, void *buf, size_t len, int timeout_ms);

@@ -17,24 +17,45 @@
 #include "../runtime/config/spec.h"
 #include "../runtime/util/strutil.h"
 
-int egress_prepare(const struct brig_policy *p, struct brig_spec *s, struct brig_error **err)
+/* Whether keep (NAME=VALUE entries) names the variable of entry. */
+static bool launch_kept(char *const *keep, const char *entry)
+{
+    size_t n = strcspn(entry, "=");
+    for (size_t i = 0; keep != NULL && keep[i] != NULL; i++)
+        if (strncmp(keep[i], entry, n) == 0 && keep[i][n] == '=') return true;
+    return false;
+}
+
+/* The proxy variables replace the process's own, except those keep names. */
+static int launch_env(const struct brig_policy *p, struct brig_process *proc, char *const *keep,
+                      struct brig_error **err)
 {
     if (p == NULL || p->network.mode != POLICY_NET_EGRESS) return 0;
-    struct brig_process *proc = &s->process;
     size_t n = 0;
     for (size_t i = 0; i < proc->n_env; i++) {
-        if (egress_env_name(proc->env[i])) free(proc->env[i]);
+        if (egress_env_name(proc->env[i]) && !launch_kept(keep, proc->env[i])) free(proc->env[i]);
         else proc->env[n++] = proc->env[i];
     }
     size_t add = 0;
     while (egress_env[add] != NULL) add++;
     char **env = realloc(proc->env, (n + add + 1) * sizeof(char *));
     if (env == NULL) return brig_fail(err, ENOMEM, "network egress: environment");
-    for (size_t i = 0; i < add; i++) env[n + i] = brig_strdup(egress_env[i]);
-    env[n + add] = NULL;
+    for (size_t i = 0; i < add; i++)
+        if (!launch_kept(keep, egress_env[i])) env[n++] = brig_strdup(egress_env[i]);
+    env[n] = NULL;
     proc->env = env;
-    proc->n_env = n + add;
+    proc->n_env = n;
     return 0;
+}
+
+int egress_prepare(const struct brig_policy *p, struct brig_spec *s, struct brig_error **err)
+{
+    return launch_env(p, &s->process, NULL, err);
+}
+
+int egress_exec_env(const struct brig_policy *p, struct brig_spec *s, char *const *keep, struct brig_error **err)
+{
+    return launch_env(p, &s->process, keep, err);
 }
 
 int egress_launch(const struct brig_policy *p, const char *id, pid_t init_pid, struct egress **out,

@@ -6,6 +6,9 @@
 #include "egress_internal.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +17,8 @@
 
 #include "../runtime/util/cleanup.h"
 
+#define RESOLVE_HOSTS_MAX (1u << 20)
+
 static void resolve_add(struct egress_addr *out, size_t max, size_t *n, const struct egress_addr *a)
 {
     for (size_t i = 0; i < *n; i++)
@@ -21,10 +26,34 @@ static void resolve_add(struct egress_addr *out, size_t max, size_t *n, const st
     if (*n < max) out[(*n)++] = *a;
 }
 
-static int resolve_hosts(const char *path, const char *name, struct egress_addr *out, size_t max, size_t *n,
-                         char *why, size_t len)
+/* The proxy cannot open the file once confined (egress_sandbox.c): it
+ * was opened before, and is read whole from its start at each lookup. */
+static FILE *resolve_hosts_open(int fd, char **buf)
 {
-    autofclose FILE *f = fopen(path, "re");
+    size_t cap = 0, n = 0;
+    *buf = NULL;
+    for (;;) {
+        if (n == cap) {
+            if (cap >= RESOLVE_HOSTS_MAX) return NULL;
+            cap = cap ? cap * 2 : 8192;
+            char *b = realloc(*buf, cap);
+            if (b == NULL) return NULL;
+            *buf = b;
+        }
+        ssize_t r = pread(fd, *buf + n, cap - n, (off_t)n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return NULL;
+        if (r == 0) break;
+        n += (size_t)r;
+    }
+    return n ? fmemopen(*buf, n, "r") : fopen("/dev/null", "re");
+}
+
+static int resolve_hosts(int fd, const char *path, const char *name, struct egress_addr *out, size_t max,
+                         size_t *n, char *why, size_t len)
+{
+    autofree char *buf = NULL;
+    autofclose FILE *f = fd >= 0 ? resolve_hosts_open(fd, &buf) : NULL;
     if (f == NULL) {
         snprintf(why, len, "%s: cannot read the hosts file %s", name, path);
         return -1;
@@ -43,11 +72,11 @@ static int resolve_hosts(const char *path, const char *name, struct egress_addr 
     return *n ? 0 : -1;
 }
 
-int egress_resolve(const char *hosts_path, const char *name, struct egress_addr *out, size_t max, size_t *n,
+int egress_resolve(const struct egress_ctx *x, const char *name, struct egress_addr *out, size_t max, size_t *n,
                    char *why, size_t len)
 {
     *n = 0;
-    if (hosts_path != NULL) return resolve_hosts(hosts_path, name, out, max, n, why, len);
+    if (x->hosts_path != NULL) return resolve_hosts(x->hosts_fd, x->hosts_path, name, out, max, n, why, len);
     struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
     int rc = getaddrinfo(name, NULL, &hints, &res);
     if (rc != 0) {

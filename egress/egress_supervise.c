@@ -6,8 +6,9 @@
  *   - create: egress_detach; the proxy leaves the supervisor and serves
  *     until the init's pidfd says it exited (delete, or the container's
  *     end), so nothing outlives the container.
- * After its listeners exist the proxy drops every capability: it only
- * connects out, resolves and appends to the audit log. */
+ * After its listeners exist the proxy is confined (egress_sandbox.c): its
+ * own uid, no capability, a seccomp allow-list; it only connects out,
+ * resolves and hands audit lines to its writer (egress_auditor.c). */
 #include "egress.h"
 #include "egress_internal.h"
 
@@ -18,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -45,17 +45,8 @@ static void sup_reply(int ctl, const char *msg)
     (void)!send(ctl, msg, strlen(msg), MSG_NOSIGNAL);
 }
 
-static int sup_drop_privileges(void)
-{
-    cap_t none = cap_init();
-    int rc = none ? cap_set_proc(none) : -1;
-    if (none) cap_free(none);
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) rc = -1;
-    return rc;
-}
-
 /* The proxy's main, in the forked child; never returns. */
-static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, const char *id, int ctl)
+static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, const char *id, int ctl, pid_t parent)
 {
     int netns = -1, pidfd = -1;
     char msg[16];
@@ -77,12 +68,24 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
         nofile.rlim_cur = nofile.rlim_max;
         setrlimit(RLIMIT_NOFILE, &nofile);
     }
-    if (sup_drop_privileges() < 0) {
-        sup_reply(ctl, "cannot drop the proxy's capabilities");
+    /* What the confined proxy can no longer open: the hosts file, /dev/null
+     * (for its detach) and the audit log (through its writer). */
+    struct egress_ctx x = { .policy = p, .rules = p->network.egress, .id = id,
+                            .hosts_path = getenv(EGRESS_HOSTS_ENV), .hosts_fd = -1 };
+    if (x.hosts_path != NULL) x.hosts_fd = open(x.hosts_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    pid_t auditor = -1;
+    if (null < 0 || egress_auditor_start(p, &auditor, &x.audit_fd, why, sizeof(why)) < 0) {
+        sup_reply(ctl, null < 0 ? "open /dev/null" : why);
         _exit(1);
     }
-    struct egress_ctx x = { .policy = p, .rules = p->network.egress, .id = id,
-                            .hosts_path = getenv(EGRESS_HOSTS_ENV) };
+    int keep[] = { ctl, fds[0], fds[1], pidfd, x.hosts_fd, null, x.audit_fd };
+    if (egress_sandbox_enter(keep, sizeof(keep) / sizeof(keep[0]), parent, why, sizeof(why)) < 0) {
+        char fail[sizeof(why) + 40];
+        snprintf(fail, sizeof(fail), "cannot confine the proxy: %s", why);
+        sup_reply(ctl, fail);
+        _exit(1);
+    }
     sup_reply(ctl, "ok");
     /* Serve until the control socket speaks: EOF (stop), or "detach". */
     egress_proxy_serve(&x, fds, protos, 2, ctl);
@@ -91,17 +94,18 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
     if (n != 6 || memcmp(msg, "detach", 6) != 0 || poll(&dead, 1, 0) > 0) {
         /* Stopped, or detached after the container ended (run, after its
          * delete): the supervisor reaps us now rather than leave us to init. */
+        egress_auditor_finish(auditor, x.audit_fd);
         sup_reply(ctl, "gone");
         _exit(0);
     }
     /* From now on the container's lifetime is the proxy's. */
     prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
     setsid();
-    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (null >= 0) dup2(null, 2);
+    dup2(null, 2);
     sup_reply(ctl, "ok");
     close(ctl);
     egress_proxy_serve(&x, fds, protos, 2, pidfd);
+    egress_auditor_finish(auditor, x.audit_fd);
     _exit(0);
 }
 
@@ -132,7 +136,7 @@ int egress_start(const struct brig_policy *p, const char *id, struct egress **ou
         int null = open("/dev/null", O_RDWR);
         if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0) _exit(1);
         syscall(SYS_close_range, EGRESS_CTL_FD + 1, ~0u, 0);
-        sup_child(p, id, EGRESS_CTL_FD);
+        sup_child(p, id, EGRESS_CTL_FD, parent);
     }
     close(sv[1]);
     struct egress *e = brig_calloc(1, sizeof(*e));

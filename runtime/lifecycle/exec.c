@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../egress/egress.h"
 #include "../../policy/policy.h"
 #include "../linux/caps.h"
 #include "../linux/cgroup/cgroup.h"
@@ -143,8 +144,12 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
                                "refusing to run a process outside its chroot");
     TRY(exec_build_process(X->spec, o, err));
     TRY(spec_check_supported(X->spec, err));
-    /* The trusted side's sandbox policy, on the config with this process. */
-    TRY(policy_enforce(g->policy, X->spec, "exec", o->id, err));
+    /* The trusted side's sandbox policy, on the config with this process;
+     * under an egress policy the process is told of the proxy. */
+    autopolicy struct brig_policy *pol = NULL;
+    TRY(policy_resolve(g->policy, &pol, err));
+    TRY(policy_enforce_resolved(pol, X->spec, "exec", o->id, err));
+    TRY(egress_exec_env(pol, X->spec, o->env, err));
     if (X->spec->linux_cfg.seccomp.present)
         TRY(seccomp_compile_cached(&X->spec->linux_cfg.seccomp, g->root, &X->bpf, err));
     TRY(exec_check_terminal(&X->spec->process, o, err));

@@ -79,6 +79,8 @@ eg_proxy_gone_now() {
             { echo "proxy $pid still runs"; return 1; }
     done
     ! pgrep -x brig-egress >/dev/null || { echo "a brig-egress process runs: $(pgrep -x brig-egress)"; return 1; }
+    # The proxy's audit writer (egress_auditor.c) ends with it.
+    ! pgrep -x brig-egress-log >/dev/null || { echo "a brig-egress-log process runs: $(pgrep -x brig-egress-log)"; return 1; }
 }
 eg_proxy_gone() {
     local _

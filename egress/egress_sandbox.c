@@ -1,0 +1,162 @@
+/* The proxy parses hostile bytes (HTTP requests, SOCKS5, TLS ClientHellos)
+ * from the container. Once its listening sockets exist it needs no
+ * privilege, so before it reads a byte it gives up everything a bug in
+ * that parsing could be turned into:
+ *   egress_sandbox_enter
+ *     close every fd but the ones it serves with
+ *     an identity of its own (uid = gid = EGRESS_UID_BASE + pid: no other
+ *       process on the host has it, so none can signal or trace the proxy
+ *       and the proxy none), no supplementary groups
+ *     no capability (bounding, ambient, effective, permitted, inheritable)
+ *     no_new_privs, not dumpable
+ *     a seccomp allow-list: what the relay and the resolver use, and
+ *       nothing that writes a file, makes a process, listens or executes.
+ * A step that fails ends the proxy (egress_supervise.c): the container
+ * then has no way out at all, never an unconfined one. */
+#include "egress_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../runtime/util/cleanup.h"
+
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
+
+/* Plain syscalls the proxy makes (glibc's threads, stdio on a buffer, the
+ * relay's splice and poll/epoll, the resolver's UDP exchange and files). */
+static const char *const sandbox_allowed[] = {
+    "read", "write", "readv", "writev", "pread64", "close", "lseek", "fstat", "newfstatat", "statx",
+    "fcntl", "dup", "dup2", "dup3",
+    "poll", "ppoll", "select", "pselect6", "epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait",
+    "epoll_pwait2", "eventfd2",
+    "accept4", "accept", "connect", "getsockname", "getpeername", "setsockopt", "getsockopt", "shutdown",
+    "sendto", "recvfrom", "sendmsg", "recvmsg", "sendmmsg", "recvmmsg",
+    "pipe2", "splice", "tee",
+    "munmap", "madvise", "brk", "mremap",
+    "futex", "set_robust_list", "rseq", "sched_yield", "sched_getaffinity",
+    "rt_sigprocmask", "rt_sigaction", "rt_sigreturn", "sigaltstack", "restart_syscall",
+    "gettid", "getpid", "getuid", "geteuid", "getgid", "getegid",
+    "clock_gettime", "clock_getres", "gettimeofday", "time", "nanosleep", "clock_nanosleep",
+    "getrandom", "getrlimit", "uname", "exit", "exit_group",
+    "wait4",        /* its audit writer, at the end */
+    "setsid",       /* egress_detach: out of the caller's session */
+};
+
+static int sandbox_rule(scmp_filter_ctx f, const char *name, unsigned n, const struct scmp_arg_cmp *a,
+                        uint32_t action)
+{
+    int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR) return 0;       /* not on this architecture */
+    return seccomp_rule_add_array(f, action, nr, n, a);
+}
+
+#define ALLOW(name, ...)                                                                        \
+    (sandbox_rule(f, name, sizeof((struct scmp_arg_cmp[]){ __VA_ARGS__ }) / sizeof(struct scmp_arg_cmp), \
+                  (struct scmp_arg_cmp[]){ __VA_ARGS__ }, SCMP_ACT_ALLOW))
+
+static int sandbox_seccomp(void)
+{
+    /* Anything else kills the proxy: loud, and its container is then cut
+     * off rather than served by a proxy in an unknown state. */
+    scmp_filter_ctx f = seccomp_init(SCMP_ACT_KILL_PROCESS);
+    if (f == NULL) return -ENOMEM;
+    int rc = seccomp_attr_set(f, SCMP_FLTATR_CTL_TSYNC, 1);
+    for (size_t i = 0; rc == 0 && i < sizeof(sandbox_allowed) / sizeof(sandbox_allowed[0]); i++)
+        rc = sandbox_rule(f, sandbox_allowed[i], 0, NULL, SCMP_ACT_ALLOW);
+    const scmp_datum_t wflags = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | __O_TMPFILE;
+    pid_t self = getpid();
+    if (rc == 0)
+        rc = /* Outgoing TCP and the resolver's UDP; nscd's unix socket and
+              * glibc's netlink probe get an error they handle. */
+            ALLOW("socket", SCMP_A0(SCMP_CMP_EQ, AF_INET)) ?:
+            ALLOW("socket", SCMP_A0(SCMP_CMP_EQ, AF_INET6)) ?:
+            sandbox_rule(f, "socket", 1, (struct scmp_arg_cmp[]){ SCMP_A0(SCMP_CMP_EQ, AF_UNIX) },
+                         SCMP_ACT_ERRNO(EACCES)) ?:
+            sandbox_rule(f, "socket", 1, (struct scmp_arg_cmp[]){ SCMP_A0(SCMP_CMP_EQ, AF_NETLINK) },
+                         SCMP_ACT_ERRNO(EACCES)) ?:
+            /* Threads, never a process; clone3's flags are out of reach of
+             * a filter, glibc falls back to clone on ENOSYS. */
+            ALLOW("clone", SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)) ?:
+            sandbox_rule(f, "clone3", 0, NULL, SCMP_ACT_ERRNO(ENOSYS)) ?:
+            /* Files read only (resolv.conf, hosts, nsswitch.conf). */
+            ALLOW("openat", SCMP_A2(SCMP_CMP_MASKED_EQ, wflags, O_RDONLY)) ?:
+            ALLOW("open", SCMP_A1(SCMP_CMP_MASKED_EQ, wflags, O_RDONLY)) ?:
+            /* Memory never becomes executable: no code the proxy did not
+             * start with. */
+            ALLOW("mmap", SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)) ?:
+            ALLOW("mprotect", SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)) ?:
+            ALLOW("ioctl", SCMP_A1(SCMP_CMP_EQ, FIONREAD)) ?:
+            /* Signals to itself only (abort, pthread_kill). */
+            ALLOW("tgkill", SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self)) ?:
+            ALLOW("prctl", SCMP_A0(SCMP_CMP_EQ, PR_SET_PDEATHSIG)) ?:
+            ALLOW("prlimit64", SCMP_A2(SCMP_CMP_EQ, 0));
+    if (rc == 0) rc = seccomp_load(f);
+    seccomp_release(f);
+    return rc;
+}
+
+/* Every fd but keep[] (and 0, 1, 2) closed: the proxy holds nothing of
+ * the supervisor or the host it could hand to a container. */
+static int sandbox_close_fds(const int *keep, size_t n)
+{
+    for (int fd = 3;;) {
+        int next = -1;
+        for (size_t i = 0; i < n; i++)
+            if (keep[i] >= fd && (next < 0 || keep[i] < next)) next = keep[i];
+        unsigned last = next < 0 ? ~0u : (unsigned)next - 1;
+        if ((next < 0 || next > fd) && syscall(SYS_close_range, (unsigned)fd, last, 0) < 0) return -1;
+        if (next < 0) return 0;
+        fd = next + 1;
+    }
+}
+
+static int sandbox_drop_caps(void)
+{
+    for (unsigned long c = 0; c <= CAP_LAST_CAP; c++)
+        if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL) return -1;
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) return -1;
+    return 0;
+}
+
+static int sandbox_identity(uid_t id)
+{
+    if (setgroups(0, NULL) < 0 || setresgid(id, id, id) < 0 || setresuid(id, id, id) < 0) return -1;
+    /* A uid change empties effective and permitted; be sure of the rest. */
+    struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+    struct __user_cap_data_struct d[2] = {0};
+    return (int)syscall(SYS_capset, &h, d);
+}
+
+int egress_sandbox_enter(const int *keep, size_t n_keep, pid_t parent, char *why, size_t len)
+{
+    uid_t id = EGRESS_UID_BASE + (uid_t)getpid();
+    if (sandbox_close_fds(keep, n_keep) < 0) return snprintf(why, len, "close_range: %s", strerror(errno)), -1;
+    if (sandbox_drop_caps() < 0) return snprintf(why, len, "drop the bounding set: %s", strerror(errno)), -1;
+    if (sandbox_identity(id) < 0) return snprintf(why, len, "become uid %u: %s", id, strerror(errno)), -1;
+    /* A credential change clears the parent-death signal: set it again
+     * (and the parent may have died meanwhile). */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+        return snprintf(why, len, "the supervisor ended"), -1;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+        return snprintf(why, len, "no_new_privs, dumpable: %s", strerror(errno)), -1;
+    int rc = sandbox_seccomp();
+    if (rc < 0) return snprintf(why, len, "seccomp filter: %s", strerror(-rc)), -1;
+    return 0;
+}
