@@ -21,16 +21,18 @@
 #define PROXY_THREAD_STACK (256u << 10)
 #define PROXY_DRAIN_MS 1500       /* below egress_stop's wait */
 
+/* The client's socket is non-blocking (accept4): a request usually came
+ * with the connection, so read first and poll only when nothing is there. */
 ssize_t egress_read_some(int fd, void *buf, size_t len, int timeout_ms)
 {
     for (;;) {
+        ssize_t n = recv(fd, buf, len, MSG_DONTWAIT);
+        if (n >= 0 || (errno != EINTR && errno != EAGAIN)) return n;
+        if (errno == EINTR) continue;
         struct pollfd pf = { .fd = fd, .events = POLLIN };
-        int r = poll(&pf, 1, timeout_ms);
-        if (r < 0 && errno == EINTR) continue;
+        int r;
+        while ((r = poll(&pf, 1, timeout_ms)) < 0 && errno == EINTR) {}
         if (r <= 0) return -1;
-        ssize_t n = recv(fd, buf, len, 0);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        return n;
     }
 }
 
@@ -89,7 +91,7 @@ static void proxy_over_limit(struct egress_ctx *x, int fd, enum egress_proto pro
 
 static void proxy_accept(struct egress_ctx *x, int lfd, enum egress_proto proto, pthread_attr_t *attr)
 {
-    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
         /* Out of fds: the listener stays readable; do not spin on it. */
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) poll(NULL, 0, 100);

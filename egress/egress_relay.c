@@ -16,7 +16,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define RELAY_CHUNK (256u << 10)
+/* The pipe's size (the most /proc/sys/fs/pipe-max-size allows by
+ * default): a splice moves up to this much, so a bulk download costs few
+ * system calls. Both sockets are non-blocking (accept4, egress_dial). */
+#define RELAY_CHUNK (1u << 20)
 
 struct relay_dir {
     int from, to;
@@ -85,8 +88,6 @@ void egress_relay(struct egress_conn *c, const char *pending, size_t n_pending, 
         }
         fcntl(d[i].pipe[1], F_SETPIPE_SZ, RELAY_CHUNK);
     }
-    fcntl(c->client, F_SETFL, fcntl(c->client, F_GETFL) | O_NONBLOCK);
-    fcntl(c->upstream, F_SETFL, fcntl(c->upstream, F_GETFL) | O_NONBLOCK);
     bool budget = false, broken = false;
     while (!(d[0].shut && d[1].shut) && !budget && !broken) {
         struct pollfd pf[4];
