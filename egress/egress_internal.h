@@ -38,6 +38,7 @@ struct egress_conn {
     char why[384];                      /* reason of a refusal or an end */
     uint64_t up, down;                  /* client->upstream, upstream->client */
     uint64_t started_ms;
+    struct egress_conn *next;           /* egress_proxy.c's hand-over queue */
 };
 
 /* egress_limits.c */
