@@ -253,6 +253,14 @@ static void http_plain(struct egress_conn *c, const char *method, size_t mlen, c
         c->port = port;
         return http_refuse(c);
     }
+    /* A server that reads no body on GET or HEAD would take one for its
+     * next request (a "CL.0" desync): that request was never judged. */
+    if (body > 0 && ((mlen == 3 && strncmp(method, "GET", 3) == 0) || (mlen == 4 && strncmp(method, "HEAD", 4) == 0))) {
+        http_bad(c, "a request body on GET or HEAD", NULL);
+        snprintf(c->name, sizeof(c->name), "%s", host);
+        c->port = port;
+        return http_refuse(c);
+    }
     olen += (size_t)snprintf(out + olen, 256, "Connection: close\r\n\r\n");
     c->upstream = egress_dial(c, host, port);
     if (c->upstream < 0) return http_refuse(c);
