@@ -5,7 +5,9 @@
  * (network.maxBytes), so the bound is exact across connections; when it
  * is spent both sides are closed. A side's EOF is passed on as a
  * half-close (shutdown SHUT_WR), so request/response protocols that
- * close their sending side still get their answer. */
+ * close their sending side still get their answer. A plain HTTP request
+ * relays only its own body from the client (up_max): after it, the client
+ * is not read, only its EOF is passed on. */
 #include "egress_internal.h"
 
 #include <errno.h>
