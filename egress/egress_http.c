@@ -1,7 +1,15 @@
 /* The HTTP proxy (RFC 9110 9.3.6 CONNECT, RFC 9112 3.2.2 absolute-form):
  *   CONNECT host:port     -> 200, then bytes both ways (TLS stays TLS)
  *   GET http://host/path  -> the request rewritten to origin-form, sent
- *                            with "Connection: close", then bytes both ways
+ *                            with "Connection: close" and exactly its
+ *                            Content-Length of body, then the answer;
+ *                            then the connection is closed
+ * One plain request per client connection: the rules judged that request
+ * only, so nothing the client sends after its body (a pipelined second
+ * request naming another host) may reach the server, which could route
+ * it by its Host header. A chunked request body is refused: its end is
+ * only found by parsing it, and a framing the proxy and the server read
+ * differently is request smuggling.
  * A plain request whose Host header names another authority than its
  * URI is refused (400): the rules judged the URI, and a server or a cache
  * behind it must not be told another host. Header lines with a bare CR or
@@ -120,11 +128,13 @@ static bool http_is_hop_header(const char *line, size_t len)
 }
 
 /* The headers after the request line, checked; the Host header (at most
- * one) must name host:port. Writes the forwarded headers into out. */
+ * one) must name host:port; body is the Content-Length (at most one, digits
+ * only; 0 without). Writes the forwarded headers into out. */
 static int http_headers(struct egress_conn *c, const char *h, const char *end, const char *host, uint16_t port,
-                        char *out, size_t cap, size_t *olen)
+                        char *out, size_t cap, size_t *olen, uint64_t *body)
 {
-    bool seen_host = false;
+    bool seen_host = false, seen_length = false;
+    *body = 0;
     while (h < end) {
         const char *eol = memmem(h, (size_t)(end - h), "\r\n", 2);
         if (eol == NULL) eol = end;
@@ -152,6 +162,22 @@ static int http_headers(struct egress_conn *c, const char *h, const char *end, c
                 egress_host_parse(host, un, sizeof(un), &ignored) == EGRESS_HOST_BAD || strcmp(hn, un) != 0 ||
                 hp != port)
                 return http_bad(c, "the Host header names another host than the request URI", NULL);
+        }
+        if (len >= 18 && strncasecmp(h, "transfer-encoding:", 18) == 0)
+            return http_bad(c, "a request body with Transfer-Encoding (send Content-Length, or use CONNECT)", NULL);
+        if (len >= 15 && strncasecmp(h, "content-length:", 15) == 0) {
+            const char *v = h + 15;
+            while (v < eol && (*v == ' ' || *v == '\t')) v++;
+            size_t vl = (size_t)(eol - v);
+            while (vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] == '\t')) vl--;
+            char num[24];
+            if (seen_length) return http_bad(c, "two Content-Length headers", NULL);
+            seen_length = true;
+            if (vl == 0 || vl >= sizeof(num) || strspn(v, "0123456789") < vl)
+                return http_bad(c, "Content-Length is not a number", NULL);
+            memcpy(num, v, vl);
+            num[vl] = '\0';
+            if (brig_parse_u64(num, body) < 0) return http_bad(c, "Content-Length is not a number", NULL);
         }
         if (len > 0 && !http_is_hop_header(h, len)) {
             if (*olen + len + 2 >= cap) return http_bad(c, "headers too long", NULL);
@@ -186,7 +212,7 @@ static void http_connect(struct egress_conn *c, const char *target, size_t tlen,
     if (egress_host_parse(host, ignored, sizeof(ignored), &ip) == EGRESS_HOST_NAME &&
         egress_sni_check(c, rest, nrest) < 0)
         return egress_audit(c, "deny");
-    egress_relay(c, rest, nrest);
+    egress_relay(c, rest, nrest, EGRESS_RELAY_ALL);
     egress_audit(c, "allow");
 }
 
@@ -221,7 +247,16 @@ static void http_plain(struct egress_conn *c, const char *method, size_t mlen, c
     int ol = snprintf(out, HTTP_HEAD_MAX, "%.*s %s%.*s %.*s\r\n", (int)mlen, method, *path == '/' ? "" : "/",
                       (int)(uend - path), path, (int)vlen, version);
     size_t olen = (size_t)ol;
-    if (http_headers(c, headers, head_end, host, port, out, HTTP_HEAD_MAX, &olen) < 0) {
+    uint64_t body;
+    if (http_headers(c, headers, head_end, host, port, out, HTTP_HEAD_MAX, &olen, &body) < 0) {
+        snprintf(c->name, sizeof(c->name), "%s", host);
+        c->port = port;
+        return http_refuse(c);
+    }
+    /* A server that reads no body on GET or HEAD would take one for its
+     * next request (a "CL.0" desync): that request was never judged. */
+    if (body > 0 && ((mlen == 3 && strncmp(method, "GET", 3) == 0) || (mlen == 4 && strncmp(method, "HEAD", 4) == 0))) {
+        http_bad(c, "a request body on GET or HEAD", NULL);
         snprintf(c->name, sizeof(c->name), "%s", host);
         c->port = port;
         return http_refuse(c);
@@ -229,10 +264,13 @@ static void http_plain(struct egress_conn *c, const char *method, size_t mlen, c
     olen += (size_t)snprintf(out + olen, 256, "Connection: close\r\n\r\n");
     c->upstream = egress_dial(c, host, port);
     if (c->upstream < 0) return http_refuse(c);
-    autofree char *first = brig_calloc(1, olen + nrest + 1);
+    /* This request's body and nothing after it: what the client sent
+     * beyond (a pipelined request) is never forwarded. */
+    size_t nbody = body < nrest ? (size_t)body : nrest;
+    autofree char *first = brig_calloc(1, olen + nbody + 1);
     memcpy(first, out, olen);
-    memcpy(first + olen, rest, nrest);
-    egress_relay(c, first, olen + nrest);
+    memcpy(first + olen, rest, nbody);
+    egress_relay(c, first, olen + nbody, body - nbody);
     egress_audit(c, "allow");
 }
 

@@ -40,6 +40,7 @@ struct egress_conn {
     char why[384];                      /* reason of a refusal or an end */
     uint64_t up, down;                  /* client->upstream, upstream->client */
     uint64_t started_ms;
+    struct egress_conn *next;           /* egress_proxy.c's hand-over queue */
 };
 
 /* egress_limits.c */
@@ -65,8 +66,12 @@ int egress_dial(struct egress_conn *c, const char *host, uint16_t port);
  * another server than CONNECT did; 0 otherwise (not TLS, no SNI, same). */
 int egress_sni_check(struct egress_conn *c, const char *pending, size_t n_pending);
 
-/* egress_relay.c: splice both ways until both sides end (or the budget). */
-void egress_relay(struct egress_conn *c, const char *pending, size_t n_pending);
+/* egress_relay.c: splice both ways until both sides end (or the budget).
+ * pending goes upstream first; then at most up_max more bytes of the
+ * client's (EGRESS_RELAY_ALL: all), after which the client is no longer
+ * read and the connection ends with the upstream's answer. */
+#define EGRESS_RELAY_ALL UINT64_MAX
+void egress_relay(struct egress_conn *c, const char *pending, size_t n_pending, uint64_t up_max);
 
 /* egress_http.c, egress_socks.c: one client connection each. */
 void egress_http_serve(struct egress_conn *c);

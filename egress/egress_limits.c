@@ -6,6 +6,9 @@
 
 #include <time.h>
 
+#define BUDGET_NEAR_END (8u << 20)
+#define BUDGET_STEP_NEAR_END (64u << 10)
+
 uint64_t egress_now_ms(void)
 {
     struct timespec ts;
@@ -39,6 +42,10 @@ size_t egress_budget_take(struct egress_ctx *x, size_t want)
     do {
         if (used >= max) return 0;
         got = max - used < want ? (size_t)(max - used) : want;
+        /* What one connection holds for the length of a splice, another
+         * sees as spent: near the end, hold little at a time so none is
+         * closed as "spent" much before the budget really is. */
+        if (max - used < BUDGET_NEAR_END && got > BUDGET_STEP_NEAR_END) got = BUDGET_STEP_NEAR_END;
     } while (!atomic_compare_exchange_weak(&x->bytes, &used, used + got));
     return got;
 }

@@ -93,6 +93,6 @@ void egress_socks_serve(struct egress_conn *c)
     char ignored[EGRESS_NAME_MAX + 2];
     if (egress_host_parse(host, ignored, sizeof(ignored), &ip) == EGRESS_HOST_NAME && egress_sni_check(c, NULL, 0) < 0)
         return egress_audit(c, "deny");
-    egress_relay(c, NULL, 0);
+    egress_relay(c, NULL, 0, EGRESS_RELAY_ALL);
     egress_audit(c, "allow");
 }
