@@ -5,7 +5,9 @@
  *  - Docker's two namespaced net sysctls, with Docker's values;
  *  - the engines' per-container files bound into the container (hosts,
  *    hostname, resolv.conf, podman's .containerenv), which live below
- *    directories the forbidden list holds (/var/lib/docker, ...).
+ *    directories the forbidden list holds (/var/lib/docker, ...);
+ *  - the default devices (runtime-spec config-linux.md "Default Devices")
+ *    and the device cgroup rules Docker and containerd write for them.
  * Each is recognised by its exact shape; anything else is judged by the
  * policy's own lists. docs/policy.md, "Engine defaults". */
 #include "policy_internal.h"
@@ -115,4 +117,40 @@ bool policy_engine_file(const char *path)
     for (const char *const *f = files; *f; f++)
         if (fnmatch(*f, path, FNM_PATHNAME | FNM_PERIOD) == 0) return true;
     return false;
+}
+
+/* The nodes every runtime makes in /dev whatever the config says: a config
+ * that lists them makes nothing more. */
+static const struct engine_dev {
+    const char *path;
+    int64_t major, minor;
+} engine_devs[] = {
+    { "/dev/null", 1, 3 }, { "/dev/zero", 1, 5 }, { "/dev/full", 1, 7 }, { "/dev/random", 1, 8 },
+    { "/dev/urandom", 1, 9 }, { "/dev/tty", 5, 0 }, { "/dev/console", 5, 1 }, { "/dev/ptmx", 5, 2 },
+};
+
+bool policy_engine_device(const struct brig_device *d)
+{
+    for (size_t i = 0; i < sizeof(engine_devs) / sizeof(engine_devs[0]); i++)
+        if (strcmp(d->path, engine_devs[i].path) == 0)
+            return d->type == 'c' && d->major == engine_devs[i].major && d->minor == engine_devs[i].minor;
+    return false;
+}
+
+bool policy_engine_device_rule(const struct brig_device_rule *r)
+{
+    /* mknod alone: a node the device cgroup then lets no one read or write
+     * (Docker's and containerd's "c *:* m", "b *:* m"). */
+    if (r->access[0] != '\0' && strspn(r->access, "m") == strlen(r->access)) return true;
+    if (r->type != 'c' || r->major < 0) return false;
+    /* Unix98 pty slaves: they open only on the container's own devpts
+     * instance (a mknod'd one gives EIO; t-policy-compose checks). */
+    if (r->major == 136 && r->minor < 0) return true;
+    if (r->minor < 0) return false;
+    for (size_t i = 0; i < sizeof(engine_devs) / sizeof(engine_devs[0]); i++)
+        if (r->major == engine_devs[i].major && r->minor == engine_devs[i].minor) return true;
+    /* containerd's default (ctr run, the CRI plugin): /dev/net/tun. Opened,
+     * it makes or attaches an interface only with CAP_NET_ADMIN, and only
+     * in the container's own network namespace. */
+    return r->major == 10 && r->minor == 200;
 }
