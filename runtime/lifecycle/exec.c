@@ -144,7 +144,7 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
     TRY(exec_build_process(X->spec, o, err));
     TRY(spec_check_supported(X->spec, err));
     /* The trusted side's sandbox policy, on the config with this process. */
-    TRY(policy_enforce(g->policy, X->spec, "exec", o->id, err));
+    TRY(policy_enforce(g->policy, g->policy_text, X->spec, "exec", o->id, err));
     if (X->spec->linux_cfg.seccomp.present)
         TRY(seccomp_compile_cached(&X->spec->linux_cfg.seccomp, g->root, &X->bpf, err));
     TRY(exec_check_terminal(&X->spec->process, o, err));
