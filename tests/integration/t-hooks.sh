@@ -91,9 +91,11 @@ for kind in prestart createRuntime poststart startContainer; do
         --arg k "$kind" --arg d "$dur"
     CLEAN_IDS+=("$(cid "$n")")
     start=$(date +%s)
-    # Through a pipe, as engines and $(...) read brig's output.
-    out=$(b run --bundle "$T/$n" "$(cid "$n")" 2>&1 </dev/null)
-    RC=$?
+    # Through a pipe, as engines and $(...) read brig's output; read for 20 s
+    # at most (a child holding it would make an unbounded read hang).
+    b run --bundle "$T/$n" "$(cid "$n")" 2>&1 </dev/null | timeout 20 cat > "$T/$n.out"
+    RC=${PIPESTATUS[0]}
+    out=$(cat "$T/$n.out")
     took=$(( $(date +%s) - start ))
     if [ "$kind" = poststart ]; then
         # runtime.md: a poststart failure is a warning; the container runs on.
