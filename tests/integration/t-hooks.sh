@@ -103,7 +103,7 @@ for kind in prestart createRuntime poststart startContainer; do
         want="warning: run $(cid "$n"): hooks.poststart[0] (/bin/sh): timed out after 1s"
     else
         check_eq "a hanging $kind hook fails run (exit 1)" "$RC" 1
-        want="hooks.$kind[0] (/bin/sh): timed out after 1s"
+        want="hooks.${kind}[0] (/bin/sh): timed out after 1s"
     fi
     if grep -qF -- "$want" <<<"$out"; then ok "... the error names the hook"; else not_ok "... the error names the hook" "$out"; fi
     check "... and the caller reading brig's output got EOF within a few seconds (took ${took}s)" test "$took" -lt 10

@@ -93,6 +93,7 @@ check_match "check catches a linux.devices entry for the disk" "$out" \
     "FAIL devices linux.devices\\[0\\].path: \"/dev/xdisk\" as b $MAJ:$MIN is not an allowed device"
 
 # ---- use: what engines write, and a device the policy lists -------------------
+# shellcheck disable=SC2034  # read through ${!e} below
 # Docker (moby's DefaultLinuxSpec + WithDevices), containerd's
 # WithDefaultUnixDevices (ctr run, the CRI plugin), in their order.
 docker='[{allow:false,access:"rwm"},
@@ -100,6 +101,7 @@ docker='[{allow:false,access:"rwm"},
   {allow:true,type:"c",major:1,minor:9,access:"rwm"},{allow:true,type:"c",major:1,minor:8,access:"rwm"},
   {allow:true,type:"c",major:5,minor:0,access:"rwm"},{allow:true,type:"c",major:5,minor:1,access:"rwm"},
   {allow:false,type:"c",major:10,minor:229,access:"rwm"}]'
+# shellcheck disable=SC2034
 containerd='[{allow:false,access:"rwm"},
   {allow:true,type:"c",major:-1,minor:-1,access:"m"},{allow:true,type:"b",major:-1,minor:-1,access:"m"},
   {allow:true,type:"c",major:1,minor:3,access:"rwm"},{allow:true,type:"c",major:1,minor:8,access:"rwm"},
