@@ -95,6 +95,10 @@ const char *policy_seccomp_default_text(void);
 int policy_parse(const char *text, size_t len, struct brig_policy **out, struct brig_error **err);
 /* NAME of a built-in profile, or a file path (anything with a '/'). */
 int policy_load(const char *name_or_path, struct brig_policy **out, struct brig_error **err);
+/* The same policy's JSON text, read once (malloc'd): what a caller parses
+ * and hands on (policy_resolve_text) so that every later step judges by
+ * the same policy even if the file changes meanwhile. */
+int policy_read(const char *name_or_path, char **text, size_t *len, struct brig_error **err);
 
 /* ---- units (policy_units.c) ---- */
 /* "512MiB", "1G", "64k", "4096" (IEC or SI-looking suffixes are all powers
@@ -158,11 +162,15 @@ int policy_apply(const struct brig_policy *p, const char *config, size_t len,
 /* The policy in force: `flag` (--policy), else POLICY_SYSTEM_FILE if it
  * exists, else none (*out NULL, returns 0). */
 int policy_resolve(const char *flag, struct brig_policy **out, struct brig_error **err);
-/* Called by create (and exec) after the config parsed: check the spec, log
+/* TEXT (a policy read earlier: a long-lived sandbox's snapshot) if not
+ * NULL, parsed and named FLAG in errors; else policy_resolve(FLAG). */
+int policy_resolve_text(const char *flag, const char *text, struct brig_policy **out, struct brig_error **err);
+/* Called by create (and exec) after the config parsed, under
+ * policy_resolve_text(flag, text): check the spec, log
  * the decision to the audit log, and in enforce mode refuse a violation.
  * At create, each absolute bind source is opened first and judged by what
  * the fd is; the mount then uses that fd (brig_mount.source_fd). */
-int policy_enforce(const char *flag, struct brig_spec *s, const char *op, const char *id,
+int policy_enforce(const char *flag, const char *text, struct brig_spec *s, const char *op, const char *id,
                    struct brig_error **err);
 /* The same under a policy already resolved (NULL: none), so that one
  * operation (run: create, its exit, its delete) reads it once. */

@@ -3,11 +3,13 @@
  * already within the policy are kept, so apply is idempotent. */
 #include "policy_apply.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 
 #include "../egress/egress.h"
+#include "../runtime/config/spec.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/strutil.h"
 
@@ -150,17 +152,20 @@ void apply_resources(const struct brig_policy *p, struct ptree *cfg)
     uint64_t quota_max = p->limits.cpu_milli * (uint64_t)period / 1000;
     if (quota_max < 1000) quota_max = 1000;     /* the kernel's minimum quota is 1ms */
     apply_cap_u64(cpu, "quota", quota_max);
-    /* Wildcard device access goes; the cgroup then denies what is not listed. */
+    /* Wildcard device access goes, and so does a device that is neither a
+     * default nor the policy's; the cgroup then denies what is not listed. */
     struct ptree *devs = ptree_get(res, "devices");
     for (size_t i = devs ? devs->n : 0; i-- > 0;) {
         const struct ptree *d = devs->vals[i];
         const struct ptree *allow = ptree_get(d, "allow");
         if (allow == NULL || allow->type != PT_BOOL || !allow->b) continue;
         const char *type = ptree_str(d, "type");
-        int64_t major, minor;
-        bool wild = type == NULL || strcmp(type, "a") == 0 || !ptree_i64(d, "major", &major) ||
-                    !ptree_i64(d, "minor", &minor) || major < 0 || minor < 0;
-        if (wild) ptree_remove_at(devs, i);
+        const char *access = ptree_str(d, "access");
+        struct brig_device_rule r = { .allow = true, .type = type && strlen(type) == 1 ? type[0] : 'a' };
+        bool wild = type == NULL || strcmp(type, "a") == 0 || !ptree_i64(d, "major", &r.major) ||
+                    !ptree_i64(d, "minor", &r.minor) || r.major < 0 || r.minor < 0;
+        snprintf(r.access, sizeof(r.access), "%s", access && strlen(access) < sizeof(r.access) ? access : "rwm");
+        if (wild || !policy_device_rule_allowed(p, &r)) ptree_remove_at(devs, i);
     }
 }
 

@@ -529,50 +529,34 @@ RULE(rule_rlimits)
     }
 }
 
-/* The policy allows a device by its path; the config names the node's
- * type and numbers itself. An allowed path is only the device the host has
- * at that path: /dev/null as "b 7:0" would be a disk. */
-static bool device_is_hosts(const struct brig_device *d)
-{
-    struct stat st;
-    if (stat(d->path, &st) < 0) return false;
-    switch (d->type) {
-    case 'p': return S_ISFIFO(st.st_mode);
-    case 'b': if (!S_ISBLK(st.st_mode)) return false; break;
-    case 'c': case 'u': if (!S_ISCHR(st.st_mode)) return false; break;
-    default: return false;
-    }
-    return d->major == (int64_t)major(st.st_rdev) && d->minor == (int64_t)minor(st.st_rdev);
-}
-
 RULE(rule_devices)
 {
     for (size_t i = 0; i < s->linux_cfg.n_devices; i++) {
         const struct brig_device *dev = &s->linux_cfg.devices[i];
-        const char *d = dev->path;
+        bool by_path;
+        const char *why = policy_device_refused(p, dev, &by_path);
+        if (why == NULL) continue;
         char path[64];
-        snprintf(path, sizeof(path), "linux.devices[%zu].path", i);
-        if (!strv_has(p->devices, d)) {
-            policy_fail(rep, rule, path, "\"%s\" is not an allowed device", d);
-        } else if (!device_is_hosts(dev)) {
-            snprintf(path, sizeof(path), "linux.devices[%zu]", i);
-            policy_fail(rep, rule, path, "\"%s\" as %c %lld:%lld is not the host's %s", d, dev->type,
-                        (long long)dev->major, (long long)dev->minor, d);
-        }
+        snprintf(path, sizeof(path), "linux.devices[%zu]%s", i, by_path ? ".path" : "");
+        policy_fail(rep, rule, path, "\"%s\" as %c %lld:%lld %s", dev->path, dev->type, (long long)dev->major,
+                    (long long)dev->minor, why);
     }
     const struct brig_resources *r = &s->linux_cfg.resources;
     for (size_t i = 0; i < r->n_devices; i++) {
         const struct brig_device_rule *d = &r->devices[i];
-        if (!d->allow || (d->type != 'a' && d->major >= 0 && d->minor >= 0)) continue;
-        /* What engines allow by default: mknod alone (a node that cannot
-         * be read or written through the device cgroup) and the Unix98 pty
-         * slaves, which open only on the container's own devpts instance. */
-        if (d->access[0] != '\0' && strspn(d->access, "m") == strlen(d->access)) continue;
-        if (d->type == 'c' && d->major == 136 && d->minor < 0) continue;
-        char path[64];
+        if (policy_device_rule_allowed(p, d)) continue;
+        char path[64], name[80], maj[24], min[24];
         snprintf(path, sizeof(path), "linux.resources.devices[%zu]", i);
-        policy_fail(rep, rule, path, "allows %c %lld:%lld %s (a wildcard)", d->type, (long long)d->major,
-                    (long long)d->minor, d->access[0] ? d->access : "rwm");
+        if (d->major < 0) snprintf(maj, sizeof(maj), "*");
+        else snprintf(maj, sizeof(maj), "%lld", (long long)d->major);
+        if (d->minor < 0) snprintf(min, sizeof(min), "*");
+        else snprintf(min, sizeof(min), "%lld", (long long)d->minor);
+        policy_device_host_name(d->type, d->major, d->minor, name, sizeof(name));
+        bool wild = d->type == 'a' || d->major < 0 || d->minor < 0;
+        policy_fail(rep, rule, path, "allows %c %s:%s %s (%s%s%s)", d->type ? d->type : 'a', maj, min,
+                    d->access[0] ? d->access : "rwm",
+                    wild ? "a wildcard" : "not a default device nor one the policy's devices list",
+                    name[0] ? ": the host's " : "", name);
     }
 }
 
@@ -642,7 +626,7 @@ const struct policy_rule policy_rules[] = {
     { "limits.pids", rule_limits_pids, "a pids limit within the policy's" },
     { "limits.cpu", rule_limits_cpu, "a CPU quota within the policy's" },
     { "rlimits", rule_rlimits, "the policy's rlimits, at most its values" },
-    { "devices", rule_devices, "only allowed device nodes, no wildcard device access" },
+    { "devices", rule_devices, "only the default devices and the policy's own; no other device access" },
     { "hooks", rule_hooks, "no hooks but the policy's allowlist (hooks run on the host)" },
     { "sysctl", rule_sysctl, "only allowed sysctls" },
     { "env.secrets", rule_env, "no secret-looking environment names; only allowed names" },

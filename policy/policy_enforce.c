@@ -29,6 +29,15 @@ int policy_resolve(const char *flag, struct brig_policy **out, struct brig_error
     return 0;
 }
 
+int policy_resolve_text(const char *flag, const char *text, struct brig_policy **out, struct brig_error **err)
+{
+    if (text == NULL) return policy_resolve(flag, out, err);
+    *out = NULL;
+    if (policy_parse(text, strlen(text), out, err) < 0)
+        return brig_wrap(err, "policy %s (as read before)", flag ? flag : "?");
+    return 0;
+}
+
 /* Check what is mounted, not a path: a bind source is opened once here
  * (following symlinks, as the mount would), its source becomes the path of
  * what was opened, and the mount uses the fd. A container that owns a
@@ -88,11 +97,11 @@ static void policy_enforce_quota(const struct brig_policy *p, const struct brig_
                 (unsigned long long)p->workspace.max_size, qerr->msg);
 }
 
-int policy_enforce(const char *flag, struct brig_spec *s, const char *op, const char *id,
+int policy_enforce(const char *flag, const char *text, struct brig_spec *s, const char *op, const char *id,
                    struct brig_error **err)
 {
     autopolicy struct brig_policy *p = NULL;
-    TRY(policy_resolve(flag, &p, err));
+    TRY(policy_resolve_text(flag, text, &p, err));
     return policy_enforce_resolved(p, s, op, id, err);
 }
 

@@ -5,12 +5,15 @@
  *  - Docker's two namespaced net sysctls, with Docker's values;
  *  - the engines' per-container files bound into the container (hosts,
  *    hostname, resolv.conf, podman's .containerenv), which live below
- *    directories the forbidden list holds (/var/lib/docker, ...).
+ *    directories the forbidden list holds (/var/lib/docker, ...);
+ *  - the default devices (runtime-spec config-linux.md "Default Devices")
+ *    and the device cgroup rules Docker and containerd write for them.
  * Each is recognised by its exact shape; anything else is judged by the
  * policy's own lists. docs/policy.md, "Engine defaults". */
 #include "policy_internal.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
@@ -32,11 +35,12 @@ static bool all_hex(const char *s, size_t n)
 
 /* Every uid of the process (real, effective, saved, fs) is 0: /proc/PID's
  * owner is root for any process that made itself non-dumpable. */
-static bool engine_runs_as_root(int pid)
+static bool engine_runs_as_root(int procfd)
 {
-    char path[64], line[256];
-    snprintf(path, sizeof(path), "/proc/%d/status", pid);
-    autofclose FILE *f = fopen(path, "re");
+    char line[256];
+    int fd = openat(procfd, "status", O_RDONLY | O_CLOEXEC);
+    autofclose FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
+    if (fd >= 0 && f == NULL) close(fd);
     unsigned r, e, s, fs;
     while (f != NULL && fgets(line, sizeof(line), f) != NULL)
         if (sscanf(line, "Uid: %u %u %u %u", &r, &e, &s, &fs) == 4) return r == 0 && e == 0 && s == 0 && fs == 0;
@@ -48,15 +52,13 @@ static bool engine_runs_as_root(int pid)
  * process shows the path inside its own root: any image can hold a root-owned
  * /usr/bin/dockerd, and the hook would run that image's program on the host
  * as root (tests/security/t-engine-hook). */
-static bool engine_is_hosts_daemon(int pid, const char *target, const struct stat *exe)
+static bool engine_is_hosts_daemon(int procfd, const char *target, const struct stat *exe)
 {
-    char proc[64];
     struct stat ns, self, at;
-    snprintf(proc, sizeof(proc), "/proc/%d/ns/mnt", pid);
-    if (stat(proc, &ns) < 0 || stat("/proc/self/ns/mnt", &self) < 0 || ns.st_dev != self.st_dev ||
-        ns.st_ino != self.st_ino)
+    if (fstatat(procfd, "ns/mnt", &ns, 0) < 0 || stat("/proc/self/ns/mnt", &self) < 0 ||
+        ns.st_dev != self.st_dev || ns.st_ino != self.st_ino)
         return false;
-    if (!engine_runs_as_root(pid)) return false;
+    if (!engine_runs_as_root(procfd)) return false;
     return stat(target, &at) == 0 && at.st_dev == exe->st_dev && at.st_ino == exe->st_ino;
 }
 
@@ -70,17 +72,27 @@ bool policy_engine_hook(const struct brig_hook *h)
     if (h->n_args != 4 || strcmp(h->args[0], "libnetwork-setkey") != 0 ||
         !brig_str_has_prefix(h->args[1], "-exec-root=") || !all_hex(h->args[2], 64) || !all_hex(h->args[3], 12))
         return false;
-    /* The process is a root-owned dockerd now: the hook runs that binary. */
+    /* The process is a root-owned dockerd now: the hook runs that binary.
+     * Every fact is read through one fd of its /proc directory: a process
+     * that exits meanwhile fails the lookups (ESRCH) instead of a new one
+     * with its pid answering some of them. */
+    char proc[32];
+    snprintf(proc, sizeof(proc), "/proc/%d", pid);
+    autoclose int procfd = open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (procfd < 0) return false;
     char target[PATH_MAX];
-    ssize_t n = readlink(h->path, target, sizeof(target) - 1);
+    ssize_t n = readlinkat(procfd, "exe", target, sizeof(target) - 1);
     if (n <= 0) return false;
     target[n] = '\0';
     const char *base = strrchr(target, '/');
     struct stat st;
-    if (base == NULL || strcmp(base, "/dockerd") != 0 || stat(h->path, &st) < 0 || st.st_uid != 0 ||
+    if (base == NULL || strcmp(base, "/dockerd") != 0 || fstatat(procfd, "exe", &st, 0) < 0 || st.st_uid != 0 ||
         (st.st_mode & 0022) != 0)
         return false;
-    return engine_is_hosts_daemon(pid, target, &st);
+    if (!engine_is_hosts_daemon(procfd, target, &st)) return false;
+    /* Still that process at the end: its directory still answers. */
+    struct stat alive;
+    return fstatat(procfd, "stat", &alive, 0) == 0;
 }
 
 bool policy_engine_sysctl(const char *key, const char *value)
@@ -115,4 +127,40 @@ bool policy_engine_file(const char *path)
     for (const char *const *f = files; *f; f++)
         if (fnmatch(*f, path, FNM_PATHNAME | FNM_PERIOD) == 0) return true;
     return false;
+}
+
+/* The nodes every runtime makes in /dev whatever the config says: a config
+ * that lists them makes nothing more. */
+static const struct engine_dev {
+    const char *path;
+    int64_t major, minor;
+} engine_devs[] = {
+    { "/dev/null", 1, 3 }, { "/dev/zero", 1, 5 }, { "/dev/full", 1, 7 }, { "/dev/random", 1, 8 },
+    { "/dev/urandom", 1, 9 }, { "/dev/tty", 5, 0 }, { "/dev/console", 5, 1 }, { "/dev/ptmx", 5, 2 },
+};
+
+bool policy_engine_device(const struct brig_device *d)
+{
+    for (size_t i = 0; i < sizeof(engine_devs) / sizeof(engine_devs[0]); i++)
+        if (strcmp(d->path, engine_devs[i].path) == 0)
+            return d->type == 'c' && d->major == engine_devs[i].major && d->minor == engine_devs[i].minor;
+    return false;
+}
+
+bool policy_engine_device_rule(const struct brig_device_rule *r)
+{
+    /* mknod alone: a node the device cgroup then lets no one read or write
+     * (Docker's and containerd's "c *:* m", "b *:* m"). */
+    if (r->access[0] != '\0' && strspn(r->access, "m") == strlen(r->access)) return true;
+    if (r->type != 'c' || r->major < 0) return false;
+    /* Unix98 pty slaves: they open only on the container's own devpts
+     * instance (a mknod'd one gives EIO; t-policy-compose checks). */
+    if (r->major == 136 && r->minor < 0) return true;
+    if (r->minor < 0) return false;
+    for (size_t i = 0; i < sizeof(engine_devs) / sizeof(engine_devs[0]); i++)
+        if (r->major == engine_devs[i].major && r->minor == engine_devs[i].minor) return true;
+    /* containerd's default (ctr run, the CRI plugin): /dev/net/tun. Opened,
+     * it makes or attaches an interface only with CAP_NET_ADMIN, and only
+     * in the container's own network namespace. */
+    return r->major == 10 && r->minor == 200;
 }

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "policy.h"
 #include "../runtime/config/json.h"
@@ -55,6 +56,21 @@ int policy_selftest_engine(const struct brig_policy *p, const struct policy_self
 bool policy_engine_hook(const struct brig_hook *h);
 bool policy_engine_sysctl(const char *key, const char *value);
 bool policy_engine_file(const char *path);
+struct brig_device;
+struct brig_device_rule;
+/* A linux.devices entry that is one of the default nodes, exactly. */
+bool policy_engine_device(const struct brig_device *d);
+/* An allow rule of the engines' defaults: mknod only, the default nodes,
+ * the pty slaves (c 136:*), containerd's /dev/net/tun. */
+bool policy_engine_device_rule(const struct brig_device_rule *r);
+/* policy_devices.c: NULL if the policy allows the linux.devices entry, else
+ * why not ("is not an allowed device"); *by_path: its path is what fails. */
+const char *policy_device_refused(const struct brig_policy *p, const struct brig_device *d, bool *by_path);
+/* A deny rule, an engine default or exactly the host's node at one of the
+ * policy's device paths. */
+bool policy_device_rule_allowed(const struct brig_policy *p, const struct brig_device_rule *r);
+/* "/dev/sda" for b 8:0 on this host (its uevent's DEVNAME), "" if unknown. */
+void policy_device_host_name(char type, int64_t major, int64_t minor, char *buf, size_t len);
 bool policy_env_name_denied(const struct brig_policy *p, const char *name);
 bool policy_glob_any(char *const *patterns, const char *s);
 bool policy_root_forbidden(const struct brig_policy *p, const struct brig_root *root, const char **which);

@@ -11,6 +11,7 @@
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/fs.h"
 #include "../runtime/util/log.h"
+#include "../runtime/util/strutil.h"
 
 #define POLICY_FILE_MAX (1u << 20)
 
@@ -67,24 +68,28 @@ const char *policy_seccomp_default_text(void)
     return policy_embedded_seccomp;
 }
 
-int policy_load(const char *name_or_path, struct brig_policy **out, struct brig_error **err)
+int policy_read(const char *name_or_path, char **text, size_t *len, struct brig_error **err)
 {
     /* A name never contains '/': "agent" is the profile even if a file
      * called agent exists in the cwd (the cwd is not trusted input). */
     if (strchr(name_or_path, '/') == NULL) {
-        const char *text = policy_builtin_text(name_or_path);
-        if (text == NULL)
+        const char *builtin = policy_builtin_text(name_or_path);
+        if (builtin == NULL)
             return brig_failx(err, "policy %s: no such built-in profile (see brig policy list; "
                               "a file needs a path with '/')", name_or_path);
-        if (policy_parse(text, strlen(text), out, err) < 0)
-            return brig_wrap(err, "policy %s", name_or_path);
-        brig_debug("policy: built-in profile %s", name_or_path);
+        *text = brig_strdup(builtin);
+        *len = strlen(builtin);
         return 0;
     }
+    if (brig_read_file(name_or_path, POLICY_FILE_MAX, text, len, err) < 0) return brig_wrap(err, "policy");
+    return 0;
+}
+
+int policy_load(const char *name_or_path, struct brig_policy **out, struct brig_error **err)
+{
     autofree char *text = NULL;
     size_t len = 0;
-    if (brig_read_file(name_or_path, POLICY_FILE_MAX, &text, &len, err) < 0)
-        return brig_wrap(err, "policy");
+    TRY(policy_read(name_or_path, &text, &len, err));
     if (policy_parse(text, len, out, err) < 0) return brig_wrap(err, "policy %s", name_or_path);
     brig_debug("policy: loaded %s (%s)", name_or_path, (*out)->name);
     return 0;

@@ -26,10 +26,14 @@ struct brig_policy;
 
 /* The policy (NAME or absolute FILE) of a long-lived sandbox, in its config. */
 #define SANDBOX_POLICY_ANNOTATION "org.brig.sandbox.policy"
+/* Its JSON as create read it: what every exec is judged and bounded by,
+ * whatever the file holds later (kept in the root-owned state). */
+#define SANDBOX_POLICY_TEXT_ANNOTATION "org.brig.sandbox.policy-text"
 
 struct sandbox_opts {
     const char *session;            /* create: the long-lived sandbox's NAME; exec: the target */
     const char *policy;             /* NAME or FILE; NULL: "agent" */
+    const char *policy_text;        /* create: that policy's JSON, as read */
     const char *rootfs;             /* NULL: sandbox_rootfs_default */
     const char *workspace;          /* host dir bound at the policy's workspace path */
     const char *timeout;            /* DUR, tightens timeouts.wall */

@@ -294,6 +294,7 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
         jw_key(w, "annotations");
         jw_obj_open(w);
         jw_kstr(w, SANDBOX_POLICY_ANNOTATION, o->policy ? o->policy : "agent");
+        if (o->policy_text != NULL) jw_kstr(w, SANDBOX_POLICY_TEXT_ANNOTATION, o->policy_text);
         jw_obj_close(w);
     }
     config_mounts(w, init_in, init_host_path);

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -78,9 +79,16 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     autoerr struct brig_error *err = NULL;
     sandbox_new_id("sb-", r->id, sizeof(r->id));
     const char *policy_flag = o->policy ? o->policy : "agent";
+    /* Read once: create judges the config by this same text. */
+    autofree char *text = NULL;
+    size_t len = 0;
     autopolicy struct brig_policy *p = NULL;
-    if (policy_load(policy_flag, &p, &err) < 0) {
+    if (policy_read(policy_flag, &text, &len, &err) < 0 || policy_parse(text, len, &p, &err) < 0) {
         brig_wrap(&err, "--policy %s", policy_flag);
+        return sandbox_fail(r, err);
+    }
+    if (strlen(text) != len) {
+        brig_failx(&err, "--policy %s: a NUL byte in the file", policy_flag);
         return sandbox_fail(r, err);
     }
     r->policy = brig_strdup(p->name);
@@ -103,7 +111,7 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     struct sandbox_io io;
     int rc = sandbox_io_open(&io, o->stdin_path, &err);
 
-    const struct brig_globals g = { .root = state_root, .policy = policy_flag };
+    const struct brig_globals g = { .root = state_root, .policy = policy_flag, .policy_text = text };
     const struct brig_create_opts co = { .id = r->id, .bundle = "/", .config_text = config };
     struct launch L;
     if (rc == 0) {

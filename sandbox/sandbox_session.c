@@ -9,8 +9,9 @@
  *
  * The container id is the sandbox's NAME, in the same state root and
  * cgroup parent as one-shot sandboxes (whose ids, sb-..., a NAME may not
- * take). The policy is recorded in the config's annotations and loaded
- * again by every exec. */
+ * take). The policy is read once, by create, and its text recorded in the
+ * config's annotations (the sandbox's root-owned state): every exec is
+ * judged and bounded by that snapshot, never by the file as it is later. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -73,10 +74,15 @@ int sandbox_create(const struct sandbox_opts *o, struct brig_error **err)
     TRY(sandbox_name_check(o->session, err));
     autofree char *ref = NULL;
     TRY(session_policy_ref(o->policy, &ref, err));
+    autofree char *text = NULL;
+    size_t len = 0;
     autopolicy struct brig_policy *p = NULL;
-    if (policy_load(ref, &p, err) < 0) return brig_wrap(err, "--policy %s", ref);
+    if (policy_read(ref, &text, &len, err) < 0 || policy_parse(text, len, &p, err) < 0)
+        return brig_wrap(err, "--policy %s", ref);
+    if (strlen(text) != len) return brig_failx(err, "--policy %s: a NUL byte in the file", ref);
     struct sandbox_opts co = *o;
     co.policy = ref;
+    co.policy_text = text;
     autofree char *init = NULL;
     autofree char *config = NULL;
     TRY(sandbox_find_init(&init, err));
@@ -93,7 +99,7 @@ int sandbox_create(const struct sandbox_opts *o, struct brig_error **err)
     brig_closep(&io.err[1]);
     io.out[1] = open("/dev/null", O_WRONLY | O_CLOEXEC);
     io.err[1] = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    const struct brig_globals g = { .root = session_root(o->state_root), .policy = ref };
+    const struct brig_globals g = { .root = session_root(o->state_root), .policy = ref, .policy_text = text };
     const struct brig_create_opts cr = { .id = o->session, .bundle = "/", .config_text = config, .detach = true };
     int status = 0;
     int rc = io.out[1] < 0 || io.err[1] < 0 ? brig_fail(err, errno, "open /dev/null") : sandbox_io_swap(&io, err);
@@ -105,18 +111,30 @@ int sandbox_create(const struct sandbox_opts *o, struct brig_error **err)
 }
 
 /* The sandbox's state, read without the lock (exec and rm lock it through
- * the lifecycle calls they make), and its recorded policy. */
+ * the lifecycle calls they make), its recorded policy and (if text is not
+ * NULL) that policy's snapshot. */
 static int session_open(const char *root, const char *name, struct brig_state **st, const char **policy,
-                        struct brig_error **err)
+                        const char **text, struct brig_error **err)
 {
     TRY(sandbox_name_check(name, err));
     autoclose int dirfd = -1;
     if (state_dir_open_unlocked(root, name, &dirfd, NULL) < 0)
         return brig_failx(err, "sandbox %s: no such sandbox (in %s)", name, root);
     if (state_read(dirfd, st, err) < 0) return brig_wrap(err, "sandbox %s", name);
-    for (size_t i = 0; i < (*st)->n_annotations; i++)
+    const char *snapshot = NULL;
+    for (size_t i = 0; i < (*st)->n_annotations; i++) {
         if (strcmp((*st)->annotations[i].key, SANDBOX_POLICY_ANNOTATION) == 0) *policy = (*st)->annotations[i].value;
+        if (strcmp((*st)->annotations[i].key, SANDBOX_POLICY_TEXT_ANNOTATION) == 0)
+            snapshot = (*st)->annotations[i].value;
+    }
     if (*policy == NULL) return brig_failx(err, "sandbox %s: not a long-lived sandbox (made by brig sandbox create)", name);
+    if (text == NULL) return 0;
+    /* Made by a brig that read the file again at every exec: its policy
+     * cannot be known any more. */
+    if (snapshot == NULL)
+        return brig_failx(err, "sandbox %s: no policy snapshot (%s) in its state: made by an older brig; "
+                          "brig sandbox rm %s, then create it again", name, SANDBOX_POLICY_TEXT_ANNOTATION, name);
+    *text = snapshot;
     return 0;
 }
 
@@ -133,12 +151,13 @@ static void session_kill_exec(void *arg)
 }
 
 /* The command, started in the child cgroup, drained and waited for. */
-static int session_exec_run(const struct sandbox_opts *o, const char *policy, const struct sandbox_limits *lim,
+static int session_exec_run(const struct sandbox_opts *o, const char *policy, const char *text,
+                            const struct sandbox_limits *lim,
                             struct brig_cgroup *child, struct sandbox_result *r, struct brig_error **err)
 {
     struct sandbox_io io;
     int rc = sandbox_io_open(&io, o->stdin_path, err);
-    const struct brig_globals g = { .root = session_root(o->state_root), .policy = policy };
+    const struct brig_globals g = { .root = session_root(o->state_root), .policy = policy, .policy_text = text };
     pid_t pid = -1;
     const struct brig_exec_opts eo = { .id = o->session, .args = o->argv, .env = o->env, .cwd = o->cwd,
                                        .detach = true, .cgroup = child, .pid_out = &pid };
@@ -190,19 +209,19 @@ int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
     autoerr struct brig_error *err = NULL;
     sandbox_new_id(SESSION_EXEC_PREFIX, r->id, sizeof(r->id));
     autostate struct brig_state *st = NULL;
-    const char *ref = NULL;
+    const char *ref = NULL, *text = NULL;
     autopolicy struct brig_policy *p = NULL;
     struct sandbox_limits lim;
     const char *root = session_root(o->state_root);
-    if (session_open(root, o->session, &st, &ref, &err) < 0) return sandbox_fail(r, err);
+    if (session_open(root, o->session, &st, &ref, &text, &err) < 0) return sandbox_fail(r, err);
     r->sandbox = brig_strdup(o->session);
     if (!session_running(root, o->session, st)) {
         brig_failx(&err, "sandbox %s: its init is not running (killed, or the host rebooted): "
                    "brig sandbox rm %s", o->session, o->session);
         return sandbox_fail(r, err);
     }
-    if (policy_load(ref, &p, &err) < 0) {
-        brig_wrap(&err, "sandbox %s: its policy %s", o->session, ref);
+    if (policy_resolve_text(ref, text, &p, &err) < 0) {
+        brig_wrap(&err, "sandbox %s: its policy", o->session);
         return sandbox_fail(r, err);
     }
     r->policy = brig_strdup(p->name);
@@ -226,7 +245,7 @@ int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
     autoclose int lock = -1;
     if (rc == 0 && (lock = cgroup_child_lock(child, true)) < 0)
         rc = brig_fail(&err, errno, "lock the exec's cgroup");
-    if (rc == 0) rc = session_exec_run(o, ref, &lim, child, r, &err);
+    if (rc == 0) rc = session_exec_run(o, ref, text, &lim, child, r, &err);
     if (child != NULL) {
         struct brig_error *derr = NULL;
         if (cgroup_destroy(child, &derr) < 0) {
@@ -272,7 +291,7 @@ int sandbox_list(const char *state_root, bool json, struct brig_error **err)
     for (size_t i = 0; i < n; i++) {
         autostate struct brig_state *st = NULL;
         const char *ref = NULL;
-        if (brig_str_has_prefix(ids[i], "sb-") || session_open(root, ids[i], &st, &ref, NULL) < 0) continue;
+        if (brig_str_has_prefix(ids[i], "sb-") || session_open(root, ids[i], &st, &ref, NULL, NULL) < 0) continue;
         enum brig_status s = session_running(root, ids[i], st) ? BRIG_STATUS_RUNNING : BRIG_STATUS_STOPPED;
         size_t execs = s == BRIG_STATUS_RUNNING ? session_execs(st) : 0;
         if (json) {
@@ -325,7 +344,7 @@ int sandbox_remove(const char *state_root, const char *name, bool force, struct 
     const char *root = session_root(state_root);
     autostate struct brig_state *st = NULL;
     const char *ref = NULL;
-    TRY(session_open(root, name, &st, &ref, err));
+    TRY(session_open(root, name, &st, &ref, NULL, err));
     const struct brig_globals g = { .root = root };
     size_t execs = session_execs(st);
     if (!force && execs > 0)

@@ -100,7 +100,7 @@ static int ops_update_judge(const struct brig_globals *g, const char *id, int di
                             struct brig_error **err)
 {
     autopolicy struct brig_policy *p = NULL;
-    TRY(policy_resolve(g->policy, &p, err));
+    TRY(policy_resolve_text(g->policy, g->policy_text, &p, err));
     if (p == NULL) return 0;
     if (r->n_unified > 0 || r->n_devices > 0)
         return brig_failx(err, "update %s: linux.resources.%s cannot be judged by the sandbox policy: "

@@ -12,6 +12,8 @@ struct brig_globals {
     bool no_cgroup;             /* --cgroup-manager disabled: create makes none */
     bool debug;
     const char *policy;         /* --policy FILE|NAME (policy/policy.h), or NULL */
+    const char *policy_text;    /* that policy's JSON as read before (a sandbox's
+                                 * snapshot): judged instead of reading it again */
 };
 
 struct brig_create_opts {

@@ -150,7 +150,7 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     TRY(rootfs_open(L->bundle_fd, L->spec, &L->root_fd, err));
     /* The trusted side's sandbox policy (--policy, /etc/brig/policy.json),
      * resolved once: run audits its exit and its delete under it. */
-    TRY(policy_resolve(g->policy, &L->policy, err));
+    TRY(policy_resolve_text(g->policy, g->policy_text, &L->policy, err));
     TRY(policy_enforce_resolved(L->policy, L->spec, "create", o->id, err));
     if (g->no_cgroup) TRY(cgroup_disabled_check(L->spec, L->policy != NULL, err));
     TRY(egress_prepare(L->policy, L->spec, err));     /* the proxy's env (docs/egress.md) */

@@ -144,10 +144,11 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
                                "refusing to run a process outside its chroot");
     TRY(exec_build_process(X->spec, o, err));
     TRY(spec_check_supported(X->spec, err));
-    /* The trusted side's sandbox policy, on the config with this process;
-     * under an egress policy the process is told of the proxy. */
+    /* The trusted side's sandbox policy (the text a sandbox's create read,
+     * if any), on the config with this process; under an egress policy the
+     * process is told of the proxy. */
     autopolicy struct brig_policy *pol = NULL;
-    TRY(policy_resolve(g->policy, &pol, err));
+    TRY(policy_resolve_text(g->policy, g->policy_text, &pol, err));
     TRY(policy_enforce_resolved(pol, X->spec, "exec", o->id, err));
     TRY(egress_exec_env(pol, X->spec, o->env, err));
     if (X->spec->linux_cfg.seccomp.present)

@@ -1,6 +1,9 @@
 /* OCI hooks (config.md "POSIX-platform Hooks", runtime.md "Lifecycle"):
  * each hook is executed with its path, args and env, the state of the
- * container as JSON on stdin, and is killed once its timeout expires. */
+ * container as JSON on stdin, and is killed once its timeout expires, with
+ * every process it started (its own process group). Without a timeout a
+ * hook may run as long as it likes, as in runc and crun: the spec sets no
+ * default, and the engine that runs brig has its own. */
 #include "hooks.h"
 
 #include <errno.h>
@@ -66,6 +69,10 @@ static __attribute__((noreturn)) void hook_child(const struct brig_hook *h, char
     /* brig enforces the hook's timeout: a brig killed meanwhile must not
      * leave a hanging hook behind with nobody to end it. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != brig) goto fail;
+    /* A group of its own, so that a timeout ends what the hook started too
+     * (`sh -c 'helper; ...'`): such a child would hold brig's stderr open
+     * and the caller reading it would wait for it. */
+    if (setpgid(0, 0) < 0) goto fail;
     sigset_t all;
     sigemptyset(&all);
     sigprocmask(SIG_SETMASK, &all, NULL);
@@ -95,7 +102,9 @@ fail:;
     _exit(127);
 }
 
-/* Wait for the hook's exit, SIGKILLing it once timeout_s (0 = none) passes. */
+/* Wait for the hook's exit, SIGKILLing it and its process group once
+ * timeout_s (0 = none) passes. The hook is not reaped yet, so its pid is
+ * still its group's id and names no other group. */
 static int hook_wait(pid_t pid, int pidfd, int timeout_s, int *status, bool *timed_out)
 {
     *timed_out = false;
@@ -110,6 +119,7 @@ static int hook_wait(pid_t pid, int pidfd, int timeout_s, int *status, bool *tim
             if (left <= 0) {
                 *timed_out = true;
                 syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                kill(-pid, SIGKILL);
                 break;
             }
             struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
@@ -143,6 +153,7 @@ static int hook_run_one(const struct brig_hook *h, const char *kind, size_t idx,
     pid_t pid = fork();
     if (pid < 0) return brig_fail(err, errno, "fork");
     if (pid == 0) hook_child(h, argv, envp, in_fd, ep_wr, self);
+    setpgid(pid, pid);      /* also here: a timeout may come before the child's own call */
     close(ep_wr);
     ep_wr = -1;
 
@@ -168,7 +179,7 @@ static int hook_run_one(const struct brig_hook *h, const char *kind, size_t idx,
         r = read(ep_rd, &exec_errno, sizeof(exec_errno));
     } while (r < 0 && errno == EINTR);
     if (r == (ssize_t)sizeof(exec_errno)) return brig_fail(err, exec_errno, "exec");
-    if (timed_out) return brig_failx(err, "timed out after %ds", h->timeout);
+    if (timed_out) return brig_failx(err, "timed out after %ds (killed, with what it started)", h->timeout);
     if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
         return brig_failx(err, "exited with status %d", WEXITSTATUS(status));
     if (WIFSIGNALED(status))

@@ -79,6 +79,40 @@ check "... within a few seconds (took ${took}s)" test "$took" -lt 10
 check_refused "... and the container does not exist" "does not exist" 1 b state "$(cid ht)"
 assert_clean ht
 
+# ---- a hanging hook that started a child: both end at the timeout ---------------
+# `sh -c 'sleep N; true'` forks its sleep: killing the shell alone would leave
+# the sleep holding brig's stderr, and a caller reading it ($(...)) would
+# wait for it. Each kind brig runs on the host side, and one in the container.
+for kind in prestart createRuntime poststart startContainer; do
+    n=hc-$kind
+    dur=$((900000 + RANDOM))
+    mkb "$n" -- /usr/bin/brig-probe exit 0 || continue
+    cfg "$n" '.hooks[$k] = [{path: "/bin/sh", args: ["sh", "-c", "sleep \($d); true"], timeout: 1}]' \
+        --arg k "$kind" --arg d "$dur"
+    CLEAN_IDS+=("$(cid "$n")")
+    start=$(date +%s)
+    # Through a pipe, as engines and $(...) read brig's output; read for 20 s
+    # at most (a child holding it would make an unbounded read hang).
+    b run --bundle "$T/$n" "$(cid "$n")" 2>&1 </dev/null | timeout 20 cat > "$T/$n.out"
+    RC=${PIPESTATUS[0]}
+    out=$(cat "$T/$n.out")
+    took=$(( $(date +%s) - start ))
+    if [ "$kind" = poststart ]; then
+        # runtime.md: a poststart failure is a warning; the container runs on.
+        check_eq "a hanging $kind hook: a warning, run exits 0" "$RC" 0
+        want="warning: run $(cid "$n"): hooks.poststart[0] (/bin/sh): timed out after 1s"
+    else
+        check_eq "a hanging $kind hook fails run (exit 1)" "$RC" 1
+        want="hooks.${kind}[0] (/bin/sh): timed out after 1s"
+    fi
+    if grep -qF -- "$want" <<<"$out"; then ok "... the error names the hook"; else not_ok "... the error names the hook" "$out"; fi
+    check "... and the caller reading brig's output got EOF within a few seconds (took ${took}s)" test "$took" -lt 10
+    left=$(pgrep -f "sleep $dur" | tr '\n' ' ')
+    check_eq "... the hook's child is gone too" "$left" ""
+    for p in $left; do kill -9 "$p"; done
+    assert_clean "$n"
+done
+
 # ---- a hook path that does not exist -------------------------------------------
 mkb hm -- /usr/bin/brig-probe sleep 60 || true
 cfg hm '.hooks.createRuntime = [{path: "/no/such/hook"}]'

@@ -132,7 +132,7 @@ Test(hooks, timeout_kills)
     time_t t0 = time(NULL);
     cr_assert_eq(hooks_run(s, BRIG_HOOK_POSTSTART, "{}", &e), -1);
     cr_expect_lt(time(NULL) - t0, 5, "timeout not enforced");
-    cr_expect_str_eq(e->msg, "hooks.poststart[0] (/bin/sh): timed out after 1s");
+    cr_expect_str_eq(e->msg, "hooks.poststart[0] (/bin/sh): timed out after 1s (killed, with what it started)");
 }
 
 Test(hooks, missing_binary_and_runtime_env)
