@@ -396,12 +396,8 @@ static int left_pids(const struct brig_cgroup *cg, pid_t **pids, size_t *n)
  * number of processes signalled. */
 static size_t kill_members(const char *dir)
 {
-    autofree pid_t *pids = NULL;
-    size_t n = 0, sent = 0;
-    if (cg_read_pids(dir, &pids, &n, NULL) < 0) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (kill(pids[i], SIGKILL) == 0) sent++;
-    return sent;
+    autoclose int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return fd < 0 ? 0 : cg_kill_members_at(fd);
 }
 
 int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err)
