@@ -11,7 +11,7 @@
 # container's): the cgroup it holds cannot be removed, which brig reports
 # by name, while everything else is still removed; once the process is
 # gone, the id works again.
-# shellcheck source=tests/integration/lib.sh
+# shellcheck source=tests/integration/lib.sh disable=SC2016  # jq filters are single-quoted on purpose
 . "$(dirname "$0")/lib.sh"
 it_init
 
@@ -96,7 +96,8 @@ else
     # the rollback sent it. Then the id is free again.
     echo THAWED > "$F/freezer.state"
     pid=$(cat "$T/hook-$id.pid" 2>/dev/null)
-    for _ in $(seq 50); do [ -n "$pid" ] && [ -d "/proc/$pid" ] || break; sleep 0.1; done
+    n=50
+    while [ -n "$pid" ] && [ -d "/proc/$pid" ] && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
     check "the thawed process died of the rollback's SIGKILL" test ! -d "/proc/$pid"
     check "delete --force of the id succeeds" b delete --force "$id"
     cfg stuck '.hooks = {}'
