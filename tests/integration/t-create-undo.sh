@@ -10,7 +10,8 @@
 # rollback cannot kill (stopped by a frozen v1 freezer that is not the
 # container's): the cgroup it holds cannot be removed, which brig reports
 # by name, while everything else is still removed; once the process is
-# gone, the id works again.
+# gone, the id works again. Last, a state dir the rollback cannot remove
+# (a mount over it): reported, the rest undone.
 # shellcheck source=tests/integration/lib.sh disable=SC2016  # jq filters are single-quoted on purpose
 . "$(dirname "$0")/lib.sh"
 it_init
@@ -109,3 +110,35 @@ else
     rmdir "$F" 2>/dev/null
     assert_clean stuck
 fi
+
+# ---- a state dir that cannot be removed: reported, the rest still undone ---
+# The hook mounts over the container's state dir (brig never unmounts what
+# it did not mount): the state dir stays, named in the warning; its
+# cgroups and processes are gone; once the mount is gone, delete --force
+# clears the id and it can be created again.
+cat > "$T/hook-mnt.sh" <<'SH'
+#!/bin/sh
+cat >/dev/null
+mount -t tmpfs brig-test-undo "$2/$1" || exit 9
+exit 3
+SH
+chmod 0755 "$T/hook-mnt.sh"
+id=$(cid mnt)
+cp -a "$T/busy" "$T/mnt"
+cfg mnt '.linux.cgroupsPath = "/brig-test/" + $id | .process.env |= map(if startswith("BRIG_IT_TAG=") then "BRIG_IT_TAG=" + $id else . end)
+         | .hooks.createRuntime = [{path: $h, args: ["hook-mnt.sh", $id, $s]}]' \
+    --arg id "$id" --arg h "$T/hook-mnt.sh" --arg s "$STATE"
+create_ct mnt
+check_refused_rc "create fails when its cleanup cannot remove the state dir, with the hook's error" \
+    "create $id: hooks.createRuntime[0] ($T/hook-mnt.sh): exited with status 3" 1 "$RC" "$T/mnt.err"
+check "... and the state dir left behind is reported" \
+    grep -qF "create $id: cleanup: container $id: remove state: rmdir $id: Device or resource busy" "$T/mnt.err"
+got=$(left "$id" | grep -v "^state dir: $STATE/$id\$")
+check_eq "everything else is removed (processes, cgroups)" "$got" ""
+umount "$STATE/$id"
+check "once the mount is gone, delete --force clears the id" b delete --force "$id"
+cfg mnt '.hooks = {}'
+create_ct mnt
+check_eq "... and a new create with the same id succeeds" "$RC" 0
+b delete --force "$id" >/dev/null 2>&1
+assert_clean mnt
