@@ -392,6 +392,14 @@ static int left_pids(const struct brig_cgroup *cg, pid_t **pids, size_t *n)
     return 0;
 }
 
+/* SIGKILL whatever is in one directory of the container's cgroup: the
+ * number of processes signalled. */
+static size_t kill_members(const char *dir)
+{
+    autoclose int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return fd < 0 ? 0 : cg_kill_members_at(fd);
+}
+
 int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err)
 {
     autofree pid_t *left = NULL;
@@ -433,7 +441,17 @@ int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err)
         }
         autoerr struct brig_error *e = NULL;
         cg_subtree_remove(d->path);         /* a nested manager's cgroups */
-        if (cg_rmdir_created(d->path, d->created, &e) < 0) {
+        int r = cg_rmdir_created(d->path, d->created, &e);
+        /* A process that joined this hierarchy only (a hook's, written to
+         * one v1 cgroup.procs) is not in the pid list killed above, and
+         * keeps this directory busy: in a cgroup this container made, it
+         * goes with the container (else the id could not be used again). */
+        if (r < 0 && e->errnum == EBUSY && kill_members(d->path) > 0) {
+            brig_debug("cgroup: destroy: killed what was left in %s only", d->path);
+            brig_error_freep(&e);
+            r = cg_rmdir_created(d->path, d->created, &e);
+        }
+        if (r < 0) {
             if (rc == 0) rc = brig_failx(err, "cgroup: %s", e->msg);
             continue;
         }

@@ -163,6 +163,8 @@ int cg_rmdir_created(const char *path, unsigned created, struct brig_error **err
 /* Remove the cgroups below path (made inside the container), deepest first,
  * killing their processes (cgroup_subtree.c); the number left. */
 int cg_subtree_remove(const char *path);
+/* SIGKILL every process in the cgroup directory dirfd: how many were sent it. */
+size_t cg_kill_members_at(int dirfd);
 /* dir carries the mark of a parent brig made for containers. */
 bool cg_parent_marked(const char *dir);
 /* Pids listed in dir/cgroup.procs. */

@@ -21,17 +21,19 @@
 
 #define CG_SUBTREE_DEPTH 64
 
-static void subtree_kill(int dirfd)
+size_t cg_kill_members_at(int dirfd)
 {
     autoclose int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0) return 0;
     FILE *f = fdopen(fd, "r");
-    if (f == NULL) return;
+    if (f == NULL) return 0;
     fd = -1;
     int pid;
+    size_t sent = 0;
     while (fscanf(f, "%d", &pid) == 1)
-        if (pid > 0) kill(pid, SIGKILL);
+        if (pid > 0 && kill(pid, SIGKILL) == 0) sent++;
     fclose(f);
+    return sent;
 }
 
 static int subtree_rmdir(int parentfd, const char *name)
@@ -69,7 +71,7 @@ static int subtree_clear(int dirfd, int depth)
             continue;
         }
         left += subtree_clear(child, depth + 1);
-        subtree_kill(child);
+        cg_kill_members_at(child);
         if (subtree_rmdir(dirfd, e->d_name) < 0) {
             brig_debug("cgroup: sub-cgroup %s: rmdir: %s", e->d_name, strerror(errno));
             left++;
