@@ -121,7 +121,7 @@ static void check_dockerfile(struct compose_doc *d, yaml_node_t *build, struct p
     autofree char *text = NULL;
     size_t len = 0;
     autoerr struct brig_error *e = NULL;
-    if (brig_read_file(path, 1u << 20, &text, &len, &e) < 0) {
+    if (brig_read_regular(path, 1u << 20, &text, &len, &e) < 0) {
         policy_fail(rep, "image.pinned", "build", "the Dockerfile cannot be read (%s): its base is not judged", e->msg);
         return;
     }

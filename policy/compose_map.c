@@ -233,7 +233,7 @@ static void cmap_env_file(struct cmap *c, struct ptree *env, const char *file)
     autofree char *text = NULL;
     size_t len = 0;
     struct brig_error *e = NULL;
-    if (brig_read_file(path, 1u << 20, &text, &len, &e) < 0) {
+    if (brig_read_regular(path, 1u << 20, &text, &len, &e) < 0) {
         cmap_note(c, "env_file: %s cannot be read (%s): its names cannot be judged", file, e->msg);
         brig_error_free(e);
         return;
@@ -475,7 +475,7 @@ static int cmap_seccomp(struct cmap *c, struct ptree *lin, const char *opt, bool
         autofree char *path = opt[0] == '/' ? brig_strdup(opt) : brig_asprintf("%s/%s", c->d->dir, opt);
         autofree char *text = NULL;
         size_t len = 0;
-        if (brig_read_file(path, 4u << 20, &text, &len, err) < 0 || ptree_parse(text, len, &prof, err) < 0)
+        if (brig_read_regular(path, 4u << 20, &text, &len, err) < 0 || ptree_parse(text, len, &prof, err) < 0)
             return brig_wrap(err, "security_opt seccomp=%s", opt);
     } else {
         const char *text = policy_seccomp_default_text();

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,10 +55,10 @@ int brig_read_file_at(int dirfd, const char *name, size_t max, char **out, size_
  * driver, and O_NOFOLLOW opens a symlink itself. Only a regular file is
  * then opened for reading, through that fd (the same inode, whatever the
  * name means by then). */
-int brig_read_regular_at(int dirfd, const char *name, size_t max, char **out, size_t *len,
-                         struct brig_error **err)
+static int fs_read_regular(int dirfd, const char *name, bool follow, size_t max, char **out, size_t *len,
+                           struct brig_error **err)
 {
-    autoclose int pfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    autoclose int pfd = openat(dirfd, name, O_PATH | (follow ? 0 : O_NOFOLLOW) | O_CLOEXEC);
     if (pfd < 0) return brig_fail(err, errno, "open %s", name);
     struct stat st;
     if (fstat(pfd, &st) < 0) return brig_fail(err, errno, "stat %s", name);
@@ -67,6 +68,17 @@ int brig_read_regular_at(int dirfd, const char *name, size_t max, char **out, si
     autoclose int fd = open(brig_fd_path(pfd, p, sizeof(p)), O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) return brig_fail(err, errno, "open %s", name);
     return fs_read_fd(fd, name, max, out, len, err);
+}
+
+int brig_read_regular_at(int dirfd, const char *name, size_t max, char **out, size_t *len,
+                         struct brig_error **err)
+{
+    return fs_read_regular(dirfd, name, false, max, out, len, err);
+}
+
+int brig_read_regular(const char *path, size_t max, char **out, size_t *len, struct brig_error **err)
+{
+    return fs_read_regular(AT_FDCWD, path, true, max, out, len, err);
 }
 
 int brig_read_file(const char *path, size_t max, char **out, size_t *len, struct brig_error **err)

@@ -20,6 +20,10 @@ int brig_read_file_at(int dirfd, const char *name, size_t max, char **out, size_
  * reading. The errors name the file, never quote it. */
 int brig_read_regular_at(int dirfd, const char *name, size_t max, char **out, size_t *len,
                          struct brig_error **err);
+/* The same for a path whose symlinks the caller may follow (a compose
+ * file's own env_file, Dockerfile, seccomp profile): only the end must be
+ * a regular file, so a fifo or a device never blocks or feeds the read. */
+int brig_read_regular(const char *path, size_t max, char **out, size_t *len, struct brig_error **err);
 /* Write data to an existing file (e.g. /proc/<pid>/uid_map) in one write(). */
 int brig_write_file(const char *path, const char *data, size_t len, struct brig_error **err);
 /* Write a file atomically: temp file in dirfd, fsync-free rename over name. */

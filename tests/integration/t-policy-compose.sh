@@ -142,6 +142,18 @@ ccheck "$D/envmissing.yaml"
 [ "$RC" = 1 ] && grep -q '^FAIL compose.keys env_file' <<<"$OUT" \
     && ok "an unreadable env_file fails closed (compose.keys)" || not_ok "an unreadable env_file fails closed" "$OUT"
 
+# A fifo (or a device) named as a compose file's own file is never read:
+# the check neither blocks on it nor takes its bytes.
+mkfifo "$D/fifo.env" "$D/fifo.json"
+hardened | sed 's/runtime: brig/runtime: brig\n    env_file: fifo.env/' > "$D/envfifo.yaml"
+OUT=$(timeout 20 "$BRIG" policy check --policy pi --compose "$D/envfifo.yaml" 2>&1); RC=$?
+[ "$RC" = 1 ] && grep -q '^FAIL compose.keys env_file: fifo.env cannot be read .*not a regular file' <<<"$OUT" \
+    && ok "a fifo as env_file is refused, not read (exit 1)" || not_ok "a fifo as env_file is refused" "exit $RC" "$OUT"
+hardened | sed "s|seccomp=$SECCOMP|seccomp=$D/fifo.json|" > "$D/seccompfifo.yaml"
+OUT=$(timeout 20 "$BRIG" policy check --policy pi --compose "$D/seccompfifo.yaml" 2>&1); RC=$?
+[ "$RC" = 2 ] && grep -q "security_opt seccomp=$D/fifo.json: .*not a regular file" <<<"$OUT" \
+    && ok "a fifo as the seccomp profile is refused, not read (exit 2)" || not_ok "a fifo as the seccomp profile is refused" "exit $RC" "$OUT"
+
 # ---- anchors and merge keys: what compose files use for shared hardening ----
 cat > "$D/anchors.yaml" <<YAML
 x-hardening: &hardening
