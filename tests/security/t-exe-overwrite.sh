@@ -194,6 +194,46 @@ d delete --force "$(cid host-a)" >/dev/null 2>&1
 assert_clean host-a
 assert_clean peer
 
+# ---- sandbox run (agent): a command that hunts brig's exe from inside ------------
+# The one-shot sandbox's command looks at every /proc/PID/exe it can see and
+# tries to write each (a brig there would be the host binary, or its sealed
+# copy); then the image's #!/proc/self/exe file as the command, and
+# /proc/self/exe itself. brig-init is found beside the decoy, as installed.
+SB_INIT=${BRIG_INIT:-$(dirname "$BRIG")/../sandbox/brig-init}
+[ -x "$SB_INIT" ] || SB_INIT=$(dirname "$BRIG")/brig-init
+cp "$SB_INIT" "$T/brig-init" || bail "cannot copy brig-init beside the decoy"
+printf '%s\n' '#!/bin/sh' 'for p in /proc/[0-9]*; do' \
+    '  l=$(readlink "$p/exe" 2>&1); echo "EXE $p $l"' \
+    '  if printf PWN 2>/dev/null >>"$p/exe"; then echo "WROTE $p $l"; fi' \
+    'done' 'echo HUNT-DONE' >"$r/hunt" && chmod 0755 "$r/hunt" || bail "cannot plant the hunter"
+# sb_run NAME ARGS...: the decoy's sandbox run of ARGS under the agent policy.
+sb_run() {
+    local n=$1; shift
+    timeout -k 5 120 "$DECOY" sandbox run --policy "$POL" --state-root "$T/sbstate" --rootfs "$r" \
+        --workspace "$T/ws" --env "BRIG_IT_TAG=$(cid "$n")" --json -- "$@" >"$T/$n.out" 2>"$T/$n.err"
+}
+sb_run sb-hunt /hunt
+check_eq "sandbox run: the hunter ran (exit 0)" "$?" 0
+hunt=$(jq -r '.stdout // empty' "$T/sb-hunt.out" 2>/dev/null)
+check "sandbox run: the hunter finished its scan" grep -q HUNT-DONE <<<"$hunt"
+check "sandbox run: the hunter saw its own exe" grep -q '^EXE /proc/[0-9]* /' <<<"$hunt"
+check_not "sandbox run: no brig process (host binary or sealed copy) is visible in the sandbox" \
+    grep -q -e decoy-brig -e 'brig-exe:' <<<"$hunt"
+check_not "sandbox run: no exe of any visible process could be written" grep -q '^WROTE' <<<"$hunt"
+check "sandbox run (hunter): the decoy brig is byte-identical" cmp -s "$DECOY" "$DECOY.orig"
+cp "$DECOY.orig" "$DECOY"
+sb_run sb-pwn /pwn
+check_not "sandbox run: #!/proc/self/exe as the command did not run the hostile loader" \
+    grep -q 'PWN exe=' "$T/sb-pwn.out" "$T/sb-pwn.err"
+check "sandbox run (#!/proc/self/exe): the decoy brig is byte-identical" cmp -s "$DECOY" "$DECOY.orig"
+cp "$DECOY.orig" "$DECOY"
+sb_run sb-self /proc/self/exe
+check "sandbox run: /proc/self/exe as the command is refused before anything runs" \
+    grep -q 'no such executable in the rootfs' "$T/sb-self.out" "$T/sb-self.err"
+check "sandbox run (/proc/self/exe): the decoy brig is byte-identical" cmp -s "$DECOY" "$DECOY.orig"
+check "sandbox run: the decoy brig still runs" "$DECOY" --version
+for n in sb-hunt sb-pwn sb-self; do assert_clean "$n"; done
+
 for n in cs run rund args exec; do
     for pol in none agent; do assert_clean "$n-$pol"; done
 done
