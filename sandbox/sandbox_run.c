@@ -60,7 +60,7 @@ static int run_started(struct launch *L, const struct sandbox_opts *o, const str
     /* Both the timeout and the init's own exit end the namespace; nothing
      * to kill after the reap (the pid may be reused by then). */
     const struct sandbox_kill k = { .fn = run_kill, .arg = &L->pid, .at_exit = false };
-    int rc = unsealed_init ? sandbox_seal_verify(L->pid, unsealed_init, err) : 0;
+    int rc = unsealed_init ? sandbox_seal_verify(L->spec, L->pid, unsealed_init, err) : 0;
     if (rc == 0 && L->console_fd >= 0) rc = run_tty(L, io, err);
     if (rc == 0) rc = sync_send(L->sync_fd, SYNC_START, NULL, err);
     if (rc == 0) rc = sync_wait_exec(L->sync_fd, err);

@@ -28,6 +28,7 @@
 
 #include "sandbox.h"
 #include "../policy/policy.h"
+#include "../runtime/config/spec.h"
 #include "../runtime/linux/exe_seal.h"
 #include "../runtime/util/cleanup.h"
 
@@ -53,8 +54,13 @@ static int seal_ns_ino(pid_t pid, ino_t *ino, struct brig_error **err)
     return 0;
 }
 
-int sandbox_seal_verify(pid_t pid, const char *init_host, struct brig_error **err)
+int sandbox_seal_verify(const struct brig_spec *s, pid_t pid, const char *init_host, struct brig_error **err)
 {
+    /* The init's execve takes process.args[0] as the config that ran says. */
+    if (!s->has_process || s->process.n_args == 0 || strcmp(s->process.args[0], SANDBOX_INIT_PATH) != 0)
+        return brig_failx(err, "sandbox: process.args[0] is not %s: refusing to start it", SANDBOX_INIT_PATH);
+    for (size_t k = 0; k < BRIG_HOOK_KIND_COUNT; k++)
+        if (s->hooks[k].n > 0) return brig_failx(err, "sandbox: the config has hooks: refusing to start it");
     ino_t ours, its;
     TRY(seal_ns_ino(0, &ours, err));
     TRY(seal_ns_ino(pid, &its, err));

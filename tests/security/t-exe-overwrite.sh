@@ -214,7 +214,7 @@ sb_run() {
 }
 sb_run sb-hunt /hunt
 check_eq "sandbox run: the hunter ran (exit 0)" "$?" 0
-hunt=$(jq -r '.stdout // empty' "$T/sb-hunt.out" 2>/dev/null)
+hunt=$(jq -r '(.stdout.preview_head // "") + (.stdout.preview_tail // "")' "$T/sb-hunt.out" 2>/dev/null)
 check "sandbox run: the hunter finished its scan" grep -q HUNT-DONE <<<"$hunt"
 check "sandbox run: the hunter saw its own exe" grep -q '^EXE /proc/[0-9]* /' <<<"$hunt"
 check_not "sandbox run: no brig process (host binary or sealed copy) is visible in the sandbox" \
@@ -231,8 +231,21 @@ sb_run sb-self /proc/self/exe
 check "sandbox run: /proc/self/exe as the command is refused before anything runs" \
     grep -q 'no such executable in the rootfs' "$T/sb-self.out" "$T/sb-self.err"
 check "sandbox run (/proc/self/exe): the decoy brig is byte-identical" cmp -s "$DECOY" "$DECOY.orig"
+# A rootfs whose /dev is a symlink into the workspace, where a `#!/proc/self/exe`
+# .brig-init waits: the init must be brig-init, reached without a symlink.
+cp -a "$r" "$T/devlink" && rm -rf "$T/devlink/dev" && ln -s workspace "$T/devlink/dev" &&
+    mkdir -p "$T/ws2" && printf '#!/proc/self/exe\n' >"$T/ws2/.brig-init" && chmod 0755 "$T/ws2/.brig-init" &&
+    chown -R 1000:1000 "$T/ws2" || bail "cannot make the /dev-symlink rootfs"
+timeout -k 5 120 "$DECOY" sandbox run --policy "$POL" --state-root "$T/sbstate" --rootfs "$T/devlink" \
+    --workspace "$T/ws2" --env "BRIG_IT_TAG=$(cid sb-devlink)" --json -- /bin/true >"$T/sb-devlink.out" 2>"$T/sb-devlink.err"
+rc=$?
+check "sandbox run: /dev a symlink into the workspace: refused (125) naming /dev/.brig-init" \
+    eval '[ "$rc" = 125 ] && grep -q "/dev/.brig-init in the sandbox is not" "$T/sb-devlink.out"'
+check_not "sandbox run (/dev symlink): the hostile loader never ran" \
+    grep -q 'PWN exe=' "$T/sb-devlink.out" "$T/sb-devlink.err"
+check "sandbox run (/dev symlink): the decoy brig is byte-identical" cmp -s "$DECOY" "$DECOY.orig"
 check "sandbox run: the decoy brig still runs" "$DECOY" --version
-for n in sb-hunt sb-pwn sb-self; do assert_clean "$n"; done
+for n in sb-hunt sb-pwn sb-self sb-devlink; do assert_clean "$n"; done
 
 for n in cs run rund args exec; do
     for pol in none agent; do assert_clean "$n-$pol"; done
