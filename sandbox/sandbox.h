@@ -176,6 +176,17 @@ int sandbox_remove(const char *state_root, const char *name, bool force, struct 
 int sandbox_sudo_apply(struct sandbox_opts *o, char **owned, struct brig_error **err);
 bool sandbox_sudo_caller(void);
 
+/* sandbox_seal.c: `sandbox run` from brig's binary as is, or sealed.
+ * decide: re-executes sealed (returns only on error) unless the config has
+ * no hooks and the default init path; *unsealed then. verify: on the
+ * created init PID, before its start: S's process.args[0] is
+ * SANDBOX_INIT_PATH, the init has a pid namespace of its own and
+ * SANDBOX_INIT_PATH in its root is INIT_HOST itself. */
+int sandbox_seal_decide(const struct brig_policy *p, const char *config, bool *unsealed,
+                        struct brig_error **err);
+struct brig_spec;
+int sandbox_seal_verify(const struct brig_spec *s, pid_t pid, const char *init_host, struct brig_error **err);
+
 /* sandbox_run.c: the whole one-shot. Returns -1 only when r->error could
  * not even be set (never, but for allocation); r is always filled. */
 int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r);

@@ -54,16 +54,21 @@ static int run_tty(struct launch *L, struct sandbox_io *io, struct brig_error **
 
 /* After the launch: start, wait, stats (the delete is the caller's). */
 static int run_started(struct launch *L, const struct sandbox_opts *o, const struct sandbox_limits *lim,
-                       struct sandbox_io *io, struct sandbox_result *r, struct brig_error **err)
+                       const char *unsealed_init, struct sandbox_io *io, struct sandbox_result *r,
+                       struct brig_error **err)
 {
     uint64_t started = sandbox_now_ms();
     /* Both the timeout and the init's own exit end the namespace; nothing
      * to kill after the reap (the pid may be reused by then). */
     const struct sandbox_kill k = { .fn = run_kill, .arg = &L->pid, .at_exit = false };
-    int rc = L->console_fd >= 0 ? run_tty(L, io, err) : 0;
+    int rc = unsealed_init ? sandbox_seal_verify(L->spec, L->pid, unsealed_init, err) : 0;
+    if (rc == 0 && L->console_fd >= 0) rc = run_tty(L, io, err);
     if (rc == 0) rc = sync_send(L->sync_fd, SYNC_START, NULL, err);
     if (rc == 0) rc = sync_wait_exec(L->sync_fd, err);
     brig_closep(&L->sync_fd);
+    /* Locked until the init is brig-init: no `brig exec` joins while it is
+     * still brig (sandbox_seal.c). */
+    flock(L->dirfd, LOCK_UN);
     if (rc < 0) {
         run_kill(&L->pid);
         while (waitpid(L->pid, NULL, 0) < 0 && errno == EINTR) {}
@@ -100,6 +105,9 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     autofree char *config = NULL;
     if (sandbox_find_init(&init, &err) < 0 || sandbox_config(p, o, r->id, init, &config, &err) < 0)
         return sandbox_fail(r, err);
+    /* Before anything is made: a re-exec starts this all over. */
+    bool unsealed;
+    if (sandbox_seal_decide(p, config, &unsealed, &err) < 0) return sandbox_fail(r, err);
 
     const char *state_root = o->state_root ? o->state_root : SANDBOX_STATE_ROOT;
     sandbox_reap_stale(state_root);
@@ -123,8 +131,7 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
         /* Only now, the init cloned with the default: a reader of brig's
          * output that goes away must not kill brig (and orphan the sandbox). */
         void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
-        flock(L.dirfd, LOCK_UN);
-        rc = run_started(&L, o, &lim, &io, r, &err);
+        rc = run_started(&L, o, &lim, unsealed ? init : NULL, &io, r, &err);
         /* Whatever happened: what `delete --force` does, with what we hold. */
         struct brig_error *derr = NULL;
         if (launch_delete(&L, r->id, &derr) < 0) {

@@ -37,9 +37,11 @@ static bool cmd_spawns(int argc, char **argv)
 {
     const char *name = argv[0];
     /* `sandbox ls` reads state and `sandbox rm` is a `delete`: neither
-     * spawns, so neither pays for the copy; any other word is sealed. */
+     * spawns, so neither pays for the copy. `sandbox run` decides once its
+     * config is known (sandbox/sandbox_seal.c); any other word is sealed. */
     if (strcmp(name, "sandbox") == 0)
-        return !(argc >= 2 && (strcmp(argv[1], "ls") == 0 || strcmp(argv[1], "rm") == 0));
+        return !(argc >= 2 && (strcmp(argv[1], "ls") == 0 || strcmp(argv[1], "rm") == 0 ||
+                               strcmp(argv[1], "run") == 0));
     return strcmp(name, "create") == 0 || strcmp(name, "run") == 0 || strcmp(name, "exec") == 0;
 }
 
@@ -197,6 +199,7 @@ int main(int argc, char **argv)
         if (strcmp(cargv[0], commands[i].name) != 0) continue;
         brig_debug("command %s", commands[i].name);
         int status = 0;
+        exe_seal_defer(argv);
         if ((cmd_spawns(cargc, cargv) && exe_seal_ensure(argv, &err) < 0) ||
             commands[i].fn(&g, cargc - 1, cargv + 1, &status, &err) < 0) {
             report_error(err, log_to_file, fmt == BRIG_LOG_JSON);

@@ -53,6 +53,7 @@
 extern char **environ;
 
 static int exe_sealed = -1;     /* what exe_seal_ensure found: -1 not asked */
+static char **exe_argv;         /* exe_seal_defer's */
 
 /* F_GET_SEALS answers only for shmem files; a plain tmpfs file says
  * F_SEAL_SEAL alone. */
@@ -186,6 +187,17 @@ int exe_seal_ensure(char **argv, struct brig_error **err)
                (intmax_t)st.st_size);
     syscall(SYS_execveat, fd, "", argv, env, AT_EMPTY_PATH);
     return brig_fail(err, errno, "execveat the sealed memfd copy of brig");
+}
+
+void exe_seal_defer(char **argv)
+{
+    exe_argv = argv;
+}
+
+int exe_seal_deferred(struct brig_error **err)
+{
+    if (exe_argv == NULL) return brig_failx(err, "brig: the sealed re-exec was deferred without argv (a bug)");
+    return exe_seal_ensure(exe_argv, err);
 }
 
 int exe_seal_origin_path(char *buf, size_t len)

@@ -18,6 +18,12 @@
  * admin's sealed memfd of brig is accepted as is, nothing else. */
 int exe_seal_ensure(char **argv, struct brig_error **err);
 
+/* For a command that decides later whether it needs the seal (`sandbox
+ * run`, docs/security.md): keep argv now; exe_seal_deferred() is then
+ * exe_seal_ensure(argv), to be called before anything has been changed. */
+void exe_seal_defer(char **argv);
+int exe_seal_deferred(struct brig_error **err);
+
 /* The identity (dev, ino, size, mtime) of the brig binary on disk: the one
  * this sealed copy was made from (kept in the memfd's name), or
  * /proc/self/exe itself when not sealed. For caches keyed on the binary. */

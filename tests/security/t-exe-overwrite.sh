@@ -194,6 +194,59 @@ d delete --force "$(cid host-a)" >/dev/null 2>&1
 assert_clean host-a
 assert_clean peer
 
+# ---- sandbox run (agent): a command that hunts brig's exe from inside ------------
+# The one-shot sandbox's command looks at every /proc/PID/exe it can see and
+# tries to write each (a brig there would be the host binary, or its sealed
+# copy); then the image's #!/proc/self/exe file as the command, and
+# /proc/self/exe itself. brig-init is found beside the decoy, as installed.
+SB_INIT=${BRIG_INIT:-$(dirname "$BRIG")/../sandbox/brig-init}
+[ -x "$SB_INIT" ] || SB_INIT=$(dirname "$BRIG")/brig-init
+cp "$SB_INIT" "$T/brig-init" || bail "cannot copy brig-init beside the decoy"
+printf '%s\n' '#!/bin/sh' 'for p in /proc/[0-9]*; do' \
+    '  l=$(readlink "$p/exe" 2>&1); echo "EXE $p $l"' \
+    '  if printf PWN 2>/dev/null >>"$p/exe"; then echo "WROTE $p $l"; fi' \
+    'done' 'echo HUNT-DONE' >"$r/hunt" && chmod 0755 "$r/hunt" || bail "cannot plant the hunter"
+# sb_run NAME ARGS...: the decoy's sandbox run of ARGS under the agent policy.
+sb_run() {
+    local n=$1; shift
+    timeout -k 5 120 "$DECOY" sandbox run --policy "$POL" --state-root "$T/sbstate" --rootfs "$r" \
+        --workspace "$T/ws" --env "BRIG_IT_TAG=$(cid "$n")" --json -- "$@" >"$T/$n.out" 2>"$T/$n.err"
+}
+sb_run sb-hunt /hunt
+check_eq "sandbox run: the hunter ran (exit 0)" "$?" 0
+hunt=$(jq -r '(.stdout.preview_head // "") + (.stdout.preview_tail // "")' "$T/sb-hunt.out" 2>/dev/null)
+check "sandbox run: the hunter finished its scan" grep -q HUNT-DONE <<<"$hunt"
+check "sandbox run: the hunter saw its own exe" grep -q '^EXE /proc/[0-9]* /' <<<"$hunt"
+check_not "sandbox run: no brig process (host binary or sealed copy) is visible in the sandbox" \
+    grep -q -e decoy-brig -e 'brig-exe:' <<<"$hunt"
+check_not "sandbox run: no exe of any visible process could be written" grep -q '^WROTE' <<<"$hunt"
+check "sandbox run (hunter): the decoy brig is byte-identical" cmp -s "$DECOY" "$DECOY.orig"
+cp "$DECOY.orig" "$DECOY"
+sb_run sb-pwn /pwn
+check_not "sandbox run: #!/proc/self/exe as the command did not run the hostile loader" \
+    grep -q 'PWN exe=' "$T/sb-pwn.out" "$T/sb-pwn.err"
+check "sandbox run (#!/proc/self/exe): the decoy brig is byte-identical" cmp -s "$DECOY" "$DECOY.orig"
+cp "$DECOY.orig" "$DECOY"
+sb_run sb-self /proc/self/exe
+check "sandbox run: /proc/self/exe as the command is refused before anything runs" \
+    grep -q 'no such executable in the rootfs' "$T/sb-self.out" "$T/sb-self.err"
+check "sandbox run (/proc/self/exe): the decoy brig is byte-identical" cmp -s "$DECOY" "$DECOY.orig"
+# A rootfs whose /dev is a symlink into the workspace, where a `#!/proc/self/exe`
+# .brig-init waits: the init must be brig-init, reached without a symlink.
+cp -a "$r" "$T/devlink" && rm -rf "$T/devlink/dev" && ln -s workspace "$T/devlink/dev" &&
+    mkdir -p "$T/ws2" && printf '#!/proc/self/exe\n' >"$T/ws2/.brig-init" && chmod 0755 "$T/ws2/.brig-init" &&
+    chown -R 1000:1000 "$T/ws2" || bail "cannot make the /dev-symlink rootfs"
+timeout -k 5 120 "$DECOY" sandbox run --policy "$POL" --state-root "$T/sbstate" --rootfs "$T/devlink" \
+    --workspace "$T/ws2" --env "BRIG_IT_TAG=$(cid sb-devlink)" --json -- /bin/true >"$T/sb-devlink.out" 2>"$T/sb-devlink.err"
+rc=$?
+check "sandbox run: /dev a symlink into the workspace: refused (125) naming /dev/.brig-init" \
+    eval '[ "$rc" = 125 ] && grep -q "/dev/.brig-init in the sandbox is not" "$T/sb-devlink.out"'
+check_not "sandbox run (/dev symlink): the hostile loader never ran" \
+    grep -q 'PWN exe=' "$T/sb-devlink.out" "$T/sb-devlink.err"
+check "sandbox run (/dev symlink): the decoy brig is byte-identical" cmp -s "$DECOY" "$DECOY.orig"
+check "sandbox run: the decoy brig still runs" "$DECOY" --version
+for n in sb-hunt sb-pwn sb-self sb-devlink; do assert_clean "$n"; done
+
 for n in cs run rund args exec; do
     for pol in none agent; do assert_clean "$n-$pol"; done
 done
