@@ -94,7 +94,7 @@ ASAN_INTEGRATION=(integration-lifecycle integration-exec integration-badinput in
                   integration-egress)
 sanitizer_run() {
     local reports
-    [ -z "$PREBUILD" ] || { wait "$PREBUILD"; PREBUILD=; }
+    [ -z "$PREBUILD" ] || { step "waiting for the background builds"; wait "$PREBUILD"; PREBUILD=; }
     reports=$(realpath -m "$ASAN_BUILD/meson-logs/sanitizer")
     if [ ! -f "$ASAN_BUILD/build.ninja" ]; then
         step "meson setup $ASAN_BUILD (ASan + UBSan)"
@@ -134,7 +134,7 @@ sanitizer_run() {
 
 # ---- libFuzzer: every target for BRIG_FUZZ_SECONDS --------------------------
 fuzz_run() {
-    [ -z "$PREBUILD" ] || { wait "$PREBUILD"; PREBUILD=; }
+    [ -z "$PREBUILD" ] || { step "waiting for the background builds"; wait "$PREBUILD"; PREBUILD=; }
     if [ ! -f "$FUZZ_BUILD/build.ninja" ]; then
         step "meson setup $FUZZ_BUILD (clang, libFuzzer)"
         CC=clang meson setup "$FUZZ_BUILD" -Dfuzz=true -Db_lundef=false >/dev/null ||
