@@ -113,7 +113,7 @@ attempt() {
 report() {
     local d="$2: no host fd at execve leads to the decoy (fds 3-20, args[0], #!, PT_INTERP)"
     if [ ! -e "$T/esc/$1.done" ]; then
-        not_ok "$d" "the attempts did not run to the end"
+        not_ok "$d" "the attempts did not run to the end (or their container stopped)"
     elif [ -s "$T/esc/$1" ]; then
         not_ok "$d" "$(cat "$T/esc/$1")"
     else
@@ -142,7 +142,9 @@ wait_socket() {
     while [ $k -gt 0 ] && [ ! -S "$1" ]; do sleep 0.02; k=$((k - 1)); done
     [ -S "$1" ]
 }
-mkb ex -- /usr/bin/brig-probe sleep 300 || bail "cannot build a bundle"
+# It must outlive every job and the checks after them (an hour: minutes
+# on a busy machine under ASan).
+mkb ex -- /usr/bin/brig-probe sleep 3600 || bail "cannot build a bundle"
 plant ex
 create_ct ex
 start_ct ex || bail "the exec container does not start"
@@ -158,7 +160,9 @@ CLEAN_IDS+=("$(cid ag)")
 
 # ---- the attempts: one background job per mode ---------------------------------
 # Each job writes only its own bundle's config and output files, and marks
-# $T/esc/KEY.done at its end.
+# $T/esc/KEY.done at its end. An exec job counts only if its container still
+# runs after its attempts: an exec into a stopped one proves nothing.
+running() { [ "$(state_field "$1" status)" = running ]; }
 att_run() {
     for n in $FDS; do
         for a in $(lookups "$n"); do
@@ -199,6 +203,7 @@ att_exec() {
             attempt exec "$n" "$a" "$T/ex.exec.out"
         done
     done
+    running "$(cid ex)"
 }
 att_exectty() {
     local n a sock rpid
@@ -215,6 +220,7 @@ att_exectty() {
             attempt exectty "$n" "$a" "$T/ex.tty.out"
         done
     done
+    running "$(cid ex)"
 }
 # run under the policy, then exec into a container of the same bundle.
 att_ag() {
@@ -226,7 +232,7 @@ att_ag() {
         done
     done
     touch "$T/esc/agrun.done"
-    cfg ag '.process.args = ["/usr/bin/brig-probe", "sleep", "300"]'
+    cfg ag '.process.args = ["/usr/bin/brig-probe", "sleep", "3600"]'
     if b --policy "$T/agent.json" run -d --bundle "$T/ag" "$(cid ag)" </dev/null >/dev/null 2>"$T/ag.err" &&
         wait_status "$(cid ag)" running 10; then
         for n in $FDS; do
@@ -235,7 +241,7 @@ att_ag() {
                 attempt agexec "$n" "$a" "$T/ag.exec.out"
             done
         done
-        touch "$T/esc/agexec.done"
+        running "$(cid ag)" && touch "$T/esc/agexec.done"
         b delete -f "$(cid ag)" >/dev/null 2>&1
     else
         cp "$T/ag.err" "$T/esc/ag.norun"
