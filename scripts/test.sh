@@ -55,6 +55,28 @@ run_suites() {
 
 # ---- the plain build: every suite ------------------------------------------
 bash scripts/setup.sh --no-demo || { echo "setup failed"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
+
+# The sanitizer and fuzz builds compile in the background, at the lowest
+# priority, while the plain build's tests run: those run one at a time and
+# mostly wait on containers, so the other cores are idle (minutes of CI).
+# Each step below runs ninja again in the foreground: a no-op when the
+# background build succeeded, the build's errors in the log when not.
+prebuild() {
+    if [ "$SANITIZE" = 1 ]; then
+        [ -f "$ASAN_BUILD/build.ninja" ] ||
+            meson setup "$ASAN_BUILD" -Db_sanitize=address,undefined -Db_lundef=false >/dev/null 2>&1 || return
+        nice -n 19 ninja -C "$ASAN_BUILD" >/dev/null 2>&1
+    fi
+    if [ "$FUZZ_SECONDS" != 0 ]; then
+        [ -f "$FUZZ_BUILD/build.ninja" ] ||
+            CC=clang meson setup "$FUZZ_BUILD" -Dfuzz=true -Db_lundef=false >/dev/null 2>&1 || return
+        nice -n 19 ninja -C "$FUZZ_BUILD" fuzz-targets >/dev/null 2>&1
+    fi
+}
+PREBUILD=
+if [ "$SANITIZE" = 1 ] || [ "$FUZZ_SECONDS" != 0 ]; then
+    prebuild & PREBUILD=$!
+fi
 # shellcheck disable=SC2086  # BRIG_TEST_ARGS is a list of words
 run_suites "$BUILD" testlog ${BRIG_TEST_ARGS:-}
 
@@ -72,6 +94,7 @@ ASAN_INTEGRATION=(integration-lifecycle integration-exec integration-badinput in
                   integration-egress)
 sanitizer_run() {
     local reports
+    [ -z "$PREBUILD" ] || { step "waiting for the background builds"; wait "$PREBUILD"; PREBUILD=; }
     reports=$(realpath -m "$ASAN_BUILD/meson-logs/sanitizer")
     if [ ! -f "$ASAN_BUILD/build.ninja" ]; then
         step "meson setup $ASAN_BUILD (ASan + UBSan)"
@@ -111,6 +134,7 @@ sanitizer_run() {
 
 # ---- libFuzzer: every target for BRIG_FUZZ_SECONDS --------------------------
 fuzz_run() {
+    [ -z "$PREBUILD" ] || { step "waiting for the background builds"; wait "$PREBUILD"; PREBUILD=; }
     if [ ! -f "$FUZZ_BUILD/build.ninja" ]; then
         step "meson setup $FUZZ_BUILD (clang, libFuzzer)"
         CC=clang meson setup "$FUZZ_BUILD" -Dfuzz=true -Db_lundef=false >/dev/null ||
@@ -123,6 +147,20 @@ fuzz_run() {
     run_suites "$FUZZ_BUILD" fuzz-run --no-rebuild --suite fuzz-run
 }
 [ "$FUZZ_SECONDS" != 0 ] && fuzz_run
+
+# ---- where the time went ------------------------------------------------------
+# The 15 slowest tests of every build, so that a CI log shows what to trim
+# when the run nears its 30-minute budget.
+slowest() {
+    [ ${#LOGS[@]} -eq 0 ] && return
+    echo "slowest tests (seconds, build, test):"
+    local l
+    for l in "${LOGS[@]}"; do
+        jq -r --arg b "$(basename "$(dirname "$(dirname "$l")")")" \
+            '"\(.duration) \($b) \(.name)"' "$l"
+    done | sort -rn | head -n 15 | awk '{ printf "  %7.1f  %-12s %s\n", $1, $2, substr($0, index($0, $3)) }'
+}
+slowest
 
 # ---- one line for CI ----------------------------------------------------------
 # One JSON object per test; meson's results: OK, EXPECTEDFAIL, SKIP, FAIL,

@@ -26,9 +26,11 @@ AUDIT=$T/audit.jsonl
 
 # ---- the hostile piece: rename-exchange in a tight loop ----------------------
 cat > "$T/swapper.c" <<'EOF'
-/* swapper DIR A B SECONDS: exchange DIR/A and DIR/B as fast as possible. */
+/* swapper DIR A B SECONDS: exchange DIR/A and DIR/B as fast as possible,
+ * until SECONDS have passed or SIGTERM comes. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -37,14 +39,17 @@ cat > "$T/swapper.c" <<'EOF'
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE 2
 #endif
+static volatile sig_atomic_t stop;
+static void on_term(int sig) { (void)sig; stop = 1; }
 int main(int argc, char **argv)
 {
     if (argc != 5) return 2;
+    signal(SIGTERM, on_term);
     int d = open(argv[1], O_PATH | O_DIRECTORY);
     if (d < 0) { perror("open"); return 1; }
     time_t end = time(NULL) + atoi(argv[4]);
     unsigned long n = 0, failed = 0;
-    while (time(NULL) < end) {
+    while (!stop && time(NULL) < end) {
         for (int i = 0; i < 1000; i++, n++)
             if (syscall(SYS_renameat2, d, argv[2], d, argv[3], RENAME_EXCHANGE) < 0) failed++;
     }
@@ -79,7 +84,11 @@ check "the policy allows the bundle as it is" "$BRIG" policy check --policy "$T/
 # Without a policy: the same bundle, the same race.
 check "the bundle runs before the race" b run --bundle "$T/swap" "$(cid swap-pre)"
 
-SWAP_SECONDS=45
+# The race runs until it has shown both outcomes several times in RUNS
+# containers (20 per mode; brig before the fix, c01a13e, let about 1 in 4
+# containers see the decoy) or SWAP_SECONDS have passed, then the swapper is
+# stopped: a bound, not a soak.
+SWAP_SECONDS=45 RUNS=60
 setpriv --reuid "$NOBODY" --regid "$NOBODY" --clear-groups \
     "$T/swapper" "$T/swap" rootfs alt "$SWAP_SECONDS" > "$T/swapper.out" 2>&1 &
 swapper=$!
@@ -87,7 +96,8 @@ sleep 0.2
 inside=0 escapes=0 refused=0 other=0 runs=0
 end=$((SECONDS + SWAP_SECONDS - 5))
 i=0
-while [ $i -lt 150 ] && [ $SECONDS -lt $end ]; do
+while [ $i -lt 150 ] && [ $SECONDS -lt $end ] &&
+      ! { [ $runs -ge $RUNS ] && [ "$inside" -ge 3 ] && [ "$refused" -ge 3 ]; }; do
     i=$((i + 1))
     id=$(cid "swap-$i")
     CLEAN_IDS+=("$id")
@@ -112,7 +122,8 @@ while [ $i -lt 150 ] && [ $SECONDS -lt $end ]; do
         *) other=$((other + 1)); diag "other outcome ($mode, exit $rc): $(head -c 300 <<<"$out")" ;;
     esac
 done
-wait "$swapper"     # a few seconds more: it stops by itself and counts
+kill -TERM "$swapper" 2>/dev/null
+wait "$swapper"     # it stops and counts
 diag "swapper: $(cat "$T/swapper.out")"
 diag "rootfs swap race: $runs containers: $inside ran in their root, $refused refused, $escapes saw the decoy, $other other"
 check_eq "no container ever got the decoy as its root" "$escapes" 0
