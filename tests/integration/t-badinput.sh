@@ -78,6 +78,27 @@ hostile_proc() {
 hostile_proc proc-abs "$T/hostproc"
 hostile_proc proc-rel "../../hostproc"
 
+# ---- hostile rootfs: /dev is a symlink (to a host path, or to where a bind lands)
+# The device nodes and /dev/shm would be made in what it points at: refused,
+# with or without a /dev mount in the config, and that directory untouched.
+hostile_dev() {
+    local name=$1 link=$2 want=$3; shift 3
+    mkdir -p "$T/hostdev" && echo marker > "$T/hostdev/marker"
+    mkb "$name" --rw || return
+    rm -rf "$T/$name/rootfs/dev"
+    ln -s "$link" "$T/$name/rootfs/dev"
+    [ $# -gt 0 ] && cfg "$name" "$@"
+    run_ct "$name"
+    check "$name: refused (exit 1) naming /dev" eval '[ "$RC" = 1 ] && grep -q "$want" "$T/$name.err"'
+    check_eq "$name: the directory /dev points at is untouched" "$(find "$T/hostdev" -mindepth 1 -printf '%f ')" "marker "
+    check "$name: no mount on the host at the target" test -z "$(mounts_under "$T/hostdev")"
+    assert_clean "$name"
+}
+hostile_dev dev-mounted ../../hostdev "mounts\[[0-9]*\] (/dev): tmpfs must be mounted on a directory, /dev is a symlink"
+# (no /dev mounts at all: the nodes would go into the rootfs's /tmp)
+hostile_dev dev-unmounted tmp "the rootfs's /dev is a symlink" '.mounts |= map(select(.destination | startswith("/dev") | not))'
+check_eq "dev-unmounted: no node made where /dev points" "$(find "$T/dev-unmounted/rootfs/tmp" -mindepth 1 | wc -l)" 0
+
 # ---- hostile mount destinations: symlinks to / and ../../.. ---------------------
 # The bundle is $T/NAME, so on the host "rootfs/up/../../.." is dirname($T).
 ESC_ROOT=/brig-esc-$TAG

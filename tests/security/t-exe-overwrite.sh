@@ -239,8 +239,10 @@ cp -a "$r" "$T/devlink" && rm -rf "$T/devlink/dev" && ln -s workspace "$T/devlin
 timeout -k 5 120 "$DECOY" sandbox run --policy "$POL" --state-root "$T/sbstate" --rootfs "$T/devlink" \
     --workspace "$T/ws2" --env "BRIG_IT_TAG=$(cid sb-devlink)" --json -- /bin/true >"$T/sb-devlink.out" 2>"$T/sb-devlink.err"
 rc=$?
-check "sandbox run: /dev a symlink into the workspace: refused (125) naming /dev/.brig-init" \
-    eval '[ "$rc" = 125 ] && grep -q "/dev/.brig-init in the sandbox is not" "$T/sb-devlink.out"'
+# (refused when /dev is mounted, which needs a real directory there; the
+# check of the live init's /dev/.brig-init stays behind it)
+check "sandbox run: /dev a symlink into the workspace: refused (125) naming /dev" \
+    eval '[ "$rc" = 125 ] && grep -qE "/dev/.brig-init in the sandbox is not|/dev is a symlink" "$T/sb-devlink.out"'
 check_not "sandbox run (/dev symlink): the hostile loader never ran" \
     grep -q 'PWN exe=' "$T/sb-devlink.out" "$T/sb-devlink.err"
 check "sandbox run (/dev symlink): the decoy brig is byte-identical" cmp -s "$DECOY" "$DECOY.orig"

@@ -198,8 +198,17 @@ static int dev_symlink(int devfd, const char *target, const char *name, bool rep
 static int dev_defaults_setup(int rootfd, const struct brig_spec *s, bool in_userns,
                               struct brig_error **err)
 {
-    autoclose_path int devfd = brig_mkdir_in_root(rootfd, "/dev", 0755, err);
-    if (devfd < 0) return -1;
+    /* /dev itself must be a directory: a hostile image's /dev -> /workspace
+     * would put the nodes (and /dev/shm) in a host directory bound there. */
+    bool plain;
+    autoerr struct brig_error *e = NULL;
+    autoclose_path int devfd = brig_mkdir_in_root_ex(rootfd, "/dev", 0755, BRIG_IN_ROOT_NOFOLLOW, &plain, &e);
+    if (devfd < 0 && e->errnum == ELOOP)
+        return brig_failx(err, "the rootfs's /dev is a symlink: refusing to make devices through it");
+    if (devfd < 0) {
+        *err = steal_ptr(&e);
+        return -1;
+    }
     /* the defaults are all directly in /dev: one resolution of it for all */
     struct dev_fresh fresh = {0};
     struct stat dst;

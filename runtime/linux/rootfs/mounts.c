@@ -38,13 +38,14 @@ static bool mounts_path_under(const char *path, const char *dir)
     return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-/* proc and sysfs must land on a real directory: a symlink there is the
- * classic hostile-image trick (/proc -> a host path). Checked on the last
+/* proc, sysfs and /dev must land on a real directory: a symlink there is
+ * the classic hostile-image trick (/proc -> a host path; /dev -> a bind
+ * mount's destination, where the device nodes would then be made). Checked on the last
  * component (O_NOFOLLOW in the one resolution of dest); the rest of the
  * path is scoped to the root by openat2. */
 static bool mounts_needs_real_dir(const char *dest, const char *type)
 {
-    return strcmp(dest, "/proc") == 0 || strcmp(dest, "/sys") == 0 ||
+    return strcmp(dest, "/proc") == 0 || strcmp(dest, "/sys") == 0 || strcmp(dest, "/dev") == 0 ||
            (type != NULL && (strcmp(type, "proc") == 0 || strcmp(type, "sysfs") == 0));
 }
 
@@ -177,8 +178,7 @@ int mounts_bind_source(int rootfd, const char *src, const char *dest,
     /* before creating anything; checked again on the resolved path below */
     TRY(mounts_check_proc(dest, type, true, src_is_proc, err));
     bool plain;
-    const char *real_dir_of =
-        strcmp(dest, "/proc") == 0 || strcmp(dest, "/sys") == 0 ? dest : NULL;
+    const char *real_dir_of = mounts_needs_real_dir(dest, NULL) ? dest : NULL;
     autoclose_path int destfd =
         mounts_open_dest_ex(rootfd, dest, S_ISDIR(st.st_mode), real_dir_of, &plain, err);
     if (destfd < 0) return -1;
