@@ -105,6 +105,20 @@ int policy_enforce(const char *flag, const char *text, struct brig_spec *s, cons
     return policy_enforce_resolved(p, s, op, id, err);
 }
 
+/* Under a policy the image's own device nodes open nothing: engines allow
+ * c 5:1 (the host's console) in the device cgroup, and a node of it in the
+ * image would be the host's console. Only where /dev is a mount of its own,
+ * which then keeps the nodes the runtime makes there. */
+static void policy_root_nodev(struct brig_spec *s)
+{
+    for (size_t i = 0; i < s->n_mounts; i++)
+        if (strcmp(s->mounts[i].destination, "/dev") == 0) {
+            s->root.nodev = true;
+            brig_debug("policy: / will be nodev (/dev is mounts[%zu])", i);
+            return;
+        }
+}
+
 int policy_enforce_resolved(const struct brig_policy *p, struct brig_spec *s, const char *op,
                             const char *id, struct brig_error **err)
 {
@@ -112,7 +126,10 @@ int policy_enforce_resolved(const struct brig_policy *p, struct brig_spec *s, co
         brig_debug("policy: none (no --policy, no %s)", POLICY_SYSTEM_FILE);
         return 0;
     }
-    if (strcmp(op, "create") == 0) TRY(policy_pin_bind_sources(s, err));
+    if (strcmp(op, "create") == 0) {
+        TRY(policy_pin_bind_sources(s, err));
+        policy_root_nodev(s);
+    }
     struct policy_report rep;
     policy_check(p, s, &rep);
     if (strcmp(op, "create") == 0 && (rep.failed == 0 || p->mode == POLICY_AUDIT))

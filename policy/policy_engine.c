@@ -136,8 +136,14 @@ static const struct engine_dev {
     int64_t major, minor;
 } engine_devs[] = {
     { "/dev/null", 1, 3 }, { "/dev/zero", 1, 5 }, { "/dev/full", 1, 7 }, { "/dev/random", 1, 8 },
-    { "/dev/urandom", 1, 9 }, { "/dev/tty", 5, 0 }, { "/dev/console", 5, 1 }, { "/dev/ptmx", 5, 2 },
+    { "/dev/urandom", 1, 9 }, { "/dev/tty", 5, 0 }, { "/dev/ptmx", 5, 2 },
 };
+/* Not the host's console (c 5:1) as a node: listed in linux.devices it
+ * would be the host's console, its input and output (a container's
+ * /dev/console is its pty, bound there, 136:N). Docker's device cgroup
+ * allows c 5:1 all the same: that rule passes, and under a policy the
+ * root is nodev (policy_enforce.c), so an image's own node opens nothing. */
+static const struct engine_dev engine_dev_rules_too[] = { { "/dev/console", 5, 1 } };
 
 bool policy_engine_device(const struct brig_device *d)
 {
@@ -159,6 +165,7 @@ bool policy_engine_device_rule(const struct brig_device_rule *r)
     if (r->minor < 0) return false;
     for (size_t i = 0; i < sizeof(engine_devs) / sizeof(engine_devs[0]); i++)
         if (r->major == engine_devs[i].major && r->minor == engine_devs[i].minor) return true;
+    if (r->major == engine_dev_rules_too[0].major && r->minor == engine_dev_rules_too[0].minor) return true;
     /* containerd's default (ctr run, the CRI plugin): /dev/net/tun. Opened,
      * it makes or attaches an interface only with CAP_NET_ADMIN, and only
      * in the container's own network namespace. */

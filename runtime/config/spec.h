@@ -100,6 +100,10 @@ struct brig_process {
 struct brig_root {
     char *path;             /* absolute: resolved against the bundle */
     bool readonly;
+    /* Set by a policy in force (never by config.json), when /dev is a
+     * mount of its own: the root mount is nodev, so a device node the
+     * image brings (the host's console, a disk) opens nothing. */
+    bool nodev;
     /* Set by create (rootfs_open): the directory opened once (O_PATH), and
      * path is then where it is. The policy judges that path and the init
      * mounts only this directory. Not owned by the spec. */

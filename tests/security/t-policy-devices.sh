@@ -47,13 +47,22 @@ weaken_dev() {
 
 # ---- the attack: b MAJ:MIN allowed, read through the image's node ------------
 weaken_dev disk "$(allow_rule b "$MAJ" "$MIN" rwm)"
-# Why the check matters: without it (audit mode) the container reads the disk.
+# Why the check matters: without a policy (runc's behaviour) the container
+# reads the disk. (Under a policy, even in audit mode, the root is nodev:
+# the image's node is dead; t-console-node.)
 CLEAN_IDS+=("$(cid disk-audit)")
-out=$(b --policy "$AUD" run --bundle "$T/disk" "$(cid disk-audit)" 2>&1 </dev/null)
+out=$(b run --bundle "$T/disk" "$(cid disk-audit)" 2>&1 </dev/null)
 if grep -q brig-decoy-disk-secret <<<"$out"; then
     ok "an allow rule for the disk alone lets the container read it (why the check matters)"
 else
     not_ok "an allow rule for the disk alone lets the container read it (why the check matters)" "$out"
+fi
+CLEAN_IDS+=("$(cid disk-audit2)")
+out=$(b --policy "$AUD" run --bundle "$T/disk" "$(cid disk-audit2)" 2>&1 </dev/null)
+if grep -q '"result":"EACCES"' <<<"$out" && ! grep -q brig-decoy-disk-secret <<<"$out"; then
+    ok "under a policy (audit mode) the image's node is dead all the same (nodev root): EACCES"
+else
+    not_ok "under a policy (audit mode) the image's node is dead all the same" "$out"
 fi
 out=$("$BRIG" policy check --policy "$ENF" --format json "$T/disk/config.json" 2>&1)
 rc=$?
@@ -127,6 +136,10 @@ check_match "... but /dev/null as a block device does not" "$out" 'FAIL devices 
 # the container reads it under enforce mode.
 jq --arg d "$LOOP" '.devices = [$d]' "$ENF" > "$T/enf-disk.json"
 weaken_dev listed "$(allow_rule b "$MAJ" "$MIN" r)"
+# (the node at its host path in the container's /dev: the root's own is dead)
+jq --arg d "$LOOP" --argjson ma "$MAJ" --argjson mi "$MIN" \
+    '.linux.devices += [{path: $d, type: "b", major: $ma, minor: $mi}] | .process.args[2] = $d' \
+    "$T/listed/config.json" > "$T/listed/c.json" && mv "$T/listed/c.json" "$T/listed/config.json"
 out=$("$BRIG" policy check --policy "$T/enf-disk.json" "$T/listed/config.json" 2>&1)
 rc=$?
 check_eq "a rule for a device the policy lists passes the check" "$rc" 0

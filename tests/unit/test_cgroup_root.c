@@ -379,6 +379,7 @@ Test(cgroup_root, v1_device_allowlist)
     cr_assert(strstr(list, "c 1:3 rwm\n") != NULL, "%s", list);
     cr_assert(strstr(list, "a *:* rwm") == NULL, "still allows everything: %s", list);
     cr_assert(strstr(list, "c 1:1 ") == NULL, "/dev/mem allowed: %s", list);
+    cr_assert(strstr(list, "c 5:1 ") == NULL, "the host's console allowed: %s", list);
     cr_assert_eq(cgroup_destroy(cg, NULL), 0);
     cr_assert(nothing_created(inner));
     cgroup_free(cg);

@@ -26,8 +26,8 @@ static const struct brig_device_rule default_rules[] = {
     {true, 'c', -1, -1, "m"}, {true, 'b', -1, -1, "m"},
     {true, 'c', 1, 3, "rwm"},  {true, 'c', 1, 5, "rwm"},  {true, 'c', 1, 7, "rwm"},
     {true, 'c', 1, 8, "rwm"},  {true, 'c', 1, 9, "rwm"},  {true, 'c', 5, 0, "rwm"},
-    {true, 'c', 5, 1, "rwm"},  {true, 'c', 5, 2, "rwm"},  {true, 'c', 136, -1, "rwm"},
-};
+    {true, 'c', 5, 2, "rwm"},  {true, 'c', 136, -1, "rwm"},
+};  /* not c 5:1, the host's console: cgroup_v1.c's default_devices says why */
 
 struct prog {
     struct bpf_insn *v;

@@ -251,7 +251,9 @@ int cgv1_cpuset_init(const struct cg_dir *d, struct brig_error **err)
 
 static const char *const default_devices[] = {
     /* runc's/crun's default allowlist: mknod of anything (opening it is a
-     * separate permission), and the devices every container expects. */
+     * separate permission), and the devices every container expects; not
+     * runc's c 5:1: the host's console, which an image's own node would
+     * open (the container's /dev/console is its pty, 136:N). */
     "c *:* m", "b *:* m",
     "c 1:3 rwm",    /* null */
     "c 1:5 rwm",    /* zero */
@@ -259,7 +261,6 @@ static const char *const default_devices[] = {
     "c 1:8 rwm",    /* random */
     "c 1:9 rwm",    /* urandom */
     "c 5:0 rwm",    /* tty */
-    "c 5:1 rwm",    /* console */
     "c 5:2 rwm",    /* ptmx */
     "c 136:* rwm",  /* pts/N */
 };

@@ -255,13 +255,16 @@ int rootfs_finish(const struct brig_spec *s, struct brig_error **err)
 {
     /* "/" by path: our root after the pivot (or chroot), the same mount an
      * open("/") would give, without the open and close */
-    if (s->root.readonly) {
-        /* mount_setattr changes only the read-only bit of the root mount and
-         * keeps every other flag (nosuid, nodev, locked ones in a user
-         * namespace), like a MS_REMOUNT|MS_BIND with the statvfs flags. */
-        if (mnt_setattr_at(AT_FDCWD, "/", false, MOUNT_ATTR_RDONLY, 0, 0, err) < 0)
-            return brig_wrap(err, "root.readonly: remount / read-only");
-        brig_debug("rootfs: / is read-only");
+    if (s->root.readonly || s->root.nodev) {
+        /* mount_setattr changes only these bits of the root mount and keeps
+         * every other flag (nosuid, locked ones in a user namespace), like a
+         * MS_REMOUNT|MS_BIND with the statvfs flags. Not recursive: /dev is
+         * a mount of its own (policy_enforce sets nodev only then). */
+        uint64_t set = (s->root.readonly ? MOUNT_ATTR_RDONLY : 0) | (s->root.nodev ? MOUNT_ATTR_NODEV : 0);
+        if (mnt_setattr_at(AT_FDCWD, "/", false, set, 0, 0, err) < 0)
+            return brig_wrap(err, s->root.readonly ? "root.readonly: remount / read-only"
+                                                   : "policy: remount / nodev");
+        brig_debug("rootfs: /%s%s", s->root.readonly ? " read-only" : "", s->root.nodev ? " nodev" : "");
     }
     if (s->linux_cfg.has_rootfs_propagation) {
         if (mnt_set_propagation_at(AT_FDCWD, "/", s->linux_cfg.rootfs_propagation, err) < 0)

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The host's console through an image's own device node: a rootfs is not
+# mounted nodev, so a node "c 5 1" (mode 0666) the image brings opens the
+# host's /dev/console, its input and output, wherever the device cgroup
+# allows c 5:1 (runc's default list does). brig's default list leaves it
+# out (the container's /dev/console is its pty, 136:N), for `brig run` and
+# the sandbox alike; under a policy a config that lists the console itself
+# is refused as `devices`; Docker's own rule for it passes, and under a
+# policy the root is nodev. Only opening is tried: nothing read or written.
+# shellcheck source=tests/security/lib.sh
+. "$(dirname "$0")/lib.sh"
+it_init
+
+# probe: NUL-OPEN if the image's null node opens, CONSOLE-OPEN if its
+# console node does (the attack), DEVNULL-OPEN if /dev/null does (the use)
+PROBE='(exec 3</nul) && echo NUL-OPEN; (exec 4</con) && echo CONSOLE-OPEN; (exec 5</dev/null) && echo DEVNULL-OPEN; true'
+mkb con --rw -- /bin/sh -c "$PROBE" || bail "cannot build a bundle"
+mknod -m 0666 "$T/con/rootfs/con" c 5 1 && mknod -m 0666 "$T/con/rootfs/nul" c 1 3 ||
+    bail "cannot make the image's nodes"
+
+# ---- brig run, a runc-style config with the default device rules ------------
+run_ct con
+check_eq "run: exits 0" "$RC" 0
+check "run: the image's own null node opens (allowed devices work)" grep -q NUL-OPEN "$T/con.out"
+check_not "run: the image's own console node does not open" grep -q CONSOLE-OPEN "$T/con.out"
+assert_clean con
+
+# ---- brig sandbox run under the agent policy -----------------------------------
+mkdir -p "$T/ws" && chown 1000:1000 "$T/ws"
+"$BRIG" sandbox run --policy agent --state-root "$T/sbstate" --rootfs "$T/con/rootfs" \
+    --workspace "$T/ws" --env "BRIG_IT_TAG=$(cid sb)" --json -- sh -c "$PROBE" >"$T/sb.json" 2>"$T/sb.err"
+check_eq "sandbox run: exits 0" "$?" 0
+check "sandbox run: /dev/null opens" jq -e '.stdout.preview_head | test("DEVNULL-OPEN")' "$T/sb.json"
+check_not "sandbox run: the image's null node does not open either (the root is nodev)" \
+    jq -e '.stdout.preview_head | test("NUL-OPEN\n")' "$T/sb.json"
+check_not "sandbox run: the console node does not open" jq -e '.stdout.preview_head | test("CONSOLE-OPEN")' "$T/sb.json"
+
+# ---- under a policy: Docker's device rules allow c 5:1 ------------------------
+# moby writes "c 5:1 rwm" into every container's device cgroup; the policy
+# passes that rule (refusing it would refuse every docker run), so the
+# image's node is dead by the root mount's nodev instead.
+# shellcheck source=tests/security/policy-lib.sh
+. "$(dirname "$0")/policy-lib.sh"
+mknod -m 0666 "$T/hard/rootfs/con" c 5 1 && mknod -m 0666 "$T/hard/rootfs/nul" c 1 3 ||
+    bail "cannot make the image's nodes"
+weaken dock '.process.args = ["/bin/sh", "-c", '"$(jq -Rn --arg p "$PROBE" '$p')"']
+             | .linux.resources.devices += [{allow: true, type: "c", major: 5, minor: 1, access: "rwm"}]
+             | .linux.cgroupsPath = "/brig-test/'"$(cid dock)"'"'
+check "policy check: Docker's c 5:1 rule passes the devices rule" \
+    bash -c '"$1" policy check --policy "$2" "$3" | grep -q "^PASS devices"' _ "$BRIG" "$ENF" "$T/dock"
+CLEAN_IDS+=("$(cid dock)")
+b --policy "$ENF" run --bundle "$T/dock" "$(cid dock)" </dev/null >"$T/dock.out" 2>"$T/dock.err"
+check_eq "policy run (c 5:1 allowed by the config): exits 0" "$?" 0
+check "policy run: /dev/null opens" grep -q DEVNULL-OPEN "$T/dock.out"
+check_not "policy run: the image's null node is dead too (the root is nodev)" grep -q '^NUL-OPEN' "$T/dock.out"
+check_not "policy run: the image's console node does not open" grep -q CONSOLE-OPEN "$T/dock.out"
+assert_clean dock
+
+# ---- a config that lists the console as a node: refused under the policy -----
+cfg con '.linux.devices += [{path: "/dev/console", type: "c", major: 5, minor: 1}]'
+out=$("$BRIG" policy check --policy agent "$T/con" 2>&1)
+check "policy check: a console node in linux.devices is refused as devices, naming it" \
+    grep -Eq '^FAIL devices linux\.devices\[[0-9]+\]' <<<"$out"
