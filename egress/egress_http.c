@@ -118,6 +118,20 @@ static ssize_t http_read_head(struct egress_conn *c, char *buf, size_t cap, size
     }
 }
 
+/* A field name is a token (RFC 9110 5.1, 5.6.2): "Host\t:" is not "Host:"
+ * here, but a server that trims the name would take it for one, with a
+ * value the proxy never compared with the URI. */
+static bool http_is_token(const char *s, size_t len)
+{
+    static const char tchar[] = "!#$%&'*+-.^_`|~";
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+        if (!alnum && (ch == '\0' || strchr(tchar, ch) == NULL)) return false;
+    }
+    return true;
+}
+
 static bool http_is_hop_header(const char *line, size_t len)
 {
     static const char *const hop[] = { "connection:", "proxy-connection:", "proxy-authorization:",
@@ -144,7 +158,7 @@ static int http_headers(struct egress_conn *c, const char *h, const char *end, c
         if (len > 0 && (h[0] == ' ' || h[0] == '\t'))
             return http_bad(c, "a folded header line (obs-fold)", NULL);
         const char *colon = memchr(h, ':', len);
-        if (len > 0 && (colon == NULL || colon == h || memchr(h, ' ', (size_t)(colon - h))))
+        if (len > 0 && (colon == NULL || colon == h || !http_is_token(h, (size_t)(colon - h))))
             return http_bad(c, "a header line without \"Name:\"", NULL);
         if (len >= 5 && strncasecmp(h, "host:", 5) == 0) {
             if (seen_host) return http_bad(c, "two Host headers", NULL);
