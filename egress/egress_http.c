@@ -12,7 +12,7 @@
  * differently is request smuggling.
  * A plain request whose Host header names another authority than its
  * URI is refused (400): the rules judged the URI, and a server or a cache
- * behind it must not be told another host. Header lines with a bare CR or
+ * behind it must not be told another host; the Host sent is the URI's. Header lines with a bare CR or
  * LF or folded continuation lines are refused too (request smuggling).
  * Refusals are a short text/plain answer naming why. */
 #include "egress_internal.h"
@@ -193,7 +193,8 @@ static int http_headers(struct egress_conn *c, const char *h, const char *end, c
             num[vl] = '\0';
             if (brig_parse_u64(num, body) < 0) return http_bad(c, "Content-Length is not a number", NULL);
         }
-        if (len > 0 && !http_is_hop_header(h, len)) {
+        bool is_host = len >= 5 && strncasecmp(h, "host:", 5) == 0;   /* sent from the URI */
+        if (len > 0 && !is_host && !http_is_hop_header(h, len)) {
             if (*olen + len + 2 >= cap) return http_bad(c, "headers too long", NULL);
             memcpy(out + *olen, h, len);
             memcpy(out + *olen + len, "\r\n", 2);
@@ -258,8 +259,14 @@ static void http_plain(struct egress_conn *c, const char *method, size_t mlen, c
         return http_refuse(c);
     }
     autofree char *out = brig_calloc(1, HTTP_HEAD_MAX + 256);
-    int ol = snprintf(out, HTTP_HEAD_MAX, "%.*s %s%.*s %.*s\r\n", (int)mlen, method, *path == '/' ? "" : "/",
-                      (int)(uend - path), path, (int)vlen, version);
+    /* Host is the judged URI's authority (RFC 9112 3.2.2), never left out:
+     * a request without one goes to the server's default virtual host. */
+    int ol = snprintf(out, HTTP_HEAD_MAX, "%.*s %s%.*s %.*s\r\nHost: %.*s\r\n", (int)mlen, method,
+                      *path == '/' ? "" : "/", (int)(uend - path), path, (int)vlen, version, (int)(path - auth), auth);
+    if (ol < 0 || ol >= (int)HTTP_HEAD_MAX) {
+        http_bad(c, "request head over 32768 bytes", NULL);
+        return http_refuse(c);
+    }
     size_t olen = (size_t)ol;
     uint64_t body;
     if (http_headers(c, headers, head_end, host, port, out, HTTP_HEAD_MAX, &olen, &body) < 0) {
