@@ -47,7 +47,9 @@ static int sni_parse(const unsigned char *b, size_t n, char *out, size_t len)
         if (type == 0 && elen >= 5 && b[p + 2] == 0) {
             size_t nl = (size_t)b[p + 3] << 8 | b[p + 4];
             if (nl == 0 || 5 + nl > elen || nl >= len) return 0;
-            for (size_t i = 0; i < nl; i++) out[i] = (char)tolower(b[p + 5 + i]);
+            /* A NUL would end the name compared here but not the one a
+             * server reads ("allowed\0.evil"): never equal to a name. */
+            for (size_t i = 0; i < nl; i++) out[i] = b[p + 5 + i] ? (char)tolower(b[p + 5 + i]) : '?';
             out[nl] = '\0';
             if (nl > 1 && out[nl - 1] == '.') out[nl - 1] = '\0';
             return 1;
