@@ -308,7 +308,8 @@ void egress_http_serve(struct egress_conn *c)
     char *sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(line_end - sp1 - 1)) : NULL;
     if (sp1 == NULL || sp2 == NULL || memchr(sp2 + 1, ' ', (size_t)(line_end - sp2 - 1)) != NULL ||
         line_end - sp2 - 1 != 8 || strncmp(sp2 + 1, "HTTP/1.", 7) != 0 ||
-        memchr(buf, '\n', (size_t)(line_end - buf)) != NULL || memchr(buf, '\r', (size_t)(line_end - buf)) != NULL) {
+        memchr(buf, '\n', (size_t)(line_end - buf)) != NULL || memchr(buf, '\r', (size_t)(line_end - buf)) != NULL ||
+        memchr(buf, '\0', (size_t)(line_end - buf)) != NULL) {
         c->fail = EGRESS_BAD;
         snprintf(c->why, sizeof(c->why), "not an HTTP/1.x request line");
         return http_refuse(c);

@@ -12,6 +12,8 @@
 # server answered from its default virtual host, not the judged one; the
 # proxy now sends the URI's authority as Host (RFC 9112 3.2.2). The use
 # side: a header whose name uses every token character is still forwarded.
+# Also refused: a NUL in the request line (the URI's host would be judged
+# up to it).
 # shellcheck source=tests/security/lib.sh
 . "$(dirname "$0")/lib.sh"
 it_init
@@ -41,6 +43,7 @@ for sep in '\x09' '\x0b' '\x0c'; do
 done
 queue "GET http://$API/nohost10 HTTP/1.0\r\n\r\n"
 queue "GET http://$API/nohost11 HTTP/1.1\r\nAccept: */*\r\n\r\n"
+queue "GET http://api.example.test\x00.$EVIL/nul HTTP/1.1\r\n\r\n"
 queue "GET http://$API/use HTTP/1.1\r\nHost: $API\r\nX-Tok!#\$%&'*+-.^_\`|~09az: 1\r\n\r\n"
 eg_run sh /usr/bin/attacks
 check_eq "the attacks ran (exit 0)" "$RC" 0
@@ -53,13 +56,15 @@ for i in 1 2 3; do
         "grep -q '^HTTP/1.1 400 ' '$T/out.$i' && grep -qF 'a header line without \"Name:\"' '$T/out.$i'"
 done
 check_eq "use: a header named with every token character is forwarded, answered" \
-    "$(grep -c "^vhost $API" "$T/out.6")" 1
+    "$(grep -c "^vhost $API" "$T/out.7")" 1
+check "a NUL in the request line: refused (400), reason named" bash -c \
+    "grep -q '^HTTP/1.1 400 ' '$T/out.6' && grep -qF 'not an HTTP/1.x request line' '$T/out.6'"
 for i in 4 5; do
     check_eq "attack $i (no Host header): answered by the judged virtual host" "$(grep -c "^vhost $API" "$T/out.$i")" 1
 done
 check_eq "the server saw only the allowed requests, each with the URI's Host" "$(cat "$VLOG")" \
     "$(printf '%s\n' "$API /nohost10 -" "$API /nohost11 -" "$API /use -")"
-check_eq "audit: 3 allowed, 3 refused" \
+check_eq "audit: 3 allowed, 4 refused" \
     "$(jq -r 'select(.op == "egress") | .decision' "$AUDIT" | sort | uniq -c | awk '{$1=$1; print}')" \
-    "$(printf '3 allow\n3 error')"
+    "$(printf '3 allow\n4 error')"
 check "the proxy is gone after the sandbox" eg_proxy_gone
