@@ -22,8 +22,20 @@ static const char *audit_proto(enum egress_proto p)
     return "?";
 }
 
+/* Names and reasons can carry the client's bytes (a SOCKS5 name, an SNI,
+ * a refused authority): printable ASCII only in the log, so every line is
+ * valid UTF-8 JSON a strict reader takes, not one it drops or stops at. */
+static const char *audit_text(char *out, size_t cap, const char *s)
+{
+    size_t i = 0;
+    for (; s[i] != '\0' && i + 1 < cap; i++) out[i] = (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] < 0x7f ? s[i] : '?';
+    out[i] = '\0';
+    return out;
+}
+
 void egress_audit(const struct egress_conn *c, const char *decision)
 {
+    char name[sizeof(c->name)], why[sizeof(c->why)];
     const struct brig_policy *p = c->ctx->policy;
     char when[BRIG_TIME_LEN];
     brig_time_now_rfc3339(when, sizeof(when));
@@ -34,11 +46,11 @@ void egress_audit(const struct egress_conn *c, const char *decision)
     jw_kstr(w, "id", c->ctx->id);
     jw_kstr(w, "policy", p->name);
     jw_kstr(w, "proto", audit_proto(c->proto));
-    if (c->name[0]) jw_kstr(w, "name", c->name);
+    if (c->name[0]) jw_kstr(w, "name", audit_text(name, sizeof(name), c->name));
     if (c->addr[0]) jw_kstr(w, "address", c->addr);
     if (c->port) jw_ku64(w, "port", c->port);
     jw_kstr(w, "decision", decision);
-    if (c->why[0]) jw_kstr(w, "reason", c->why);
+    if (c->why[0]) jw_kstr(w, "reason", audit_text(why, sizeof(why), c->why));
     jw_ku64(w, "bytes_out", c->up);
     jw_ku64(w, "bytes_in", c->down);
     jw_ku64(w, "duration_ms", egress_now_ms() - c->started_ms);

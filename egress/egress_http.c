@@ -12,7 +12,7 @@
  * differently is request smuggling.
  * A plain request whose Host header names another authority than its
  * URI is refused (400): the rules judged the URI, and a server or a cache
- * behind it must not be told another host. Header lines with a bare CR or
+ * behind it must not be told another host; the Host sent is the URI's. Header lines with a bare CR or
  * LF or folded continuation lines are refused too (request smuggling).
  * Refusals are a short text/plain answer naming why. */
 #include "egress_internal.h"
@@ -118,6 +118,20 @@ static ssize_t http_read_head(struct egress_conn *c, char *buf, size_t cap, size
     }
 }
 
+/* A field name is a token (RFC 9110 5.1, 5.6.2): "Host\t:" is not "Host:"
+ * here, but a server that trims the name would take it for one, with a
+ * value the proxy never compared with the URI. */
+static bool http_is_token(const char *s, size_t len)
+{
+    static const char tchar[] = "!#$%&'*+-.^_`|~";
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+        if (!alnum && (ch == '\0' || strchr(tchar, ch) == NULL)) return false;
+    }
+    return true;
+}
+
 static bool http_is_hop_header(const char *line, size_t len)
 {
     static const char *const hop[] = { "connection:", "proxy-connection:", "proxy-authorization:",
@@ -144,7 +158,7 @@ static int http_headers(struct egress_conn *c, const char *h, const char *end, c
         if (len > 0 && (h[0] == ' ' || h[0] == '\t'))
             return http_bad(c, "a folded header line (obs-fold)", NULL);
         const char *colon = memchr(h, ':', len);
-        if (len > 0 && (colon == NULL || colon == h || memchr(h, ' ', (size_t)(colon - h))))
+        if (len > 0 && (colon == NULL || colon == h || !http_is_token(h, (size_t)(colon - h))))
             return http_bad(c, "a header line without \"Name:\"", NULL);
         if (len >= 5 && strncasecmp(h, "host:", 5) == 0) {
             if (seen_host) return http_bad(c, "two Host headers", NULL);
@@ -179,7 +193,8 @@ static int http_headers(struct egress_conn *c, const char *h, const char *end, c
             num[vl] = '\0';
             if (brig_parse_u64(num, body) < 0) return http_bad(c, "Content-Length is not a number", NULL);
         }
-        if (len > 0 && !http_is_hop_header(h, len)) {
+        bool is_host = len >= 5 && strncasecmp(h, "host:", 5) == 0;   /* sent from the URI */
+        if (len > 0 && !is_host && !http_is_hop_header(h, len)) {
             if (*olen + len + 2 >= cap) return http_bad(c, "headers too long", NULL);
             memcpy(out + *olen, h, len);
             memcpy(out + *olen + len, "\r\n", 2);
@@ -244,8 +259,14 @@ static void http_plain(struct egress_conn *c, const char *method, size_t mlen, c
         return http_refuse(c);
     }
     autofree char *out = brig_calloc(1, HTTP_HEAD_MAX + 256);
-    int ol = snprintf(out, HTTP_HEAD_MAX, "%.*s %s%.*s %.*s\r\n", (int)mlen, method, *path == '/' ? "" : "/",
-                      (int)(uend - path), path, (int)vlen, version);
+    /* Host is the judged URI's authority (RFC 9112 3.2.2), never left out:
+     * a request without one goes to the server's default virtual host. */
+    int ol = snprintf(out, HTTP_HEAD_MAX, "%.*s %s%.*s %.*s\r\nHost: %.*s\r\n", (int)mlen, method,
+                      *path == '/' ? "" : "/", (int)(uend - path), path, (int)vlen, version, (int)(path - auth), auth);
+    if (ol < 0 || ol >= (int)HTTP_HEAD_MAX) {
+        http_bad(c, "request head over 32768 bytes", NULL);
+        return http_refuse(c);
+    }
     size_t olen = (size_t)ol;
     uint64_t body;
     if (http_headers(c, headers, head_end, host, port, out, HTTP_HEAD_MAX, &olen, &body) < 0) {
@@ -287,7 +308,8 @@ void egress_http_serve(struct egress_conn *c)
     char *sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(line_end - sp1 - 1)) : NULL;
     if (sp1 == NULL || sp2 == NULL || memchr(sp2 + 1, ' ', (size_t)(line_end - sp2 - 1)) != NULL ||
         line_end - sp2 - 1 != 8 || strncmp(sp2 + 1, "HTTP/1.", 7) != 0 ||
-        memchr(buf, '\n', (size_t)(line_end - buf)) != NULL || memchr(buf, '\r', (size_t)(line_end - buf)) != NULL) {
+        memchr(buf, '\n', (size_t)(line_end - buf)) != NULL || memchr(buf, '\r', (size_t)(line_end - buf)) != NULL ||
+        memchr(buf, '\0', (size_t)(line_end - buf)) != NULL) {
         c->fail = EGRESS_BAD;
         snprintf(c->why, sizeof(c->why), "not an HTTP/1.x request line");
         return http_refuse(c);

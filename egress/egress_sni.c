@@ -20,7 +20,8 @@
 #define SNI_WAIT_MS 10000
 
 /* The server_name of a ClientHello in buf (one TLS record, complete):
- * 1 found (into out), 0 none, -1 the ClientHello is not whole in this
+ * 1 found (into out), 0 none, -2 a server_name that is not one host
+ * name, -1 the ClientHello is not whole in this
  * record (split over records, or cut at SNI_PEEK_MAX): a server joins the
  * pieces, so a name in a later piece would be fronting unseen.
  * RFC 8446 4.1.2 and 5.1, RFC 6066 3. */
@@ -44,10 +45,14 @@ static int sni_parse(const unsigned char *b, size_t n, char *out, size_t len)
         size_t elen = (size_t)b[p + 2] << 8 | b[p + 3];
         p += 4;
         if (p + elen > end) return 0;
-        if (type == 0 && elen >= 5 && b[p + 2] == 0) {
-            size_t nl = (size_t)b[p + 3] << 8 | b[p + 4];
-            if (nl == 0 || 5 + nl > elen || nl >= len) return 0;
-            for (size_t i = 0; i < nl; i++) out[i] = (char)tolower(b[p + 5 + i]);
+        if (type == 0) {
+            /* Exactly one host_name entry (RFC 6066 3): a server that skips
+             * an entry of another type would take a host_name after it. */
+            size_t nl = elen >= 5 ? (size_t)b[p + 3] << 8 | b[p + 4] : 0;
+            if (elen < 5 || b[p + 2] != 0 || nl == 0 || 5 + nl != elen || nl >= len) return -2;
+            /* A NUL would end the name compared here but not the one a
+             * server reads ("allowed\0.evil"): never equal to a name. */
+            for (size_t i = 0; i < nl; i++) out[i] = b[p + 5 + i] ? (char)tolower(b[p + 5 + i]) : '?';
             out[nl] = '\0';
             if (nl > 1 && out[nl - 1] == '.') out[nl - 1] = '\0';
             return 1;
@@ -61,6 +66,10 @@ static int sni_judge(struct egress_conn *c, const unsigned char *b, size_t n)
 {
     char sni[EGRESS_NAME_MAX + 2];
     int found = sni_parse(b, n, sni, sizeof(sni));
+    if (found == -2) {
+        snprintf(c->why, sizeof(c->why), "a TLS server_name extension that is not one host name");
+        return -1;
+    }
     if (found < 0) {
         snprintf(c->why, sizeof(c->why), "a TLS ClientHello not whole in its first record (its name is not seen)");
         return -1;
