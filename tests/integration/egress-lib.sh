@@ -87,3 +87,28 @@ eg_proxy_gone() {
     for _ in $(seq 100); do eg_proxy_gone_now >/dev/null && return 0; sleep 0.1; done
     eg_proxy_gone_now
 }
+
+# eg_vhost_setup SERVER.py: the attack tests' keep-alive server answering
+# two names on one port (VP; its log VLOG), the policy allowing API and
+# denying EVIL, and queue REQUEST: one raw request more in the rootfs's
+# /usr/bin/attacks script, each run headed by "@@@ N".
+eg_vhost_setup() {
+    VLOG=$T/vhost.log
+    : > "$VLOG"
+    /usr/bin/python3 "$1" "$T/vport" "$VLOG" 2>"$T/vhost.err" &
+    VPID=$!
+    trap 'kill $SRV_PID $VPID 2>/dev/null; it_finish' EXIT
+    for _ in $(seq 100); do [ -s "$T/vport" ] && break; sleep 0.05; done
+    [ -s "$T/vport" ] || bail "the test's keep-alive server did not start: $(cat "$T/vhost.err")"
+    VP=$(cat "$T/vport")
+    # shellcheck disable=SC2034  # the sourcing test uses EVIL
+    API="api.example.test:$VP" EVIL="evil.example.test:$VP"
+    eg_policy "{\"mode\": \"egress\", \"allow\": [\"$API\", \"127.0.0.1:$VP\"], \"deny\": [\"evil.example.test:*\"]}"
+    ATTACKS=$ROOTFS/usr/bin/attacks
+    : > "$ATTACKS"
+    n=0
+}
+queue() {
+    n=$((n + 1))
+    printf 'echo "@@@ %d"; /usr/bin/egress-client send 127.0.0.1 3128 %q\n' "$n" "$1" >> "$ATTACKS"
+}

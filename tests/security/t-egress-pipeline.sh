@@ -17,24 +17,8 @@ it_init
 # shellcheck source=tests/integration/egress-lib.sh
 . "$(dirname "$0")/../integration/egress-lib.sh"
 eg_setup
-VLOG=$T/vhost.log
-: > "$VLOG"
-/usr/bin/python3 "$(dirname "$0")/egress-keepalive-server.py" "$T/vport" "$VLOG" 2>"$T/vhost.err" &
-VPID=$!
-trap 'kill $SRV_PID $VPID 2>/dev/null; it_finish' EXIT
-for _ in $(seq 100); do [ -s "$T/vport" ] && break; sleep 0.05; done
-[ -s "$T/vport" ] || bail "the test's keep-alive server did not start: $(cat "$T/vhost.err")"
-VP=$(cat "$T/vport")
-API="api.example.test:$VP" EVIL="evil.example.test:$VP"
-eg_policy "{\"mode\": \"egress\", \"allow\": [\"$API\", \"127.0.0.1:$VP\"], \"deny\": [\"evil.example.test:*\"]}"
-
-ATTACKS=$ROOTFS/usr/bin/attacks
-: > "$ATTACKS"
-n=0
-queue() {
-    n=$((n + 1))
-    printf 'echo "@@@ %d"; /usr/bin/egress-client send 127.0.0.1 3128 %q\n' "$n" "$1" >> "$ATTACKS"
-}
+# the keep-alive server of two names, the policy, the attack queue
+eg_vhost_setup "$(dirname "$0")/egress-keepalive-server.py"
 get_api="GET http://$API/first HTTP/1.1\r\nHost: $API\r\n\r\n"
 queue "${get_api}GET http://$EVIL/pipelined HTTP/1.1\r\nHost: $EVIL\r\n\r\n"
 queue "${get_api}GET /origin-form HTTP/1.1\r\nHost: $EVIL\r\n\r\n"
