@@ -8,47 +8,13 @@
 # else's workspace and a root-only file as stdin.
 . "$(dirname "$0")/lib.sh"
 it_init
-command -v sudo >/dev/null && command -v setpriv >/dev/null && command -v visudo >/dev/null ||
-    skip_all "sudo, setpriv and visudo are needed"
-[ -d /etc/sudoers.d ] || skip_all "no /etc/sudoers.d"
-# one instance at a time: the conf path is fixed at build time
-exec 9>/run/lock/brig-sandbox-sudo-test.lock
-flock -w 120 9 || bail "another t-sandbox-sudo holds the lock"
-
-CONF=$("$BRIG" sandbox run --help 2>&1 | grep -o '/[^ ]*/sandbox\.conf' | head -n 1)
-[ -n "$CONF" ] || CONF=/usr/local/etc/brig/sandbox.conf    # an old brig names none
-[ -e "$CONF" ] && skip_all "$CONF exists (a real installation): not touched"
-SUDOERS=/etc/sudoers.d/brig-test-$TAG
-made_dir=""
-[ -d "$(dirname "$CONF")" ] || { mkdir -p "$(dirname "$CONF")" && made_dir=$(dirname "$CONF"); }
-trap 'rc=$?; umount "$T/wsroot" 2>/dev/null; rm -f "$SUDOERS" "$CONF"; [ -n "$made_dir" ] && rmdir "$made_dir"; (exit $rc); it_finish' EXIT
-
-"$BRIG_MKBUNDLE" --probe "$BRIG_PROBE" --brig "$BRIG" --no-config "$T/b" >/dev/null 2>&1 || bail "brig-mkbundle failed"
-mkdir -p "$T/etc" "$T/wsroot/mine" "$T/wsroot/other"
-chown 65534:65534 "$T/wsroot/mine"
-# workspaces on a nosuid mount (docs/sandbox.md), as the host would have them
-mount --bind "$T/wsroot" "$T/wsroot" && mount -o remount,bind,nosuid "$T/wsroot" ||
-    bail "cannot bind $T/wsroot nosuid"
-"$BRIG" policy show agent | jq --arg a "$T/audit.jsonl" '.name = "host-fixed" | .audit.path = $a | .timeouts.wall = "30s"' \
-    > "$T/etc/policy.json"
-jq -n --arg p "$T/etc/policy.json" --arg s "$T/sbstate" --arg r "$T/b/rootfs" --arg w "$T/wsroot" \
-    '{policy: $p, stateRoot: $s, rootfs: $r, workspaces: $w}' > "$CONF"
-chmod 0644 "$CONF" "$T/etc/policy.json"
+# shellcheck source=tests/security/sudo-lib.sh
+. "$(dirname "$0")/sudo-lib.sh"
+mkdir -p "$T/wsroot/other"
 # the caller's own policy: no limits worth the name
 "$BRIG" policy show agent | jq '.name = "evil" | .timeouts.wall = "24h"' > "$T/evil.json"
 chmod 0644 "$T/evil.json"
 echo "root-only decoy secret" > "$T/secret" && chmod 0600 "$T/secret"
-
-printf 'nobody ALL=(root) NOPASSWD: %s sandbox run *\n' "$BRIG" > "$SUDOERS.tmp"
-visudo -cqf "$SUDOERS.tmp" || bail "the test's sudoers rule does not parse"
-chmod 0440 "$SUDOERS.tmp" && mv "$SUDOERS.tmp" "$SUDOERS"
-
-# as_caller ARGS...: `sudo brig sandbox run ARGS` as nobody; JSON in out.json
-as_caller() {
-    (cd / && timeout -k 5 60 setpriv --reuid=65534 --regid=65534 --clear-groups -- \
-        sudo -n "$BRIG" sandbox run --json "$@") > "$T/out.json" 2> "$T/err.txt"
-    RC=$?
-}
 j() { jq -r "$1" "$T/out.json" 2>/dev/null; }
 # refused DESC MESSAGE ARGS...: exit 125, the message, nothing ran
 refused() {
