@@ -200,6 +200,19 @@ int exe_seal_deferred(struct brig_error **err)
     return exe_seal_ensure(exe_argv, err);
 }
 
+/* Whether we run from the sealed copy: what exe_seal_ensure found, or,
+ * before it is asked (a sealed re-exec deferred by `sandbox run` until its
+ * config is known starts main over), the copy's seals themselves. */
+static bool exe_is_sealed(void)
+{
+    if (exe_sealed >= 0) return exe_sealed == 1;
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    bool sealed = exe_fd_sealed(fd);
+    close(fd);
+    return sealed;
+}
+
 int exe_seal_origin_path(char *buf, size_t len)
 {
     char link[PATH_MAX + 300];
@@ -207,7 +220,7 @@ int exe_seal_origin_path(char *buf, size_t len)
     if (n <= 0) return -1;
     link[n] = '\0';
     const char *path = link;
-    if (exe_sealed == 1) {
+    if (exe_is_sealed()) {
         const char *prefix = "/memfd:" EXE_NAME_PREFIX;
         if (strncmp(link, prefix, strlen(prefix)) != 0) return -1;
         /* ...:<mtime>.<nsec>:<path> (deleted) */
@@ -226,7 +239,7 @@ int exe_seal_origin_path(char *buf, size_t len)
 
 int exe_seal_origin(struct stat *st)
 {
-    if (exe_sealed == 1) {
+    if (exe_is_sealed()) {
         char link[256];
         ssize_t n = readlink("/proc/self/exe", link, sizeof(link) - 1);
         uint64_t dev, ino, size, sec;

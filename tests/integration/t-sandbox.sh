@@ -90,6 +90,12 @@ eq "signal mirrored: exit 137" 137 "$RC"
 eq "signal in the result" 9 "$(j .signal)"
 eq "no exit_code after a signal" null "$(j .exit_code)"
 
+# a policy with an init of its own (pi: docker-init's path) keeps the sealed
+# re-exec, which starts over: brig-init is still found beside brig
+sb --policy pi -- sh -c 'echo pi-ran'
+eq "policy pi (the sealed path): exit 0" 0 "$RC"
+eq "policy pi: the command ran" "pi-ran" "$(j .stdout.preview_head)"
+
 # ---- environment ----
 export BRIG_CALLER_LEAK=leakvalue
 sb --env FOO=bar -- env
