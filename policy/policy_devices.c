@@ -1,7 +1,7 @@
 /* Which devices a policy lets a container reach, for check and apply
  * alike. Two fields grant a device: linux.devices makes a node, and an
  * allow rule of linux.resources.devices lets the device cgroup open one:
- * the image's own nodes too (a rootfs is not mounted nodev), so an allow
+ * the image's own nodes too (a rootfs is not nodev without a policy), so an allow
  * rule alone is enough to reach a host disk (tests/security/t-policy-devices).
  * Allowed: the engines' defaults (policy_engine.c) and the devices the
  * policy lists by path, each exactly the host's node at that path. */

@@ -143,7 +143,6 @@ static const struct engine_dev {
  * /dev/console is its pty, bound there, 136:N). Docker's device cgroup
  * allows c 5:1 all the same: that rule passes, and under a policy the
  * root is nodev (policy_enforce.c), so an image's own node opens nothing. */
-static const struct engine_dev engine_dev_rules_too[] = { { "/dev/console", 5, 1 } };
 
 bool policy_engine_device(const struct brig_device *d)
 {
@@ -165,7 +164,7 @@ bool policy_engine_device_rule(const struct brig_device_rule *r)
     if (r->minor < 0) return false;
     for (size_t i = 0; i < sizeof(engine_devs) / sizeof(engine_devs[0]); i++)
         if (r->major == engine_devs[i].major && r->minor == engine_devs[i].minor) return true;
-    if (r->major == engine_dev_rules_too[0].major && r->minor == engine_dev_rules_too[0].minor) return true;
+    if (r->major == 5 && r->minor == 1) return true;    /* Docker's console rule: see engine_devs */
     /* containerd's default (ctr run, the CRI plugin): /dev/net/tun. Opened,
      * it makes or attaches an interface only with CAP_NET_ADMIN, and only
      * in the container's own network namespace. */

@@ -52,7 +52,7 @@
 
 extern char **environ;
 
-static int exe_sealed = -1;     /* what exe_seal_ensure found: -1 not asked */
+static int exe_sealed = -1;     /* what exe_seal_ensure or exe_is_sealed found: -1 not asked */
 static char **exe_argv;         /* exe_seal_defer's */
 
 /* F_GET_SEALS answers only for shmem files; a plain tmpfs file says
@@ -208,9 +208,9 @@ static bool exe_is_sealed(void)
     if (exe_sealed >= 0) return exe_sealed == 1;
     int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
-    bool sealed = exe_fd_sealed(fd);
+    exe_sealed = exe_fd_sealed(fd) ? 1 : 0;     /* asked once: the exe does not change */
     close(fd);
-    return sealed;
+    return exe_sealed == 1;
 }
 
 int exe_seal_origin_path(char *buf, size_t len)
