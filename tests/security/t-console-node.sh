@@ -56,6 +56,21 @@ check_not "policy run: the image's null node is dead too (the root is nodev)" gr
 check_not "policy run: the image's console node does not open" grep -q CONSOLE-OPEN "$T/dock.out"
 assert_clean dock
 
+# ---- the same, with /dev spelled "//dev/" -------------------------------------
+# The runtime cleans a destination (the tmpfs is /dev, its nodes are made);
+# the policy must see the same /dev mount, or the root stays device-capable.
+weaken dock2 '.process.args = ["/bin/sh", "-c", '"$(jq -Rn --arg p "$PROBE" '$p')"']
+              | .mounts |= map(if .destination == "/dev" then .destination = "//dev/" else . end)
+              | .linux.resources.devices += [{allow: true, type: "c", major: 5, minor: 1, access: "rwm"}]
+              | .linux.cgroupsPath = "/brig-test/'"$(cid dock2)"'"'
+CLEAN_IDS+=("$(cid dock2)")
+b --policy "$ENF" run --bundle "$T/dock2" "$(cid dock2)" </dev/null >"$T/dock2.out" 2>"$T/dock2.err"
+check_eq "policy run, /dev as \"//dev/\": exits 0" "$?" 0
+check "policy run, //dev/: /dev/null opens (the tmpfs is /dev)" grep -q DEVNULL-OPEN "$T/dock2.out"
+check_not "policy run, //dev/: the image's null node is dead (the root is nodev)" grep -q '^NUL-OPEN' "$T/dock2.out"
+check_not "policy run, //dev/: the image's console node does not open" grep -q CONSOLE-OPEN "$T/dock2.out"
+assert_clean dock2
+
 # ---- a config that lists the console as a node: refused under the policy -----
 cfg con '.linux.devices += [{path: "/dev/console", type: "c", major: 5, minor: 1}]'
 out=$("$BRIG" policy check --policy agent "$T/con" 2>&1)
