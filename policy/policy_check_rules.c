@@ -544,7 +544,18 @@ RULE(rule_devices)
     const struct brig_resources *r = &s->linux_cfg.resources;
     for (size_t i = 0; i < r->n_devices; i++) {
         const struct brig_device_rule *d = &r->devices[i];
-        if (policy_device_rule_allowed(p, d)) continue;
+        if (policy_device_rule_allowed(p, d)) {
+            /* Docker's c 5:1 passes because the root is then nodev; without
+             * a /dev mount of its own the root keeps its nodes, and an
+             * image's c 5:1 node would be the host's console. */
+            if (d->allow && d->type == 'c' && d->major == 5 && d->minor == 1 && policy_dev_mount_index(s) < 0) {
+                char path[64];
+                snprintf(path, sizeof(path), "linux.resources.devices[%zu]", i);
+                policy_fail(rep, rule, path, "allows c 5:1 (the host's console) and /dev is not a mount of "
+                            "its own: an image's node would open it");
+            }
+            continue;
+        }
         char path[64], name[80], maj[24], min[24];
         snprintf(path, sizeof(path), "linux.resources.devices[%zu]", i);
         if (d->major < 0) snprintf(maj, sizeof(maj), "*");

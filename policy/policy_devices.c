@@ -13,6 +13,7 @@
 #include <sys/sysmacros.h>
 
 #include "../runtime/config/spec.h"
+#include "../runtime/linux/rootfs/mount_util.h"
 #include "../runtime/util/cleanup.h"
 
 static bool dev_listed(char *const *v, const char *s)
@@ -71,4 +72,14 @@ void policy_device_host_name(char type, int64_t major, int64_t minor, char *buf,
         snprintf(buf, len, "/dev/%s", line + 8);
         return;
     }
+}
+
+int policy_dev_mount_index(const struct brig_spec *s)
+{
+    for (size_t i = 0; i < s->n_mounts; i++) {
+        /* as the runtime reads it (devices.c): "//dev/" is /dev too */
+        autofree char *dst = mnt_path_clean(s->mounts[i].destination);
+        if (strcmp(dst, "/dev") == 0) return (int)i;
+    }
+    return -1;
 }

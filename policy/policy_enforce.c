@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "../runtime/config/spec.h"
-#include "../runtime/linux/rootfs/mount_util.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/log.h"
 #include "../runtime/util/strutil.h"
@@ -112,15 +111,10 @@ int policy_enforce(const char *flag, const char *text, struct brig_spec *s, cons
  * which then keeps the nodes the runtime makes there. */
 static void policy_root_nodev(struct brig_spec *s)
 {
-    for (size_t i = 0; i < s->n_mounts; i++) {
-        /* as the runtime reads it (devices.c): "//dev/" is /dev too */
-        autofree char *dst = mnt_path_clean(s->mounts[i].destination);
-        if (strcmp(dst, "/dev") == 0) {
-            s->root.nodev = true;
-            brig_debug("policy: / will be nodev (/dev is mounts[%zu])", i);
-            return;
-        }
-    }
+    int i = policy_dev_mount_index(s);
+    if (i < 0) return;
+    s->root.nodev = true;
+    brig_debug("policy: / will be nodev (/dev is mounts[%d])", i);
 }
 
 int policy_enforce_resolved(const struct brig_policy *p, struct brig_spec *s, const char *op,

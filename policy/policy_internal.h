@@ -69,6 +69,9 @@ const char *policy_device_refused(const struct brig_policy *p, const struct brig
 /* A deny rule, an engine default or exactly the host's node at one of the
  * policy's device paths. */
 bool policy_device_rule_allowed(const struct brig_policy *p, const struct brig_device_rule *r);
+/* The index of a mount at /dev (its destination cleaned, as the runtime
+ * reads it), -1 if /dev is the image's own directory on the root. */
+int policy_dev_mount_index(const struct brig_spec *s);
 /* "/dev/sda" for b 8:0 on this host (its uevent's DEVNAME), "" if unknown. */
 void policy_device_host_name(char type, int64_t major, int64_t minor, char *buf, size_t len);
 bool policy_env_name_denied(const struct brig_policy *p, const char *name);

@@ -71,6 +71,22 @@ check_not "policy run, //dev/: the image's null node is dead (the root is nodev)
 check_not "policy run, //dev/: the image's console node does not open" grep -q CONSOLE-OPEN "$T/dock2.out"
 assert_clean dock2
 
+# ---- the same rule with no /dev mount: the root keeps the image's nodes --------
+# nodev only where /dev is a mount of its own; without one the runtime makes
+# its nodes in the image's /dev on the root, so the rule itself is refused.
+weaken dock3 '.process.args = ["/bin/sh", "-c", '"$(jq -Rn --arg p "$PROBE" '$p')"']
+              | .mounts |= map(select(.destination != "/dev"))
+              | .linux.resources.devices += [{allow: true, type: "c", major: 5, minor: 1, access: "rwm"}]
+              | .linux.cgroupsPath = "/brig-test/'"$(cid dock3)"'"'
+CLEAN_IDS+=("$(cid dock3)")
+b --policy "$ENF" run --bundle "$T/dock3" "$(cid dock3)" </dev/null >"$T/dock3.out" 2>&1
+check_refused_rc "policy run: c 5:1 with no /dev mount is refused as devices, naming the rule" \
+    "FAIL devices linux.resources.devices[" 1 "$?" "$T/dock3.out"
+check_not "policy run, no /dev mount: the image's console node was not opened" grep -q CONSOLE-OPEN "$T/dock3.out"
+assert_clean dock3
+out=$("$BRIG" policy check --policy "$ENF" "$T/dock3" 2>&1)
+check "policy check says why (no /dev mount of its own)" grep -q "/dev is not a mount of its own" <<<"$out"
+
 # ---- a config that lists the console as a node: refused under the policy -----
 cfg con '.linux.devices += [{path: "/dev/console", type: "c", major: 5, minor: 1}]'
 out=$("$BRIG" policy check --policy agent "$T/con" 2>&1)
