@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mount.h>
 
 #include "../runtime/config/spec.h"
 #include "../runtime/util/cleanup.h"
@@ -111,6 +112,24 @@ int policy_enforce(const char *flag, const char *text, struct brig_spec *s, cons
  * which then keeps the nodes the runtime makes there. */
 static void policy_root_nodev(struct brig_spec *s)
 {
+    /* A bind brings a host directory's nodes the same way (an image's
+     * subdirectory, a volume the engine filled from the image): every bind
+     * is nodev too. Device nodes are not bound under a policy (/dev is a
+     * denied source); they are linux.devices, made in /dev. */
+    for (size_t b = 0; b < s->n_mounts; b++) {
+        struct brig_mount *m = &s->mounts[b];
+        if (!policy_mount_is_bind(m)) continue;
+        /* as an option, last (it wins over a "dev"): the init parses the
+         * options again; "rnodev" for an rbind's submounts too */
+        char **opts = brig_calloc(m->n_options + 2, sizeof(*opts));
+        for (size_t j = 0; j < m->n_options; j++) opts[j] = m->options[j];
+        opts[m->n_options] = brig_strdup(m->opts.recursive_bind ? "rnodev" : "nodev");
+        free(m->options);
+        m->options = opts;
+        m->n_options++;
+        m->opts.flags |= MS_NODEV;
+        m->opts.clear_flags &= ~(unsigned long)MS_NODEV;
+    }
     int i = policy_dev_mount_index(s);
     if (i < 0) return;
     s->root.nodev = true;

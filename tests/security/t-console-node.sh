@@ -87,6 +87,20 @@ assert_clean dock3
 out=$("$BRIG" policy check --policy "$ENF" "$T/dock3" 2>&1)
 check "policy check says why (no /dev mount of its own)" grep -q "/dev is not a mount of its own" <<<"$out"
 
+# ---- the image's node through a bind of its own subdirectory -----------------
+# A bind is another mount: the root's nodev does not reach it (a volume an
+# engine filled from the image is the same), so under a policy binds are nodev.
+mkdir -p "$T/hard/rootfs/sub" && mknod -m 0666 "$T/hard/rootfs/sub/con" c 5 1 || bail "cannot make the node"
+weaken dock4 '.process.args = ["/bin/sh", "-c", "(exec 6</mnt/con) && echo MNT-CON; true"]
+              | .mounts += [{destination: "/mnt", type: "bind", source: "'"$T"'/hard/rootfs/sub", options: ["rbind", "ro", "nosuid", "dev"]}]
+              | .linux.resources.devices += [{allow: true, type: "c", major: 5, minor: 1, access: "rwm"}]
+              | .linux.cgroupsPath = "/brig-test/'"$(cid dock4)"'"'
+CLEAN_IDS+=("$(cid dock4)")
+b --policy "$ENF" run --bundle "$T/dock4" "$(cid dock4)" </dev/null >"$T/dock4.out" 2>"$T/dock4.err"
+check_eq "policy run, a bind of an image subdirectory: exits 0" "$?" 0
+check_not "policy run: the console node through the bind does not open (binds are nodev)" grep -q MNT-CON "$T/dock4.out"
+assert_clean dock4
+
 # ---- a config that lists the console as a node: refused under the policy -----
 cfg con '.linux.devices += [{path: "/dev/console", type: "c", major: 5, minor: 1}]'
 out=$("$BRIG" policy check --policy agent "$T/con" 2>&1)
