@@ -8,6 +8,17 @@
  * other process in it, so nothing CMD left behind (daemons, setsid'd or
  * double-forked children) outlives it.
  *
+ * --exec PATH -- ARGV0 [ARGS...]: not an init. The trampoline of `brig
+ * sandbox exec` run from brig's unsealed binary (docs/security.md, "sandbox
+ * exec without the sealed copy"): brig's exec child execs this file, by fd,
+ * instead of the command, so that whatever the kernel runs for the
+ * command's execve as /proc/self/exe (a `#!/proc/self/exe` script, a
+ * PT_INTERP of /proc/self/exe) is this read-only bind, never brig. It only
+ * execv's PATH (found inside the root by brig, no PATH search) with ARGV0
+ * as the caller gave it and the environment as is: no fork, no setsid, no
+ * signal change. A failed execv is reported as brig-init's CMD's would be:
+ * on stderr, exit 127 (ENOENT) or 126.
+ *
  * --cwd DIR: CMD's working directory, entered by CMD's own process (the
  * sandbox's user, inside the sandbox) and never made. As process.cwd the
  * runtime would create it as root before the read-only root is sealed: in
@@ -61,8 +72,19 @@ static int init_idle(void)
     }
 }
 
+/* The trampoline (--exec, above): whatever fails, nothing else ran. */
+static int init_exec(const char *path, char **args)
+{
+    execv(path, args);
+    int e = errno;
+    fprintf(stderr, "brig-init: %s: %s\n", path, strerror(e));
+    return e == ENOENT ? 127 : 126;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 5 && strcmp(argv[1], "--exec") == 0 && strcmp(argv[3], "--") == 0)
+        return init_exec(argv[2], argv + 4);
     bool idle = argc == 2 && strcmp(argv[1], "--idle") == 0;
     int first = 1;
     const char *cwd = NULL;
@@ -72,7 +94,8 @@ int main(int argc, char **argv)
     }
     if (argc > first && strcmp(argv[first], "--") == 0) first++;
     if (first >= argc && !idle) {
-        fprintf(stderr, "brig-init: usage: brig-init [--cwd DIR] -- CMD [ARGS...] | brig-init --idle\n");
+        fprintf(stderr, "brig-init: usage: brig-init [--cwd DIR] -- CMD [ARGS...] | brig-init --idle | "
+                        "brig-init --exec PATH -- ARGV0 [ARGS...]\n");
         return 125;
     }
     /* A session of our own, before anything else runs: the caller's

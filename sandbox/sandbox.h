@@ -187,6 +187,15 @@ int sandbox_seal_decide(const struct brig_policy *p, const char *config, bool *u
 struct brig_spec;
 int sandbox_seal_verify(const struct brig_spec *s, pid_t pid, const char *init_host, struct brig_error **err);
 
+/* sandbox exec from brig's binary as is, or sealed: re-executes sealed
+ * (returns only on error) unless the sandbox's saved config and live init
+ * allow it (docs/security.md); *unsealed then, and *t is the trampoline
+ * (brig-init --exec at SANDBOX_INIT_PATH) the exec must go through. */
+struct brig_state;
+struct brig_exec_trampoline;
+int sandbox_seal_exec_decide(const char *state_root, const char *name, const struct brig_state *st,
+                             struct brig_exec_trampoline *t, bool *unsealed, struct brig_error **err);
+
 /* sandbox_run.c: the whole one-shot. Returns -1 only when r->error could
  * not even be set (never, but for allocation); r is always filled. */
 int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r);

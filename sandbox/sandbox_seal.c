@@ -16,7 +16,18 @@
  *    exec` joins before.
  * Anything else (a hook in the config, another init path) re-executes
  * sealed as before; the namespace and the init are checked on the live
- * child, and a mismatch refuses the run before its command exists. */
+ * child, and a mismatch refuses the run before its command exists.
+ *
+ * `sandbox exec` joins a sandbox that already holds the command's own
+ * processes, so its argument differs (docs/security.md, "sandbox exec
+ * without the sealed copy"): brig's exec child is non-dumpable from its
+ * clone to its last execve and nothing in the sandbox may hold
+ * CAP_SYS_PTRACE, so no process there passes the ptrace check on it (its
+ * /proc/<pid>/exe); and that last execve is of brig-init --exec, never of
+ * the command, so what the kernel runs as /proc/self/exe for the command
+ * (#!, PT_INTERP) is brig-init's read-only bind. Judged from the sandbox's
+ * root-owned state before anything is made; lifecycle/exec.c holds the
+ * exec to it again, and refuses what no longer holds. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -26,11 +37,17 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
+
 #include "sandbox.h"
 #include "../policy/policy.h"
 #include "../runtime/config/spec.h"
+#include "../runtime/lifecycle/exec.h"
+#include "../runtime/lifecycle/state.h"
 #include "../runtime/linux/exe_seal.h"
 #include "../runtime/util/cleanup.h"
+#include "../runtime/util/fs.h"
+#include "../runtime/util/log.h"
 
 int sandbox_seal_decide(const struct brig_policy *p, const char *config, bool *unsealed,
                         struct brig_error **err)
@@ -54,6 +71,24 @@ static int seal_ns_ino(pid_t pid, ino_t *ino, struct brig_error **err)
     return 0;
 }
 
+/* SANDBOX_INIT_PATH in pid's root, as an execve there finds it (no
+ * symlink on the way, so nothing renamed on the host can redirect it, no
+ * magic link), is the host's brig-init itself. */
+static bool seal_init_in(pid_t pid, const char *init_host)
+{
+    char root[64];
+    snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+    autoclose int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct open_how how = {
+        .flags = O_PATH | O_CLOEXEC,
+        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    autoclose int in = rootfd < 0 ? -1 : (int)syscall(SYS_openat2, rootfd, SANDBOX_INIT_PATH, &how, sizeof(how));
+    struct stat a, b;
+    return in >= 0 && fstat(in, &a) == 0 && stat(init_host, &b) == 0 && S_ISREG(a.st_mode) &&
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int sandbox_seal_verify(const struct brig_spec *s, pid_t pid, const char *init_host, struct brig_error **err)
 {
     /* The init's execve takes process.args[0] as the config that ran says. */
@@ -67,21 +102,88 @@ int sandbox_seal_verify(const struct brig_spec *s, pid_t pid, const char *init_h
     if (ours == its)
         return brig_failx(err, "sandbox: the init shares brig's pid namespace: refusing to run it "
                                "from brig's unsealed binary");
-    char root[64];
-    snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-    autoclose int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (rootfd < 0) return brig_fail(err, errno, "sandbox: %s", root);
-    /* As the init's execve will find it: no symlink on the way (so nothing
-     * renamed on the host can redirect it), no magic link. */
-    struct open_how how = {
-        .flags = O_PATH | O_CLOEXEC,
-        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-    };
-    autoclose int in = (int)syscall(SYS_openat2, rootfd, SANDBOX_INIT_PATH, &how, sizeof(how));
-    struct stat a, b;
-    if (in < 0 || fstat(in, &a) < 0 || stat(init_host, &b) < 0 || !S_ISREG(a.st_mode) ||
-        a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+    if (!seal_init_in(pid, init_host))
         return brig_failx(err, "sandbox: %s in the sandbox is not %s: refusing to start it", SANDBOX_INIT_PATH,
                           init_host);
+    return 0;
+}
+
+/* The command reaches a non-dumpable brig child only with CAP_SYS_PTRACE:
+ * in no set of the sandbox's process (the init's, and every exec's, whose
+ * bounding set all their descendants inherit). */
+static bool seal_no_ptrace(const struct brig_caps *c)
+{
+    for (size_t i = 0; i < BRIG_CAP_SET_COUNT; i++)
+        if (c->sets[i] & (UINT64_C(1) << CAP_SYS_PTRACE)) return false;
+    return true;
+}
+
+/* The trampoline's execveat passes the sandbox's filter: no filter, one
+ * that allows everything by default, or an unconditional allow of
+ * execveat and no other rule for it. */
+static bool seal_execveat_allowed(const struct brig_seccomp *f)
+{
+    if (!f->present || f->default_action == BRIG_SCMP_ALLOW) return true;
+    bool allowed = false;
+    for (size_t i = 0; i < f->n_syscalls; i++) {
+        const struct brig_seccomp_rule *r = &f->syscalls[i];
+        for (size_t k = 0; k < r->n_names; k++) {
+            if (strcmp(r->names[k], "execveat") != 0) continue;
+            if (r->action != BRIG_SCMP_ALLOW || r->n_args > 0) return false;
+            allowed = true;
+        }
+    }
+    return allowed;
+}
+
+/* What create made: brig-init idling as PID 1 of a pid namespace of its
+ * own, no user namespace (the caps are the host's), no hooks. */
+static bool seal_exec_plain(const struct brig_spec *s)
+{
+    const struct brig_process *p = &s->process;
+    if (!s->has_process || p->n_args != 2 || strcmp(p->args[0], SANDBOX_INIT_PATH) != 0 ||
+        strcmp(p->args[1], "--idle") != 0)
+        return false;
+    for (size_t k = 0; k < BRIG_HOOK_KIND_COUNT; k++)
+        if (s->hooks[k].n > 0) return false;
+    const struct brig_namespace *ns = s->linux_cfg.namespaces;
+    return ns[BRIG_NS_PID].present && ns[BRIG_NS_PID].path == NULL && !ns[BRIG_NS_USER].present &&
+           seal_no_ptrace(&p->caps) && seal_execveat_allowed(&s->linux_cfg.seccomp);
+}
+
+/* fs.suid_dumpable 1 makes brig's child dumpable between its uid switch
+ * and its next prctl (commit_creds); 0 and 2 (root-only dumps) do not. */
+static bool seal_suid_dumpable_safe(void)
+{
+    autoclose int fd = open("/proc/sys/fs/suid_dumpable", O_RDONLY | O_CLOEXEC);
+    char buf[8] = "";
+    return fd >= 0 && read(fd, buf, sizeof(buf) - 1) >= 1 && (buf[0] == '0' || buf[0] == '2') &&
+           (buf[1] == '\n' || buf[1] == '\0');
+}
+
+int sandbox_seal_exec_decide(const char *state_root, const char *name, const struct brig_state *st,
+                             struct brig_exec_trampoline *t, bool *unsealed, struct brig_error **err)
+{
+    *unsealed = false;
+    autoerr struct brig_error *e = NULL;
+    autoclose int dirfd = -1;
+    autofree char *text = NULL;
+    autofree char *init = NULL;
+    size_t len = 0;
+    struct brig_spec *s = NULL;
+    struct stat host;
+    /* The saved config: written by create into the root-owned state. */
+    bool plain = state_dir_open_unlocked(state_root, name, &dirfd, &e) == 0 &&
+                 brig_read_file_at(dirfd, "config.json", 16u << 20, &text, &len, &e) == 0 &&
+                 spec_parse(text, len, st->bundle, &s, &e) == 0 && seal_exec_plain(s) &&
+                 seal_suid_dumpable_safe() && sandbox_find_init(&init, &e) == 0 &&
+                 stat(init, &host) == 0 && seal_init_in(st->pid, init);
+    spec_free(s);
+    if (!plain) {
+        brig_debug("sandbox exec: sealed (%s)", e != NULL ? e->msg : "the sandbox does not allow it unsealed");
+        return exe_seal_deferred(err);
+    }
+    *t = (struct brig_exec_trampoline){ .path = SANDBOX_INIT_PATH, .dev = host.st_dev, .ino = host.st_ino };
+    *unsealed = true;
     return 0;
 }

@@ -152,7 +152,7 @@ static void session_kill_exec(void *arg)
 
 /* The command, started in the child cgroup, drained and waited for. */
 static int session_exec_run(const struct sandbox_opts *o, const char *policy, const char *text,
-                            const struct sandbox_limits *lim,
+                            const struct sandbox_limits *lim, const struct brig_exec_trampoline *via,
                             struct brig_cgroup *child, struct sandbox_result *r, struct brig_error **err)
 {
     struct sandbox_io io;
@@ -160,7 +160,7 @@ static int session_exec_run(const struct sandbox_opts *o, const char *policy, co
     const struct brig_globals g = { .root = session_root(o->state_root), .policy = policy, .policy_text = text };
     pid_t pid = -1;
     const struct brig_exec_opts eo = { .id = o->session, .args = o->argv, .env = o->env, .cwd = o->cwd,
-                                       .detach = true, .cgroup = child, .pid_out = &pid };
+                                       .detach = true, .cgroup = child, .pid_out = &pid, .trampoline = via };
     if (rc == 0) {
         rc = sandbox_io_swap(&io, err);
         int status;
@@ -234,6 +234,10 @@ int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
         brig_failx(&err, "no command: brig sandbox exec NAME [flags] -- CMD...");
         return sandbox_fail(r, err);
     }
+    /* Before anything is made: a sealed re-exec starts this all over. */
+    struct brig_exec_trampoline via;
+    bool unsealed;
+    if (sandbox_seal_exec_decide(root, o->session, st, &via, &unsealed, &err) < 0) return sandbox_fail(r, err);
     sandbox_stream_init(&r->out, lim.output_max);
     sandbox_stream_init(&r->err, lim.output_max);
     struct brig_cgroup *parent = NULL, *child = NULL;
@@ -245,7 +249,7 @@ int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
     autoclose int lock = -1;
     if (rc == 0 && (lock = cgroup_child_lock(child, true)) < 0)
         rc = brig_fail(&err, errno, "lock the exec's cgroup");
-    if (rc == 0) rc = session_exec_run(o, ref, text, &lim, child, r, &err);
+    if (rc == 0) rc = session_exec_run(o, ref, text, &lim, unsealed ? &via : NULL, child, r, &err);
     if (child != NULL) {
         struct brig_error *derr = NULL;
         if (cgroup_destroy(child, &derr) < 0) {

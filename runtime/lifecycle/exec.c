@@ -8,12 +8,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,6 +100,36 @@ static int exec_ns_plan(pid_t pid, struct exec_run *X, struct brig_error **err)
     return 0;
 }
 
+/* CAP_SYS_PTRACE in no set: nothing born with these caps (the bounding set
+ * included, which every descendant inherits) passes ptrace_may_access on a
+ * non-dumpable process, even of its own uid (kernel/ptrace.c). */
+static bool exec_caps_no_ptrace(const struct brig_caps *c)
+{
+    for (size_t i = 0; i < BRIG_CAP_SET_COUNT; i++)
+        if (c->sets[i] & (UINT64_C(1) << CAP_SYS_PTRACE)) return false;
+    return true;
+}
+
+/* An exec through a trampoline runs from brig's unsealed binary: refused
+ * unless no process of the container can ever open our child's
+ * /proc/<pid>/exe (docs/security.md, "sandbox exec without the sealed
+ * copy"). The caller decided so from the same state; this holds it to the
+ * config and namespaces this exec actually uses. saved: the container's
+ * own process caps (its init's, and every earlier exec's bounding set). */
+static int exec_trampoline_check(const struct exec_run *X, const struct brig_caps *saved,
+                                 struct brig_error **err)
+{
+    const char *why = NULL;
+    if (!X->join_pid) why = "the container shares brig's pid namespace";
+    else if (X->ns_flags & CLONE_NEWUSER) why = "the container has a user namespace";
+    else if (!exec_caps_no_ptrace(saved) || !exec_caps_no_ptrace(&X->spec->process.caps))
+        why = "CAP_SYS_PTRACE is in a capability set of its process";
+    for (size_t k = 0; why == NULL && k < BRIG_HOOK_KIND_COUNT; k++)
+        if (X->spec->hooks[k].n > 0) why = "the config has hooks";
+    if (why != NULL) return brig_failx(err, "exec: %s: refusing to exec from brig's unsealed binary", why);
+    return 0;
+}
+
 static int exec_check_terminal(const struct brig_process *p, const struct brig_exec_opts *o,
                                struct brig_error **err)
 {
@@ -142,6 +175,7 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
     if (!mnt->present || mnt->path != NULL)
         return brig_failx(err, "exec: the container has no mount namespace of its own (linux.namespaces): "
                                "refusing to run a process outside its chroot");
+    const struct brig_caps saved = X->spec->process.caps;
     TRY(exec_build_process(X->spec, o, err));
     TRY(spec_check_supported(X->spec, err));
     /* The trusted side's sandbox policy (the text a sandbox's create read,
@@ -160,7 +194,28 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
     if (alive < 0) return -1;
     if (alive == 0) return brig_failx(err, "cannot exec in a stopped container");
     TRY(exec_ns_plan(st->pid, X, err));
+    if (o->trampoline != NULL) TRY(exec_trampoline_check(X, &saved, err));
     return caps_validate(&X->spec->process.caps, (X->ns_flags & CLONE_NEWUSER) != 0, err);
+}
+
+/* The trampoline inside the root as execveat will take it: no symlink on
+ * the way (nothing renamed can redirect it), no magic link, and the host's
+ * file itself (a read-only bind of it), not a copy the container made. */
+static int exec_trampoline_open(const struct brig_exec_trampoline *t, int *out, struct brig_error **err)
+{
+    autoclose int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0) return brig_fail(err, errno, "open /");
+    struct open_how how = {
+        .flags = O_PATH | O_CLOEXEC,
+        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    autoclose int fd = (int)syscall(SYS_openat2, rootfd, t->path, &how, sizeof(how));
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != t->dev || st.st_ino != t->ino)
+        return brig_failx(err, "exec: %s in the container is not the host's file: refusing to exec through it",
+                          t->path);
+    *out = steal_fd(&fd);
+    return 0;
 }
 
 /* In the new process, still brig: join, confine, exec. */
@@ -205,7 +260,11 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
     brig_closep(&rootfd);
     TRY(fds_close_from(3 + o->preserve_fds, sync_fd, err));
     fds_close_cloexec_below(3 + o->preserve_fds, sync_fd);
+    /* Opened after the close: it is ours, close-on-exec, and inside the root. */
+    autoclose int via = -1;
+    if (o->trampoline != NULL) TRY(exec_trampoline_open(o->trampoline, &via, err));
     TRY(proc_confine(p, X->bpf, (X->ns_flags & CLONE_NEWUSER) != 0, err));
+    if (via >= 0) return proc_execve_via(p, via, o->trampoline->path, exe, home, err);
     return proc_execve(p, exe, home, err);
 }
 
@@ -232,6 +291,10 @@ __attribute__((noreturn)) static void exec_child(struct exec_run *X, const struc
 static pid_t exec_fork(struct exec_run *X, const struct brig_exec_opts *o, int child_end,
                        struct brig_error **err)
 {
+    /* Non-dumpable before the clone: the child is so from its birth, not
+     * from its first prctl (our own mm is the copy's model). We stay so:
+     * nothing outside needs to ptrace brig. */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) return brig_fail(err, errno, "prctl PR_SET_DUMPABLE");
     /* setns(pid) only changes the namespace of our next child: fork, then
      * go back to our own. */
     autoclose int saved = -1;

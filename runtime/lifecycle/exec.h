@@ -5,11 +5,23 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "../config/spec.h"
 #include "container.h"
 
 struct brig_cgroup;
+
+/* A static program that execs the command for brig's child (sandbox exec
+ * from brig's unsealed binary, docs/security.md): path inside the
+ * container, where the child opens it (no symlink, no magic link) and
+ * requires the host file dev/ino; it is run as
+ * `path --exec EXE -- ARGV0 ARGS...`. */
+struct brig_exec_trampoline {
+    const char *path;
+    dev_t dev;
+    ino_t ino;
+};
 
 struct brig_exec_opts {
     const char *id;
@@ -31,6 +43,11 @@ struct brig_exec_opts {
      * *pid_out gets its pid (detached, it is still the caller's child). */
     struct brig_cgroup *cgroup;
     pid_t *pid_out;
+    /* Set: the command is exec'd through it, and the exec is refused unless
+     * nothing in the container can ptrace brig's child (a pid namespace of
+     * its own, no user namespace, CAP_SYS_PTRACE in no set of the saved
+     * process nor of this one, no hooks). */
+    const struct brig_exec_trampoline *trampoline;
 };
 
 /* Without detach, *exit_status is the process's status (128+N for signal N). */

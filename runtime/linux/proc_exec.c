@@ -10,7 +10,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -192,6 +194,12 @@ static int proc_confine_cwd(const struct brig_process *p, const struct brig_bpf 
                             bool in_userns, bool entered_as_root, struct brig_error **err)
 {
     TRY(identity_apply(&p->user, in_userns, err));
+    /* The uid/gid switch made us as dumpable as fs.suid_dumpable says
+     * (commit_creds): non-dumpable again before anything else, so that the
+     * container's processes of that uid cannot open our /proc/<pid>/exe
+     * (brig's binary) or ptrace us. The capset calls below only drop
+     * permitted caps, which leaves it as it is. */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) return brig_fail(err, errno, "prctl PR_SET_DUMPABLE");
     TRY(proc_reenter_cwd(p, entered_as_root, err));
     TRY(proc_verify_cwd(err));
     if (p->no_new_privileges) {
@@ -257,12 +265,39 @@ static void proc_reset_signals(void)
     }
 }
 
+/* p->env plus home_env (may be NULL); the strings are p's. */
+static char **proc_env(const struct brig_process *p, const char *home_env)
+{
+    char **env = brig_calloc(p->n_env + 2, sizeof(char *));
+    for (size_t i = 0; i < p->n_env; i++) env[i] = p->env[i];
+    if (home_env != NULL) env[p->n_env] = (char *)home_env;
+    return env;
+}
+
+int proc_execve_via(const struct brig_process *p, int via_fd, const char *via_name, const char *exe,
+                    const char *home_env, struct brig_error **err)
+{
+    /* What brig's own execve reported before anything ran (a file the
+     * user may not execute, a noexec mount) is still reported so; other
+     * failures are the trampoline's, on the command's stderr. */
+    if (faccessat(AT_FDCWD, exe, X_OK, 0) < 0 && errno == EACCES) return brig_fail(err, errno, "exec %s", exe);
+    autofree char **argv = brig_calloc(p->n_args + 5, sizeof(char *));
+    argv[0] = (char *)via_name;
+    argv[1] = "--exec";
+    argv[2] = (char *)exe;
+    argv[3] = "--";
+    for (size_t i = 0; i < p->n_args; i++) argv[4 + i] = p->args[i];
+    autofree char **env = proc_env(p, home_env);
+    proc_reset_signals();
+    brig_debug("execve %s through %s", exe, via_name);
+    syscall(SYS_execveat, via_fd, "", argv, env, AT_EMPTY_PATH);
+    return brig_fail(err, errno, "exec %s through %s", exe, via_name);
+}
+
 int proc_execve(const struct brig_process *p, const char *exe, const char *home_env,
                 struct brig_error **err)
 {
-    autofree char **env = brig_calloc(p->n_env + 2, sizeof(char *));
-    for (size_t i = 0; i < p->n_env; i++) env[i] = p->env[i];
-    if (home_env != NULL) env[p->n_env] = (char *)home_env;
+    autofree char **env = proc_env(p, home_env);
     proc_reset_signals();
     brig_debug("execve %s", exe);
     execve(exe, p->args, env);

@@ -35,5 +35,11 @@ int cwd_make(int rootfd, const struct brig_process *p, struct brig_error **err);
  * and exec p->env plus home_env (may be NULL); returns only on failure. */
 int proc_execve(const struct brig_process *p, const char *exe, const char *home_env,
                 struct brig_error **err);
+/* The same, but through the trampoline via_fd (an O_PATH fd of a static
+ * program, lifecycle/exec.h): execveat(via_fd) of
+ * `via_name --exec EXE -- p->args...`, which execs EXE. Nothing the kernel
+ * runs as /proc/self/exe for EXE's execve is then brig. */
+int proc_execve_via(const struct brig_process *p, int via_fd, const char *via_name, const char *exe,
+                    const char *home_env, struct brig_error **err);
 
 #endif
