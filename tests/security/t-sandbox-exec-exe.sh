@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# brig sandbox exec from brig's unsealed binary (docs/security.md, "sandbox
+# exec without the sealed copy"): a long-lived sandbox already holds the
+# command's own processes, and the command is the attacker's. Neither way to
+# the brig binary that runs the exec may open:
+#  (a) a `#!/proc/self/exe` script as the command (in the workspace, and in
+#      the sandbox's /tmp): the kernel runs /proc/self/exe of the process
+#      that execs it; with the image's own loader (a hostile one planted at
+#      /lib64/ld-linux-x86-64.so.2) that reports what /proc/self/exe is;
+#  (b) a program whose PT_INTERP is /proc/self/exe: the kernel loads that
+#      process's exe as the interpreter;
+#  (c) a racer started earlier in the sandbox, as its user, opening
+#      /proc/PID/exe of every process while many execs come and go; again
+#      with fs.suid_dumpable=1 (the uid switch then makes a process
+#      dumpable), set for that part only and restored.
+# The brig that runs is a decoy copy in the test's temp dir (brig-init
+# beside it): what the attack reaches is compared with its dev:ino, and it
+# must stay byte-identical. The use side is t-sandbox-session.sh.
+# shellcheck source=tests/security/lib.sh
+. "$(dirname "$0")/lib.sh"
+it_init
+[ "$(uname -m)" = x86_64 ] || skip_all "the hostile loader is x86_64 code"
+SRC=$BRIG_SECURITY_SRC/sandbox-exec-exe
+
+D=$T/decoy
+mkdir -p "$D" && cp "$BRIG" "$D/brig" || bail "cannot copy brig"
+for c in "$(dirname "$BRIG")/brig-init" "$(dirname "$BRIG")/../sandbox/brig-init"; do
+    [ -x "$c" ] && { cp "$c" "$D/brig-init"; break; }
+done
+[ -x "$D/brig-init" ] || bail "no brig-init beside $BRIG"
+cp "$D/brig" "$D/brig.orig"
+read -r DEV INO < <(stat -c '%d %i' "$D/brig")
+read -r TDEV TINO < <(stat -c '%d %i' "$D/brig-init")
+
+ROOTFS=$T/rootfs
+mkdir -p "$ROOTFS"/{bin,dev,proc,sys,tmp,var/tmp,workspace,etc,lib64,usr/bin} && cp /bin/busybox "$ROOTFS/bin/" ||
+    bail "cannot make the rootfs"
+for a in sh cat chmod printf sleep true; do ln -s busybox "$ROOTFS/bin/$a"; done
+build_static "$ROOTFS/lib64/ld-linux-x86-64.so.2" "$SRC/loader.c" -nostdlib -fno-stack-protector -fno-builtin
+build_static "$ROOTFS/usr/bin/racer" "$SRC/racer.c"
+WS=$T/ws
+mkdir -p "$WS" && chown 1000:1000 "$WS"
+PI=pi-$$-$RANDOM     # its name (15 bytes at most) in the kernel's report of its crash
+cc -O1 -nostdlib -fPIE -pie -fno-stack-protector -Wl,--dynamic-linker=/proc/self/exe -o "$WS/$PI" \
+    "$SRC/interp.c" 2>"$T/cc.log" || bail "cannot link the PT_INTERP program: $(head -c 300 "$T/cc.log")"
+printf '#!/proc/self/exe\n' >"$WS/pwn" && chmod 0755 "$WS/$PI" "$WS/pwn" || bail "cannot plant the script"
+SB_STATE=$T/sbstate
+NAME=exe-$TAG
+SUID_DUMPABLE=$(cat /proc/sys/fs/suid_dumpable)
+sbx() { timeout -k 5 60 "$D/brig" sandbox "$1" --state-root "$SB_STATE" "${@:2}"; }
+trap 'rc=$?; echo "$SUID_DUMPABLE" >/proc/sys/fs/suid_dumpable; sbx rm --force "$NAME" >/dev/null 2>&1; (exit $rc); it_finish' EXIT
+sbx create --policy agent --rootfs "$ROOTFS" --workspace "$WS" --env "BRIG_IT_TAG=$TAG-sb" "$NAME" >/dev/null
+check_eq "create (agent policy): exit 0" "$?" 0
+
+# Which way this brig runs an exec here: the exec's brig, seen from the host.
+"$D/brig" sandbox exec --state-root "$SB_STATE" --json "$NAME" -- sleep 1 >/dev/null 2>&1 &
+BP=$!
+sleep 0.5
+EXE=$(readlink "/proc/$BP/exe")
+wait $BP
+case $EXE in
+    "$D/brig") MODE=unsealed ;;
+    /memfd:brig-exe:*) MODE=sealed ;;
+    *) MODE="unknown: $EXE" ;;
+esac
+diag "sandbox exec runs $MODE ($EXE)"
+
+# no_brig WHAT FILE: no line of FILE reports the decoy's dev:ino as /proc/self/exe.
+no_brig() {
+    if grep -q "^EXE $DEV $INO " "$2"; then
+        not_ok "$1: the command never reached the host brig" "$(grep '^EXE' "$2" | head -3)"
+    else
+        ok "$1: the command never reached the host brig"
+    fi
+}
+
+# ---- (a) #!/proc/self/exe as the command ----
+for sb in "$NAME"; do
+    sbx exec --json --timeout 10s "$sb" -- /workspace/pwn >"$T/a.json" 2>&1
+    rc=$?
+    jq -r '.stdout.preview_head, .stdout.preview_tail' "$T/a.json" >"$T/a.out" 2>/dev/null
+    no_brig "(a) $sb: #!/proc/self/exe in the workspace" "$T/a.out"
+    [ "$rc" -lt 128 ] && [ "$rc" != 124 ] && ok "(a) $sb: ended on its own (exit $rc)" ||
+        not_ok "(a) $sb: ended on its own" "$(rc_reason "$rc")" "$(head -c 600 "$T/a.json")"
+    sbx exec --json "$sb" -- sh -c 'printf "#!/proc/self/exe\n" > /tmp/pwn; chmod 755 /tmp/pwn' >/dev/null 2>&1
+    sbx exec --json --timeout 10s "$sb" -- /tmp/pwn >"$T/a2.json" 2>&1
+    jq -r '.stdout.preview_head, .stdout.preview_tail' "$T/a2.json" >"$T/a2.out" 2>/dev/null
+    no_brig "(a) $sb: #!/proc/self/exe in the sandbox's /tmp" "$T/a2.out"
+done
+if [ "$MODE" = unsealed ]; then
+    check "(a) unsealed: what the kernel ran as /proc/self/exe was brig-init (its message)" \
+        grep -q 'brig-init' <<<"$(jq -r '.stderr.preview_head' "$T/a.json")"
+fi
+
+# ---- (b) PT_INTERP /proc/self/exe ----
+# Whatever the kernel loads as its interpreter crashes at once (it runs
+# without its own loader, from the program's entry data); the kernel names
+# the file it crashed in (debug.exception-trace).
+sbx exec --json --timeout 10s "$NAME" -- "/workspace/$PI" >"$T/b.json" 2>&1
+rc=$?
+check "(b) the PT_INTERP program ended on its own (exit $rc)" test "$rc" -lt 124 -o "$rc" = 139
+crash=$(dmesg | grep -o "$PI\[[0-9]*\]: segfault .* in [^[ ]*\[" | tail -1)
+if [ -z "$crash" ]; then
+    skip "(b) the interpreter that ran was not the host brig" "no segfault report in dmesg (rate-limited, or exception-trace off)"
+else
+    diag "(b) kernel: $crash"
+    case $crash in
+        *" in brig[") not_ok "(b) the interpreter that ran was not the host brig" "$crash" ;;
+        *) ok "(b) the interpreter that ran was not the host brig" ;;
+    esac
+    [ "$MODE" = unsealed ] && check "(b) unsealed: it was brig-init" grep -q ' in brig-init\[' <<<"$crash"
+fi
+
+# ---- (c) a racer in the sandbox while execs come and go ----
+for dumpable in "$SUID_DUMPABLE" 1; do
+    sb=$NAME
+    echo "$dumpable" >/proc/sys/fs/suid_dumpable
+    sbx exec --json --timeout 30s "$sb" -- /usr/bin/racer 4 "$DEV" "$INO" "$TDEV" "$TINO" >"$T/c.json" 2>&1 &
+    RP=$!
+    sleep 0.3
+    n=0
+    while kill -0 "$RP" 2>/dev/null && [ $n -lt 60 ]; do
+        sbx exec --json "$sb" -- true >/dev/null 2>&1
+        n=$((n + 1))
+    done
+    wait "$RP"
+    res=$(jq -r '.stdout.preview_head' "$T/c.json")
+    diag "(c) suid_dumpable=$dumpable: $n execs; racer: $(tail -1 <<<"$res") (TRAMPOLINE: execs caught mid-flight)"
+    check "(c) suid_dumpable=$dumpable: the racer scanned while the execs ran" \
+        grep -q '^SCANS [1-9][0-9]* OPENED [1-9]' <<<"$res"
+    check_not "(c) suid_dumpable=$dumpable: the racer never opened the host brig as a process's exe" \
+        grep -q '^HIT' <<<"$res"
+done
+echo "$SUID_DUMPABLE" >/proc/sys/fs/suid_dumpable
+
+check "the decoy brig is byte-identical" cmp -s "$D/brig" "$D/brig.orig"
+check "the decoy brig still runs" "$D/brig" --version
+sbx rm --force "$NAME"
+check_eq "rm: exit 0" "$?" 0
+check_eq "rm: no process left" "$(tagged_pids "$TAG-sb")" ""
