@@ -99,16 +99,18 @@ fi
 sbx exec --json --timeout 10s "$NAME" -- "/workspace/$PI" >"$T/b.json" 2>&1
 rc=$?
 check "(b) the PT_INTERP program ended on its own (exit $rc)" test "$rc" -lt 124 -o "$rc" = 139
-crash=$(dmesg | grep -o "$PI\[[0-9]*\]: segfault .* in [^[ ]*\[" | tail -1)
+crash=$(dmesg | grep "$PI\[[0-9]*\]: segfault" | tail -1)
 if [ -z "$crash" ]; then
     skip "(b) the interpreter that ran was not the host brig" "no segfault report in dmesg (rate-limited, or exception-trace off)"
 else
-    diag "(b) kernel: $crash"
+    diag "(b) kernel: ${crash#*\] }"
     case $crash in
-        *" in brig[") not_ok "(b) the interpreter that ran was not the host brig" "$crash" ;;
+        *" in brig["*) not_ok "(b) the interpreter that ran was not the host brig" "$crash" ;;
         *) ok "(b) the interpreter that ran was not the host brig" ;;
     esac
-    [ "$MODE" = unsealed ] && check "(b) unsealed: it was brig-init" grep -q ' in brig-init\[' <<<"$crash"
+    # brig-init's text holds the faulting ip; brig's (no loader ran for it)
+    # jumps to 0 through its unrelocated GOT: no file named.
+    [ "$MODE" = unsealed ] && check "(b) unsealed: the interpreter was brig-init" grep -q ' in brig-init\[' <<<"$crash"
 fi
 
 # ---- (c) a racer in the sandbox while execs come and go ----
