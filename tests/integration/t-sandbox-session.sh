@@ -68,6 +68,20 @@ eq "execs share the sandbox (its /tmp tmpfs)" kept "$(j .stdout.preview_head)"
 eq "the init is PID 1 inside, the same across execs" "1 brig-init" \
     "$(sbx exec "$NAME" -- sh -c 'cat /proc/1/comm; true' 2>/dev/null | sed 's/^/1 /; s/\.brig-init/brig-init/')"
 
+# ---- the command as the caller gave it (exec'd through brig-init --exec when unsealed) ----
+eq "argv as given: argv[0] is \"cat\", not the path found" "cat /proc/self/cmdline " \
+    "$(sbx exec "$NAME" -- cat /proc/self/cmdline 2>/dev/null | tr '\0' ' ')"
+ex --env "SB_VAR=v-$TAG" --cwd /tmp --stdin "$ROOTFS/bin/busybox" "$NAME" -- sh -c 'echo "$SB_VAR $(pwd) $(wc -c)"'
+eq "env, cwd and stdin reach the command" "v-$TAG /tmp $(stat -c %s "$ROOTFS/bin/busybox")" "$(j .stdout.preview_head)"
+ex "$NAME" -- no-such-cmd-$TAG
+check "a command not found: exit 125, the error names it, nothing ran" \
+    bash -c "[ $RC = 125 ] && jq -r .error '$T/out.json' | grep -q 'exec: \"no-such-cmd-$TAG\": executable file not found in \\\$PATH' && [ \"\$(jq -r .ran '$T/out.json')\" = false ]"
+printf 'echo x\n' > "$WS/noexec-$TAG" && chmod 0644 "$WS/noexec-$TAG"
+ex "$NAME" -- "/workspace/noexec-$TAG"
+check "a file not executable: exit 125, Permission denied, nothing ran" \
+    bash -c "[ $RC = 125 ] && jq -r .error '$T/out.json' | grep -q 'exec /workspace/noexec-$TAG: Permission denied' && [ \"\$(jq -r .ran '$T/out.json')\" = false ]"
+rm -f "$WS/noexec-$TAG"
+
 # ---- flags tighten the sandbox's policy, never loosen; secret env names refused ----
 ex --timeout 2h "$NAME" -- true
 check "exec --timeout above the policy: exit 125, names both" \
