@@ -118,17 +118,18 @@ static bool seal_no_ptrace(const struct brig_caps *c)
     return true;
 }
 
-/* The trampoline's execveat passes the sandbox's filter: no filter, one
- * that allows everything by default, or an unconditional allow of
- * execveat and no other rule for it. */
-static bool seal_execveat_allowed(const struct brig_seccomp *f)
+/* A syscall of the trampoline's path passes the sandbox's filter: no
+ * filter, one that allows everything by default, or an unconditional
+ * allow of it and no other rule for it (execveat, and the faccessat that
+ * tells a file the user may not run, proc_exec.c). */
+static bool seal_syscall_allowed(const struct brig_seccomp *f, const char *name)
 {
     if (!f->present || f->default_action == BRIG_SCMP_ALLOW) return true;
     bool allowed = false;
     for (size_t i = 0; i < f->n_syscalls; i++) {
         const struct brig_seccomp_rule *r = &f->syscalls[i];
         for (size_t k = 0; k < r->n_names; k++) {
-            if (strcmp(r->names[k], "execveat") != 0) continue;
+            if (strcmp(r->names[k], name) != 0) continue;
             if (r->action != BRIG_SCMP_ALLOW || r->n_args > 0) return false;
             allowed = true;
         }
@@ -148,7 +149,8 @@ static bool seal_exec_plain(const struct brig_spec *s)
         if (s->hooks[k].n > 0) return false;
     const struct brig_namespace *ns = s->linux_cfg.namespaces;
     return ns[BRIG_NS_PID].present && ns[BRIG_NS_PID].path == NULL && !ns[BRIG_NS_USER].present &&
-           seal_no_ptrace(&p->caps) && seal_execveat_allowed(&s->linux_cfg.seccomp);
+           seal_no_ptrace(&p->caps) && seal_syscall_allowed(&s->linux_cfg.seccomp, "execveat") &&
+           seal_syscall_allowed(&s->linux_cfg.seccomp, "faccessat");
 }
 
 /* fs.suid_dumpable 1 makes brig's child dumpable between its uid switch
