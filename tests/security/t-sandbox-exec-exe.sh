@@ -52,18 +52,22 @@ trap 'rc=$?; echo "$SUID_DUMPABLE" >/proc/sys/fs/suid_dumpable; sbx rm --force "
 sbx create --policy agent --rootfs "$ROOTFS" --workspace "$WS" --env "BRIG_IT_TAG=$TAG-sb" "$NAME" >/dev/null
 check_eq "create (agent policy): exit 0" "$?" 0
 
-# Which way this brig runs an exec here: the exec's brig, seen from the host.
-"$D/brig" sandbox exec --state-root "$SB_STATE" --json "$NAME" -- sleep 1 >/dev/null 2>&1 &
-BP=$!
-sleep 0.5
-EXE=$(readlink "/proc/$BP/exe")
-wait $BP
-case $EXE in
-    "$D/brig") MODE=unsealed ;;
-    /memfd:brig-exe:*) MODE=sealed ;;
-    *) MODE="unknown: $EXE" ;;
-esac
-diag "sandbox exec runs $MODE ($EXE)"
+# exec_mode: which way this brig runs an exec here: the exec's brig, seen from the host.
+exec_mode() {
+    local bp exe
+    "$D/brig" sandbox exec --state-root "$SB_STATE" --json "$NAME" -- sleep 1 >/dev/null 2>&1 &
+    bp=$!
+    sleep 0.5
+    exe=$(readlink "/proc/$bp/exe")
+    wait $bp
+    case $exe in
+        "$D/brig") echo unsealed ;;
+        /memfd:brig-exe:*) echo sealed ;;
+        *) echo "unknown: $exe" ;;
+    esac
+}
+MODE=$(exec_mode)
+diag "sandbox exec runs $MODE"
 
 # no_brig WHAT FILE: no line of FILE reports the decoy's dev:ino as /proc/self/exe.
 no_brig() {
@@ -117,6 +121,8 @@ fi
 for dumpable in "$SUID_DUMPABLE" 1; do
     sb=$NAME
     echo "$dumpable" >/proc/sys/fs/suid_dumpable
+    # the uid switch makes the child dumpable there: never unsealed
+    [ "$dumpable" = 1 ] && check_not "(c) suid_dumpable=1: the exec does not run unsealed" grep -q unsealed <<<"$(exec_mode)"
     sbx exec --json --timeout 30s "$sb" -- /usr/bin/racer 4 "$DEV" "$INO" "$TDEV" "$TINO" >"$T/c.json" 2>&1 &
     RP=$!
     sleep 0.3
