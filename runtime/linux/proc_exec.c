@@ -279,9 +279,9 @@ int proc_execve_via(const struct brig_process *p, int via_fd, const char *via_na
 {
     /* What brig's own execve reported before anything ran (a file the
      * user may not execute, a noexec mount) is still reported so; other
-     * failures are the trampoline's, on the command's stderr. */
-    /* The faccessat syscall itself (not libc's choice of faccessat2): the
-     * one the caller checked the filter allows. */
+     * failures are the trampoline's, on the command's stderr. The faccessat
+     * syscall itself, not libc's choice of faccessat2: the one the caller
+     * checked the filter allows. */
     if (syscall(SYS_faccessat, AT_FDCWD, exe, X_OK) < 0 && errno == EACCES)
         return brig_fail(err, errno, "exec %s", exe);
     autofree char **argv = brig_calloc(p->n_args + 5, sizeof(char *));
