@@ -138,6 +138,8 @@ for dumpable in "$SUID_DUMPABLE" 1; do
         grep -q '^SCANS [1-9][0-9]* OPENED [1-9]' <<<"$res"
     check_not "(c) suid_dumpable=$dumpable: the racer never opened the host brig as a process's exe" \
         grep -q '^HIT' <<<"$res"
+    check "(c) suid_dumpable=$dumpable: no brig-init it caught could be opened for writing" \
+        grep -q 'TWRITABLE 0$' <<<"$res"
 done
 echo "$SUID_DUMPABLE" >/proc/sys/fs/suid_dumpable
 

@@ -4,9 +4,10 @@
  * decides), and for each it got, reopens it through /proc/self/fd for
  * writing. It reports what it reached:
  *   HIT <pid> <errno of the write reopen>   the file is DEV:INO (brig's)
- *   SCANS <n> OPENED <n> TRAMPOLINE <n> HITS <n>
+ *   SCANS <n> OPENED <n> TRAMPOLINE <n> HITS <n> TWRITABLE <n>
  * TRAMPOLINE counts exes that were TDEV:TINO (brig-init): proof that it
- * caught execs mid-flight. Usage: racer SECONDS DEV INO TDEV TINO */
+ * caught execs mid-flight; TWRITABLE, those it could reopen for writing.
+ * Usage: racer SECONDS DEV INO TDEV TINO */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -25,7 +26,7 @@ int main(int argc, char **argv)
     unsigned long long tdev = strtoull(argv[4], NULL, 10), tino = strtoull(argv[5], NULL, 10);
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    long scans = 0, opened = 0, tramp = 0, hits = 0;
+    long scans = 0, opened = 0, tramp = 0, hits = 0, twritable = 0;
     pid_t self = getpid();
     do {
         DIR *d = opendir("/proc");
@@ -40,16 +41,23 @@ int main(int argc, char **argv)
             if (fd < 0) continue;
             opened++;
             struct stat st;
+            snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
             if (fstat(fd, &st) == 0) {
                 if ((unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino) {
-                    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
                     int w = open(path, O_WRONLY | O_CLOEXEC);
                     printf("HIT %d %d\n", pid, w < 0 ? errno : 0);
                     fflush(stdout);
                     if (w >= 0) close(w);
                     hits++;
                 }
-                if ((unsigned long long)st.st_dev == tdev && (unsigned long long)st.st_ino == tino) tramp++;
+                if ((unsigned long long)st.st_dev == tdev && (unsigned long long)st.st_ino == tino) {
+                    int w = open(path, O_WRONLY | O_CLOEXEC);
+                    if (w >= 0) {
+                        twritable++;
+                        close(w);
+                    }
+                    tramp++;
+                }
             }
             close(fd);
         }
@@ -57,6 +65,6 @@ int main(int argc, char **argv)
         scans++;
         clock_gettime(CLOCK_MONOTONIC, &t);
     } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
-    printf("SCANS %ld OPENED %ld TRAMPOLINE %ld HITS %ld\n", scans, opened, tramp, hits);
+    printf("SCANS %ld OPENED %ld TRAMPOLINE %ld HITS %ld TWRITABLE %ld\n", scans, opened, tramp, hits, twritable);
     return 0;
 }
