@@ -167,6 +167,9 @@ int sandbox_seal_exec_decide(const char *state_root, const char *name, const str
                              struct brig_exec_trampoline *t, bool *unsealed, struct brig_error **err)
 {
     *unsealed = false;
+    /* Re-executed sealed by this decision (or sealed by the admin): the
+     * seal holds whatever the sandbox is. */
+    if (exe_seal_active()) return 0;
     autoerr struct brig_error *e = NULL;
     autoclose int dirfd = -1;
     autofree char *text = NULL;
@@ -174,12 +177,13 @@ int sandbox_seal_exec_decide(const char *state_root, const char *name, const str
     size_t len = 0;
     struct brig_spec *s = NULL;
     struct stat host;
-    /* The saved config: written by create into the root-owned state. */
-    bool plain = state_dir_open_unlocked(state_root, name, &dirfd, &e) == 0 &&
+    /* Cheapest first (a sandbox made before brig-init was upgraded fails
+     * at its inode); then the saved config, written by create into the
+     * root-owned state. */
+    bool plain = seal_suid_dumpable_safe() && sandbox_find_init(&init, &e) == 0 && stat(init, &host) == 0 &&
+                 seal_init_in(st->pid, init) && state_dir_open_unlocked(state_root, name, &dirfd, &e) == 0 &&
                  brig_read_file_at(dirfd, "config.json", 16u << 20, &text, &len, &e) == 0 &&
-                 spec_parse(text, len, st->bundle, &s, &e) == 0 && seal_exec_plain(s) &&
-                 seal_suid_dumpable_safe() && sandbox_find_init(&init, &e) == 0 &&
-                 stat(init, &host) == 0 && seal_init_in(st->pid, init);
+                 spec_parse(text, len, st->bundle, &s, &e) == 0 && seal_exec_plain(s);
     spec_free(s);
     if (!plain) {
         brig_debug("sandbox exec: sealed (%s)", e != NULL ? e->msg : "the sandbox does not allow it unsealed");

@@ -220,6 +220,10 @@ int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
                    "brig sandbox rm %s", o->session, o->session);
         return sandbox_fail(r, err);
     }
+    /* Before anything is made (or parsed): a sealed re-exec starts this all over. */
+    struct brig_exec_trampoline via;
+    bool unsealed;
+    if (sandbox_seal_exec_decide(root, o->session, st, &via, &unsealed, &err) < 0) return sandbox_fail(r, err);
     if (policy_resolve_text(ref, text, &p, &err) < 0) {
         brig_wrap(&err, "sandbox %s: its policy", o->session);
         return sandbox_fail(r, err);
@@ -234,10 +238,6 @@ int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
         brig_failx(&err, "no command: brig sandbox exec NAME [flags] -- CMD...");
         return sandbox_fail(r, err);
     }
-    /* Before anything is made: a sealed re-exec starts this all over. */
-    struct brig_exec_trampoline via;
-    bool unsealed;
-    if (sandbox_seal_exec_decide(root, o->session, st, &via, &unsealed, &err) < 0) return sandbox_fail(r, err);
     sandbox_stream_init(&r->out, lim.output_max);
     sandbox_stream_init(&r->err, lim.output_max);
     struct brig_cgroup *parent = NULL, *child = NULL;

@@ -213,6 +213,11 @@ static bool exe_is_sealed(void)
     return exe_sealed == 1;
 }
 
+bool exe_seal_active(void)
+{
+    return exe_is_sealed();
+}
+
 int exe_seal_origin_path(char *buf, size_t len)
 {
     char link[PATH_MAX + 300];

@@ -24,6 +24,11 @@ int exe_seal_ensure(char **argv, struct brig_error **err);
 void exe_seal_defer(char **argv);
 int exe_seal_deferred(struct brig_error **err);
 
+/* Whether this brig runs from a sealed copy (exe_seal_ensure's, or an
+ * admin's): a deferred decision made already before the re-exec need not
+ * be made again. */
+bool exe_seal_active(void);
+
 /* The identity (dev, ino, size, mtime) of the brig binary on disk: the one
  * this sealed copy was made from (kept in the memfd's name), or
  * /proc/self/exe itself when not sealed. For caches keyed on the binary. */
