@@ -16,8 +16,9 @@
  * PT_INTERP of /proc/self/exe) is this read-only bind, never brig. It only
  * execv's PATH (found inside the root by brig, no PATH search) with ARGV0
  * as the caller gave it and the environment as is: no fork, no setsid, no
- * signal change. A failed execv is reported as brig-init's CMD's would be:
- * on stderr, exit 127 (ENOENT) or 126.
+ * signal change; on x86_64 from its entry point, before static glibc
+ * starts (init_fast_exec). A failed execv is reported as brig-init's CMD's
+ * would be: on stderr, exit 127 (ENOENT) or 126.
  *
  * --cwd DIR: CMD's working directory, entered by CMD's own process (the
  * sandbox's user, inside the sandbox) and never made. As process.cwd the
