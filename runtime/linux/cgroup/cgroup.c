@@ -5,6 +5,7 @@
  * cgroup_fs.c and cgroup_state.c. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,8 +227,10 @@ int cgroup_attach(const struct brig_cgroup *cg, pid_t pid, bool cloned_into,
 int cgroup_attach_self(const struct brig_cgroup *cg, bool cloned_into, struct brig_error **err)
 {
     /* Each file opened and written, then all closed together: one
-     * close_range per run of adjacent fds instead of one close each. */
-    autofree int *fds = brig_calloc(cg->n_dirs + 1, sizeof(*fds));
+     * close_range per run of adjacent fds instead of one close each. On
+     * the stack, not the heap: this runs in the freshly cloned init, where
+     * every heap page malloc writes is a copy-on-write fault. */
+    int fds[cg->n_dirs + 1];
     size_t n = 0;
     int r = 0;
     for (size_t i = 0; r == 0 && i < cg->n_dirs; i++) {
@@ -235,7 +238,12 @@ int cgroup_attach_self(const struct brig_cgroup *cg, bool cloned_into, struct br
         if (d->v2 && cloned_into) continue;
         /* v2 has no per-thread move for domain cgroups: cgroup.procs. */
         const char *file = d->v2 ? "cgroup.procs" : "tasks";
-        autofree char *path = brig_asprintf("%s/%s", d->path, file);
+        char path[PATH_MAX];
+        int len = snprintf(path, sizeof(path), "%s/%s", d->path, file);
+        if (len < 0 || (size_t)len >= sizeof(path)) {
+            r = brig_failx(err, "cgroup: join %s: path too long", d->path);
+            break;
+        }
         fds[n] = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
         if (fds[n] < 0) {
             r = brig_fail(err, errno, "cgroup: join %s: open %s", d->path, path);
