@@ -77,6 +77,10 @@ struct cgroup_stats {
     uint64_t oom_kills;
 };
 int cgroup_stats_read(const struct brig_cgroup *cg, struct cgroup_stats *st, struct brig_error **err);
+/* Only the totals a command's result reports: has_cpu and cpu_total, _user,
+ * _kernel; has_memory, mem_usage and mem_max; has_oom and oom_kills (the
+ * same values as cgroup_stats_read's). A cgroup that is gone reads as none. */
+void cgroup_stats_brief(const struct brig_cgroup *cg, struct cgroup_stats *st);
 void cgroup_stats_clear(struct cgroup_stats *st);
 
 /* cgroup_child.c: a child cgroup named name (no '/') of a running
