@@ -178,6 +178,9 @@ static int apply_mounts(const struct brig_policy *p, struct ptree *cfg, const st
 
 static bool seccomp_passes(const struct brig_policy *p, const struct brig_spec *s)
 {
+    /* Only a default profile keeps a passing filter of the config's own;
+     * an absent one fails the rule (rule_seccomp): no whole check for it. */
+    if (p->seccomp.profile != POLICY_SECCOMP_DEFAULT || !s->linux_cfg.seccomp.present) return false;
     struct policy_report rep;
     policy_check(p, s, &rep);
     bool ok = true;
