@@ -207,7 +207,7 @@ int policy_apply(const struct brig_policy *p, const char *config, size_t len,
     TRY(apply_mounts(p, cfg, o, err));
     apply_linux_misc(p, cfg);
     apply_resources(p, cfg);
-    TRY(apply_seccomp(p, cfg, seccomp_passes(p, before), err));
+    TRY(apply_seccomp(p, cfg, seccomp_passes(p, before), o != NULL && o->profile_as_text, err));
 
     autofree char *text = NULL;
     TRY(ptree_write(cfg, &text, err));

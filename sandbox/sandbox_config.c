@@ -303,7 +303,7 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
     size_t len;
     const char *base = jw_text(w, &len);
     if (base == NULL) return brig_failx(err, "sandbox config: JSON writer misuse (a bug)");
-    struct policy_apply_opts ao = { .workspace_source = o->workspace ? ws : NULL };
+    struct policy_apply_opts ao = { .workspace_source = o->workspace ? ws : NULL, .profile_as_text = true };
     if (policy_apply(p, base, len, &ao, out, err) < 0) return brig_wrap(err, "policy %s", p->name);
     return 0;
 }
