@@ -156,6 +156,10 @@ struct policy_apply_opts {
      * parsed and written back (~15 KB, a third of the work of an apply),
      * so the output is not byte for byte `policy apply`'s. */
     bool profile_as_text;
+    /* The text goes to create under this same policy (its text passed as
+     * brig_globals.policy_text), whose policy_enforce_resolved checks it
+     * before anything is made: in enforce mode the verify is left to it. */
+    bool checked_by_create;
 };
 /* Patch config.json text so that it meets the policy; the result passes
  * policy_check. Idempotent. Fields brig does not model are kept as they are. */
