@@ -448,7 +448,10 @@ int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err)
             }
         }
         autoerr struct brig_error *e = NULL;
-        cg_subtree_remove(d->path);         /* a nested manager's cgroups */
+        /* The kernel removes only a cgroup without child cgroups: the usual
+         * leaf goes with one rmdir, and a nested manager's cgroups are
+         * looked for only when it is refused. */
+        if (rmdir(d->path) < 0) cg_subtree_remove(d->path);
         int r = cg_rmdir_created(d->path, d->created, &e);
         /* A process that joined this hierarchy only (a hook's, written to
          * one v1 cgroup.procs) is not in the pid list killed above, and
