@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
@@ -107,6 +108,22 @@ static unsigned missing_levels(const char *mnt, const char *path)
     return n;
 }
 
+/* A leaf whose parent was there when the levels were planned: one mkdir,
+ * not one per level (EEXIST for each parent). A parent removed since (a
+ * shared one, by the delete of the container that made it) or a leaf there
+ * already takes the walk, as any leaf does whose parent was missing. */
+static int mkdir_planned(const struct cg_hier *h, struct cg_dir *d, unsigned planned, struct brig_error **err)
+{
+    if (planned == 1) {
+        if (mkdir(d->path, 0755) == 0) {
+            d->created = 1;
+            return 0;
+        }
+        if (errno != ENOENT && errno != EEXIST) return brig_fail(err, errno, "mkdir %s", d->path);
+    }
+    return cg_mkdir_p(h->mnt, d->path, &d->created, err);
+}
+
 static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const char *inner,
                      const struct cg_plan *plan, const struct brig_resources *r,
                      cgroup_record_fn record, void *arg, struct brig_error **err)
@@ -124,12 +141,16 @@ static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const ch
      * leaves a state that names every directory it may have made. From here
      * on "created" counts what cg_mkdir_p really made (undo relies on it). */
     autofree char *planned = record != NULL ? cgroup_serialize(cg) : NULL;
-    for (size_t i = 0; i < cg->n_dirs; i++) cg->dirs[i].created = 0;
+    unsigned levels[cg->n_dirs + 1];
+    for (size_t i = 0; i < cg->n_dirs; i++) {
+        levels[i] = cg->dirs[i].created;
+        cg->dirs[i].created = 0;
+    }
     if (record != NULL) TRY(record(planned, arg, err));
     for (size_t i = 0; i < l->n; i++) {
         const struct cg_hier *h = &l->h[i];
         struct cg_dir *d = &cg->dirs[i];
-        TRY(cg_mkdir_p(h->mnt, d->path, &d->created, err));
+        TRY(mkdir_planned(h, d, levels[i], err));
         TRY(check_empty(d, err));
         if (h->v2) {
             /* On unified hosts delegate every available controller (as runc)

@@ -158,14 +158,6 @@ int cg_mkdir_p(const char *mnt, const char *path, unsigned *created, struct brig
     size_t ml = strlen(mnt);
     if (strncmp(path, mnt, ml) != 0 || (path[ml] != '/' && path[ml] != '\0'))
         return brig_failx(err, "cgroup %s is not below its mount point %s", path, mnt);
-    /* The usual case, a new leaf in a parent that exists: one mkdir, not
-     * one per level (EEXIST for each parent). Any other answer (a parent
-     * missing, the leaf there already) takes the walk. */
-    if (strlen(path) > ml && mkdir(path, 0755) == 0) {
-        *created = 1;
-        brig_debug("cgroup: %s (created 1 level)", path);
-        return 0;
-    }
     /* A parent shared with other containers can be removed between our
      * mkdir (EEXIST) and the next one by the delete of the container that
      * made it (delete removes the levels it created once they are empty):
