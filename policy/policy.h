@@ -151,6 +151,15 @@ int policy_compose_check_text(const struct brig_policy *p, const char *text, siz
 /* ---- apply (policy_apply.c) ---- */
 struct policy_apply_opts {
     const char *workspace_source;   /* host directory for the workspace mount */
+    /* The text goes to create, not to a reader (sandbox run, create): the
+     * default seccomp profile is copied in as brig's own text instead of
+     * parsed and written back (~15 KB, a third of the work of an apply),
+     * so the output is not byte for byte `policy apply`'s. */
+    bool profile_as_text;
+    /* The text goes to create under this same policy (its text passed as
+     * brig_globals.policy_text), whose policy_enforce_resolved checks it
+     * before anything is made: in enforce mode the verify is left to it. */
+    bool checked_by_create;
 };
 /* Patch config.json text so that it meets the policy; the result passes
  * policy_check. Idempotent. Fields brig does not model are kept as they are. */

@@ -178,6 +178,9 @@ static int apply_mounts(const struct brig_policy *p, struct ptree *cfg, const st
 
 static bool seccomp_passes(const struct brig_policy *p, const struct brig_spec *s)
 {
+    /* Only a default profile keeps a passing filter of the config's own;
+     * an absent one fails the rule (rule_seccomp): no whole check for it. */
+    if (p->seccomp.profile != POLICY_SECCOMP_DEFAULT || !s->linux_cfg.seccomp.present) return false;
     struct policy_report rep;
     policy_check(p, s, &rep);
     bool ok = true;
@@ -204,11 +207,17 @@ int policy_apply(const struct brig_policy *p, const char *config, size_t len,
     TRY(apply_mounts(p, cfg, o, err));
     apply_linux_misc(p, cfg);
     apply_resources(p, cfg);
-    TRY(apply_seccomp(p, cfg, seccomp_passes(p, before), err));
+    TRY(apply_seccomp(p, cfg, seccomp_passes(p, before), o != NULL && o->profile_as_text, err));
 
     autofree char *text = NULL;
     TRY(ptree_write(cfg, &text, err));
-    /* Verify: what apply hands out must pass check. */
+    /* Verify: what apply hands out must pass check. Create's own check of
+     * the same text under the same policy comes next, before anything is
+     * made, and refuses as this would (enforce mode): done once, there. */
+    if (o != NULL && o->checked_by_create && p->mode == POLICY_ENFORCE) {
+        *out = steal_ptr(&text);
+        return 0;
+    }
     autospec struct brig_spec *after = NULL;
     if (spec_parse(text, strlen(text), "/", &after, err) < 0)
         return brig_wrap(err, "policy apply produced a config brig cannot parse (a bug)");

@@ -10,7 +10,9 @@ int apply_namespaces(const struct brig_policy *p, struct ptree *cfg, struct brig
 void apply_process(const struct brig_policy *p, struct ptree *cfg);
 void apply_resources(const struct brig_policy *p, struct ptree *cfg);
 void apply_linux_misc(const struct brig_policy *p, struct ptree *cfg);
-/* current_ok: the config's own filter passes seccomp.present already. */
-int apply_seccomp(const struct brig_policy *p, struct ptree *cfg, bool current_ok, struct brig_error **err);
+/* current_ok: the config's own filter passes seccomp.present already.
+ * as_text: the default profile goes in as its text (PT_RAW). */
+int apply_seccomp(const struct brig_policy *p, struct ptree *cfg, bool current_ok, bool as_text,
+                  struct brig_error **err);
 
 #endif

@@ -204,11 +204,18 @@ void apply_linux_misc(const struct brig_policy *p, struct ptree *cfg)
     }
 }
 
-int apply_seccomp(const struct brig_policy *p, struct ptree *cfg, bool current_ok, struct brig_error **err)
+int apply_seccomp(const struct brig_policy *p, struct ptree *cfg, bool current_ok, bool as_text,
+                  struct brig_error **err)
 {
     if (p->seccomp.profile == POLICY_SECCOMP_DEFAULT && current_ok) return 0;
     autofree char *file_text = NULL;
     const char *text = policy_seccomp_default_text();
+    /* brig's own profile, checked by its tests; the verify below and
+     * create parse the whole config again. A file is parsed here. */
+    if (as_text && p->seccomp.profile == POLICY_SECCOMP_DEFAULT) {
+        ptree_set(ptree_obj(cfg, "linux"), "seccomp", ptree_new_raw(text));
+        return 0;
+    }
     size_t len = strlen(text);
     if (p->seccomp.profile == POLICY_SECCOMP_FILE) {
         if (brig_read_file(p->seccomp.path, 4u << 20, &file_text, &len, err) < 0)

@@ -52,6 +52,13 @@ struct ptree *ptree_new_strv(char *const *v)
     return t;
 }
 
+struct ptree *ptree_new_raw(const char *json)
+{
+    struct ptree *t = ptree_new(PT_RAW);
+    t->s = brig_strdup(json);
+    return t;
+}
+
 void ptree_free(struct ptree *t)
 {
     if (t == NULL) return;
@@ -137,6 +144,7 @@ static int ptree_emit(struct brig_jw *w, const struct ptree *t, struct brig_erro
     case PT_NULL: jw_null(w); return 0;
     case PT_BOOL: jw_bool(w, t->b); return 0;
     case PT_STR: jw_str(w, t->s); return 0;
+    case PT_RAW: jw_raw(w, t->s); return 0;
     case PT_NUM: {
         uint64_t u;
         int64_t i;

@@ -12,7 +12,9 @@
 
 #include "../runtime/util/error.h"
 
-enum ptree_type { PT_NULL, PT_BOOL, PT_NUM, PT_STR, PT_OBJ, PT_ARR };
+/* PT_RAW: a value held as JSON text (s) and written as it is (jw_raw):
+ * brig's own documents only, never parsed input. */
+enum ptree_type { PT_NULL, PT_BOOL, PT_NUM, PT_STR, PT_OBJ, PT_ARR, PT_RAW };
 
 struct ptree {
     enum ptree_type type;
@@ -37,6 +39,7 @@ struct ptree *ptree_new_u64(uint64_t v);
 struct ptree *ptree_new_i64(int64_t v);
 struct ptree *ptree_new_bool(bool b);
 struct ptree *ptree_new_strv(char *const *v);
+struct ptree *ptree_new_raw(const char *json);
 struct ptree *ptree_copy(const struct ptree *t);
 
 /* Objects. get: NULL when absent. obj: the member as an object, created

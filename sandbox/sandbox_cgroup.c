@@ -47,11 +47,41 @@ static void cgroup_closedirp(DIR **d)
     if (*d != NULL) closedir(*d);
 }
 
+/* Every run but a host's first finds the parent whole: one look per
+ * hierarchy and at the cpuset's cpus and mems, no lock, no mkdir. Anything
+ * else (a hierarchy without it, a directory that is not one, an empty
+ * cpuset file) takes the locked path below. */
+static bool cgroup_parent_whole(DIR *d)
+{
+    int top = dirfd(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || e->d_type != DT_DIR) continue;
+        char path[300];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s", e->d_name, SANDBOX_CGROUP_NAME);
+        if (fstatat(top, path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) return false;
+        if (strcmp(e->d_name, "cpuset") != 0) continue;
+        static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
+        for (size_t i = 0; i < 2; i++) {
+            char cur[64] = "";
+            snprintf(path, sizeof(path), "cpuset/%s/%s", SANDBOX_CGROUP_NAME, files[i]);
+            autoclose int fd = openat(top, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+            if (fd < 0 || read(fd, cur, sizeof(cur) - 1) <= 0 || cur[0] == '\n') return false;
+        }
+    }
+    return true;
+}
+
 int sandbox_cgroup_parent(struct brig_error **err)
 {
     autoclose int top = open("/sys/fs/cgroup", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     struct statfs sfs;
     if (top < 0 || fstatfs(top, &sfs) < 0 || sfs.f_type != TMPFS_MAGIC) return 0;
+    int look_fd = dup(top);
+    __attribute__((cleanup(cgroup_closedirp))) DIR *look = look_fd >= 0 ? fdopendir(look_fd) : NULL;
+    if (look == NULL && look_fd >= 0) close(look_fd);
+    if (look != NULL && cgroup_parent_whole(look)) return 0;
     /* One run at a time makes it; the others wait and then find it whole. */
     if (flock(top, LOCK_EX) < 0) return brig_fail(err, errno, "lock /sys/fs/cgroup");
     int list_fd = dup(top);

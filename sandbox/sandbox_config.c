@@ -303,7 +303,10 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
     size_t len;
     const char *base = jw_text(w, &len);
     if (base == NULL) return brig_failx(err, "sandbox config: JSON writer misuse (a bug)");
-    struct policy_apply_opts ao = { .workspace_source = o->workspace ? ws : NULL };
+    /* Both callers hand the text to create with p's own text as the
+     * policy in force (run, create): create parses and checks it. */
+    struct policy_apply_opts ao = { .workspace_source = o->workspace ? ws : NULL, .profile_as_text = true,
+                                    .checked_by_create = true };
     if (policy_apply(p, base, len, &ao, out, err) < 0) return brig_wrap(err, "policy %s", p->name);
     return 0;
 }

@@ -7,13 +7,13 @@
 #include "sandbox.h"
 #include "../runtime/util/strutil.h"
 
+/* The buffers come with the first byte: a command that prints nothing (most
+ * do little) costs no mapping of the limit's size per stream. */
 void sandbox_stream_init(struct sandbox_stream *s, uint64_t limit)
 {
     *s = (struct sandbox_stream){0};
     s->head_cap = (size_t)(limit / 2);
     s->tail_cap = (size_t)(limit - limit / 2);
-    s->head = brig_calloc(1, s->head_cap + 1);
-    s->tail = brig_calloc(1, s->tail_cap + 1);
 }
 
 void sandbox_stream_free(struct sandbox_stream *s)
@@ -25,6 +25,10 @@ void sandbox_stream_free(struct sandbox_stream *s)
 
 void sandbox_stream_add(struct sandbox_stream *s, const char *buf, size_t n)
 {
+    if (s->head == NULL) {
+        s->head = brig_calloc(1, s->head_cap + 1);
+        s->tail = brig_calloc(1, s->tail_cap + 1);
+    }
     s->bytes += n;
     size_t h = s->head_cap - s->head_len;
     if (h > n) h = n;
@@ -123,6 +127,12 @@ void sandbox_stream_previews(const struct sandbox_stream *s, char **head, char *
                              bool *truncated, bool *binary)
 {
     *binary = false;
+    if (s->head == NULL) {          /* nothing came */
+        *truncated = false;
+        *head = brig_strdup("");
+        *tail = brig_strdup("");
+        return;
+    }
     char *t = stream_tail_linear(s);
     *truncated = s->bytes > (uint64_t)s->head_len + s->tail_len;
     if (!*truncated) {

@@ -144,7 +144,7 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
             }
         }
         egress_stop(steal_ptr(&L.egress));     /* the egress proxy ends with the sandbox */
-        launch_release(&L);
+        launch_release_exiting(&L);
         signal(SIGPIPE, old_pipe);
     }
     sandbox_io_close(&io);

@@ -187,7 +187,8 @@ static void session_reap_orphans(const struct brig_cgroup *parent)
 {
     char **names = NULL;
     size_t n = 0;
-    cgroup_child_list(parent, SESSION_EXEC_PREFIX, &names, &n, NULL);
+    /* Only a child that can be locked is judged below. */
+    cgroup_child_list_lockable(parent, SESSION_EXEC_PREFIX, &names, &n, NULL);
     for (size_t i = 0; i < n; i++) {
         struct brig_cgroup *child = NULL;
         if (cgroup_child_open(parent, names[i], &child, NULL) < 0) continue;

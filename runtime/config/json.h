@@ -89,6 +89,10 @@ void jw_u64(struct brig_jw *w, uint64_t v);
 void jw_i64(struct brig_jw *w, int64_t v);
 void jw_bool(struct brig_jw *w, bool v);
 void jw_null(struct brig_jw *w);
+/* A value given as JSON text, copied in as it is: only brig's own
+ * documents (its embedded seccomp profile), never input; whoever reads the
+ * result parses it whole. */
+void jw_raw(struct brig_jw *w, const char *json);
 /* Convenience: key + value. */
 void jw_kstr(struct brig_jw *w, const char *key, const char *s);
 void jw_ku64(struct brig_jw *w, const char *key, uint64_t v);

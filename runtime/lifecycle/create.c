@@ -325,7 +325,7 @@ static void launch_undo(struct launch *L, const struct brig_globals *g, const ch
     L->state_dir_made = false;
 }
 
-void launch_release(struct launch *L)
+static void launch_close(struct launch *L)
 {
     /* From now on the proxy serves until the init exits (delete). */
     egress_detach(steal_ptr(&L->egress));
@@ -338,10 +338,23 @@ void launch_release(struct launch *L)
     brig_closep(&L->rootfd);
     brig_closep(&L->console_sock);
     brig_closep(&L->console_fd);
-    policy_free(L->policy);
-    L->policy = NULL;
     if (L->ns_ready) ns_plan_close(&L->ns);
     L->ns_ready = false;
+}
+
+void launch_release_exiting(struct launch *L)
+{
+    launch_close(L);
+#ifdef __SANITIZE_ADDRESS__
+    launch_release(L);              /* its leak check looks at exit */
+#endif
+}
+
+void launch_release(struct launch *L)
+{
+    launch_close(L);
+    policy_free(L->policy);
+    L->policy = NULL;
     if (L->cg) cgroup_free(L->cg);
     L->cg = NULL;
     seccomp_bpf_free(L->bpf);

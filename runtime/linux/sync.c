@@ -57,21 +57,25 @@ int sync_connect_at(int dirfd, const char *name, int *out, struct brig_error **e
     return 0;
 }
 
+/* The message on the stack, written only as far as it is sent: a calloc'd
+ * 64 KB one zeroed 16 pages per message, each a copy-on-write fault in a
+ * freshly cloned init (and in its parent) for a 12-byte message. */
 static int sync_send_raw(int fd, enum sync_type type, int errnum, const char *payload,
                          struct brig_error **err)
 {
-    autofree struct sync_msg *m = brig_calloc(1, sizeof(*m));
-    m->type = type;
-    m->errnum = errnum;
+    struct sync_msg m;
+    m.type = type;
+    m.errnum = errnum;
+    m.len = 0;
     if (payload != NULL) {
         size_t n = strlen(payload);
         if (n > SYNC_MAX_PAYLOAD - 1) n = SYNC_MAX_PAYLOAD - 1;
-        memcpy(m->payload, payload, n);
-        m->payload[n] = '\0';
-        m->len = (uint32_t)n + 1;
+        memcpy(m.payload, payload, n);
+        m.payload[n] = '\0';
+        m.len = (uint32_t)n + 1;
     }
-    size_t size = offsetof(struct sync_msg, payload) + m->len;
-    if (brig_send_with_fd(fd, m, size, -1, err) < 0) return brig_wrap(err, "sync");
+    size_t size = offsetof(struct sync_msg, payload) + m.len;
+    if (brig_send_with_fd(fd, &m, size, -1, err) < 0) return brig_wrap(err, "sync");
     return 0;
 }
 
@@ -98,7 +102,10 @@ static int sync_recv(int fd, enum sync_type expect, const char *eof_what, struct
     if (r == 0) return eof_what == NULL ? 1 : brig_failx(err, "%s", eof_what);
     if ((size_t)r < offsetof(struct sync_msg, payload))
         return brig_failx(err, "sync receive: short message");
-    m->payload[SYNC_MAX_PAYLOAD - 1] = '\0';
+    /* m is not zeroed (only what arrived is touched): the payload ends
+     * where the message does, whatever its len says. */
+    size_t plen = (size_t)r - offsetof(struct sync_msg, payload);
+    m->payload[plen < SYNC_MAX_PAYLOAD ? plen : SYNC_MAX_PAYLOAD - 1] = '\0';
     if (m->type == SYNC_ERROR) {
         int rc = brig_failx(err, "%s", m->len ? m->payload : "unknown error");
         if (err != NULL && *err != NULL) (*err)->errnum = m->errnum;
@@ -113,9 +120,9 @@ static int sync_recv(int fd, enum sync_type expect, const char *eof_what, struct
 int sync_expect(int fd, enum sync_type expect, const char *eof_what, char **payload,
                 struct brig_error **err)
 {
-    autofree struct sync_msg *m = brig_calloc(1, sizeof(*m));
-    int rc = sync_recv(fd, expect, eof_what, m, NULL, err);
-    if (rc == 0 && payload != NULL) *payload = brig_strdup(m->len ? m->payload : "");
+    struct sync_msg m;              /* on the stack: see sync_send_raw */
+    int rc = sync_recv(fd, expect, eof_what, &m, NULL, err);
+    if (rc == 0 && payload != NULL) *payload = brig_strdup(m.len ? m.payload : "");
     return rc;
 }
 
@@ -130,9 +137,9 @@ int sync_send_fd(int fd, enum sync_type type, int send_fd, struct brig_error **e
 int sync_expect_fd(int fd, enum sync_type expect, const char *eof_what, int *out,
                    struct brig_error **err)
 {
-    autofree struct sync_msg *m = brig_calloc(1, sizeof(*m));
+    struct sync_msg m;
     int got = -1;
-    int rc = sync_recv(fd, expect, eof_what ? eof_what : "sync: peer went away", m, &got, err);
+    int rc = sync_recv(fd, expect, eof_what ? eof_what : "sync: peer went away", &m, &got, err);
     autoclose int passed = got;
     if (rc < 0) return -1;
     if (passed < 0) return brig_failx(err, "sync: message %d carries no fd", expect);

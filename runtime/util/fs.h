@@ -43,6 +43,9 @@ int brig_fd_where(int fd, char *buf, size_t len, struct brig_error **err);
  * path may be absolute ("/dev/null" means rootfd/dev/null). */
 int brig_open_in_root(int rootfd, const char *path, int flags, mode_t mode,
                       struct brig_error **err);
+/* The same, failing with errno only: for a search where a miss is the
+ * usual answer (PATH), without an error made and freed per miss. */
+int brig_open_in_root_errno(int rootfd, const char *path, int flags, mode_t mode);
 /* mkdir -p inside the root; returns an O_PATH|O_DIRECTORY fd of the last
  * component. Never follows a symlink out of the root. */
 int brig_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct brig_error **err);

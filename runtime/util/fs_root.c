@@ -61,6 +61,11 @@ static int fsroot_open_dir(int rootfd, const char *path, int nofollow, bool *pla
     return fsroot_openat2(rootfd, path, O_PATH | O_DIRECTORY | nofollow, 0);
 }
 
+int brig_open_in_root_errno(int rootfd, const char *path, int flags, mode_t mode)
+{
+    return fsroot_openat2(rootfd, path, flags, mode);
+}
+
 int brig_open_in_root(int rootfd, const char *path, int flags, mode_t mode,
                       struct brig_error **err)
 {

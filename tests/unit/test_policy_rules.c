@@ -92,6 +92,40 @@ Test(policy_rules, apply_then_check_passes_and_is_idempotent)
     cr_expect_str_eq(twice, once);
 }
 
+/* The options of sandbox run and create: the default profile copied in as
+ * its text, the verify left to create. What comes out must still pass every
+ * rule, with the same filter as the parsed-and-written one. */
+Test(policy_rules, apply_for_create_passes_with_the_same_filter)
+{
+    autopolicy struct brig_policy *p = agent();
+    autofree char *plain = applied(p);
+    autofree char *fast = NULL;
+    autoerr struct brig_error *err = NULL;
+    struct policy_apply_opts o = { .workspace_source = "/srv/ws", .profile_as_text = true,
+                                   .checked_by_create = true };
+    cr_assert_eq(policy_apply(p, base, strlen(base), &o, &fast, &err), 0, "%s", err ? err->msg : "");
+    cr_expect_str_neq(fast, plain, "the profile went in as its text");
+    struct policy_report rep;
+    check_text(p, fast, &rep);
+    autofree char *text = policy_report_text(&rep, true);
+    cr_expect_eq(rep.failed, 0, "%s", text);
+    policy_report_free(&rep);
+    autospec struct brig_spec *a = NULL;
+    autospec struct brig_spec *b = NULL;
+    cr_assert_eq(spec_parse(plain, strlen(plain), "/b", &a, &err), 0);
+    cr_assert_eq(spec_parse(fast, strlen(fast), "/b", &b, &err), 0);
+    const struct brig_seccomp *sa = &a->linux_cfg.seccomp, *sb = &b->linux_cfg.seccomp;
+    cr_assert(sa->present && sb->present);
+    cr_expect_eq(sb->default_action, sa->default_action);
+    cr_assert_eq(sb->n_syscalls, sa->n_syscalls);
+    for (size_t i = 0; i < sa->n_syscalls; i++) {
+        cr_assert_eq(sb->syscalls[i].n_names, sa->syscalls[i].n_names, "syscalls[%zu]", i);
+        cr_expect_eq(sb->syscalls[i].action, sa->syscalls[i].action, "syscalls[%zu]", i);
+        for (size_t j = 0; j < sa->syscalls[i].n_names; j++)
+            cr_expect_str_eq(sb->syscalls[i].names[j], sa->syscalls[i].names[j]);
+    }
+}
+
 Test(policy_rules, apply_needs_a_workspace_source)
 {
     autopolicy struct brig_policy *p = agent();

@@ -5,10 +5,12 @@
  * cgroup_fs.c and cgroup_state.c. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
@@ -106,6 +108,22 @@ static unsigned missing_levels(const char *mnt, const char *path)
     return n;
 }
 
+/* A leaf whose parent was there when the levels were planned: one mkdir,
+ * not one per level (EEXIST for each parent). A parent removed since (a
+ * shared one, by the delete of the container that made it) or a leaf there
+ * already takes the walk, as any leaf does whose parent was missing. */
+static int mkdir_planned(const struct cg_hier *h, struct cg_dir *d, unsigned planned, struct brig_error **err)
+{
+    if (planned == 1) {
+        if (mkdir(d->path, 0755) == 0) {
+            d->created = 1;
+            return 0;
+        }
+        if (errno != ENOENT && errno != EEXIST) return brig_fail(err, errno, "mkdir %s", d->path);
+    }
+    return cg_mkdir_p(h->mnt, d->path, &d->created, err);
+}
+
 static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const char *inner,
                      const struct cg_plan *plan, const struct brig_resources *r,
                      cgroup_record_fn record, void *arg, struct brig_error **err)
@@ -123,12 +141,16 @@ static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const ch
      * leaves a state that names every directory it may have made. From here
      * on "created" counts what cg_mkdir_p really made (undo relies on it). */
     autofree char *planned = record != NULL ? cgroup_serialize(cg) : NULL;
-    for (size_t i = 0; i < cg->n_dirs; i++) cg->dirs[i].created = 0;
+    unsigned levels[cg->n_dirs + 1];
+    for (size_t i = 0; i < cg->n_dirs; i++) {
+        levels[i] = cg->dirs[i].created;
+        cg->dirs[i].created = 0;
+    }
     if (record != NULL) TRY(record(planned, arg, err));
     for (size_t i = 0; i < l->n; i++) {
         const struct cg_hier *h = &l->h[i];
         struct cg_dir *d = &cg->dirs[i];
-        TRY(cg_mkdir_p(h->mnt, d->path, &d->created, err));
+        TRY(mkdir_planned(h, d, levels[i], err));
         TRY(check_empty(d, err));
         if (h->v2) {
             /* On unified hosts delegate every available controller (as runc)
@@ -226,8 +248,10 @@ int cgroup_attach(const struct brig_cgroup *cg, pid_t pid, bool cloned_into,
 int cgroup_attach_self(const struct brig_cgroup *cg, bool cloned_into, struct brig_error **err)
 {
     /* Each file opened and written, then all closed together: one
-     * close_range per run of adjacent fds instead of one close each. */
-    autofree int *fds = brig_calloc(cg->n_dirs + 1, sizeof(*fds));
+     * close_range per run of adjacent fds instead of one close each. On
+     * the stack, not the heap: this runs in the freshly cloned init, where
+     * every heap page malloc writes is a copy-on-write fault. */
+    int fds[cg->n_dirs + 1];
     size_t n = 0;
     int r = 0;
     for (size_t i = 0; r == 0 && i < cg->n_dirs; i++) {
@@ -235,7 +259,12 @@ int cgroup_attach_self(const struct brig_cgroup *cg, bool cloned_into, struct br
         if (d->v2 && cloned_into) continue;
         /* v2 has no per-thread move for domain cgroups: cgroup.procs. */
         const char *file = d->v2 ? "cgroup.procs" : "tasks";
-        autofree char *path = brig_asprintf("%s/%s", d->path, file);
+        char path[PATH_MAX];
+        int len = snprintf(path, sizeof(path), "%s/%s", d->path, file);
+        if (len < 0 || (size_t)len >= sizeof(path)) {
+            r = brig_failx(err, "cgroup: join %s: path too long", d->path);
+            break;
+        }
         fds[n] = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
         if (fds[n] < 0) {
             r = brig_fail(err, errno, "cgroup: join %s: open %s", d->path, path);
@@ -440,7 +469,10 @@ int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err)
             }
         }
         autoerr struct brig_error *e = NULL;
-        cg_subtree_remove(d->path);         /* a nested manager's cgroups */
+        /* The kernel removes only a cgroup without child cgroups: the usual
+         * leaf goes with one rmdir, and a nested manager's cgroups are
+         * looked for only when it is refused. */
+        if (rmdir(d->path) < 0) cg_subtree_remove(d->path);
         int r = cg_rmdir_created(d->path, d->created, &e);
         /* A process that joined this hierarchy only (a hook's, written to
          * one v1 cgroup.procs) is not in the pid list killed above, and

@@ -77,6 +77,10 @@ struct cgroup_stats {
     uint64_t oom_kills;
 };
 int cgroup_stats_read(const struct brig_cgroup *cg, struct cgroup_stats *st, struct brig_error **err);
+/* Only the totals a command's result reports: has_cpu and cpu_total, _user,
+ * _kernel; has_memory, mem_usage and mem_max; has_oom and oom_kills (the
+ * same values as cgroup_stats_read's). A cgroup that is gone reads as none. */
+void cgroup_stats_brief(const struct brig_cgroup *cg, struct cgroup_stats *st);
 void cgroup_stats_clear(struct cgroup_stats *st);
 
 /* cgroup_child.c: a child cgroup named name (no '/') of a running
@@ -93,9 +97,14 @@ int cgroup_child_open(const struct brig_cgroup *cg, const char *name, struct bri
  * processes holds it from before the first joins: an unlocked child with
  * processes is an orphan, its brig gone (the lock goes with the process). */
 int cgroup_child_lock(const struct brig_cgroup *child, bool wait);
-/* Names of cg's children beginning with prefix (NULL-terminated, malloc'd). */
+/* Names of cg's children beginning with prefix (NULL-terminated, malloc'd),
+ * in any hierarchy; _lockable: only those in the first, where the lock of
+ * cgroup_child_lock is (a child missing there can be neither locked nor
+ * found an orphan), one directory read instead of one per hierarchy. */
 int cgroup_child_list(const struct brig_cgroup *cg, const char *prefix, char ***names, size_t *n,
                       struct brig_error **err);
+int cgroup_child_list_lockable(const struct brig_cgroup *cg, const char *prefix, char ***names, size_t *n,
+                               struct brig_error **err);
 
 /* Kill what is left and remove every directory brig created. */
 int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err);

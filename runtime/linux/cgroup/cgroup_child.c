@@ -84,14 +84,13 @@ int cgroup_child_open(const struct brig_cgroup *cg, const char *name, struct bri
     return 0;
 }
 
-int cgroup_child_list(const struct brig_cgroup *cg, const char *prefix, char ***names, size_t *n,
-                      struct brig_error **err)
+static int child_list(const struct brig_cgroup *cg, size_t n_dirs, const char *prefix, char ***names,
+                      size_t *n, struct brig_error **err)
 {
     *names = NULL;
     *n = 0;
-    /* A child is made in every hierarchy in turn: list them all, once each. */
     size_t cap = 0;
-    for (size_t i = 0; i < cg->n_dirs; i++) {
+    for (size_t i = 0; i < n_dirs && i < cg->n_dirs; i++) {
         DIR *d = opendir(cg->dirs[i].path);
         if (d == NULL) {
             if (errno == ENOENT) continue;
@@ -115,6 +114,19 @@ int cgroup_child_list(const struct brig_cgroup *cg, const char *prefix, char ***
         closedir(d);
     }
     return 0;
+}
+
+int cgroup_child_list(const struct brig_cgroup *cg, const char *prefix, char ***names, size_t *n,
+                      struct brig_error **err)
+{
+    /* A child is made in every hierarchy in turn: list them all, once each. */
+    return child_list(cg, cg->n_dirs, prefix, names, n, err);
+}
+
+int cgroup_child_list_lockable(const struct brig_cgroup *cg, const char *prefix, char ***names, size_t *n,
+                               struct brig_error **err)
+{
+    return child_list(cg, 1, prefix, names, n, err);
 }
 
 int cgroup_child_lock(const struct brig_cgroup *child, bool wait)

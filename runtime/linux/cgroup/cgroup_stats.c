@@ -82,7 +82,9 @@ static const char *stats_dir(const struct brig_cgroup *cg, const char *v1, const
     return d != NULL && access(d->path, F_OK) == 0 ? d->path : NULL;
 }
 
-static void stats_cpu(const struct brig_cgroup *cg, struct cgroup_stats *st)
+/* brief: the totals only (cpu usage, user and system; memory usage and
+ * peak; OOM kills): no per-cpu, throttling, limits, swap or memory.stat. */
+static void stats_cpu(const struct brig_cgroup *cg, struct cgroup_stats *st, bool brief)
 {
     bool v2;
     /* Throttling needs the cpu controller: v2 when it is enabled there,
@@ -120,6 +122,7 @@ static void stats_cpu(const struct brig_cgroup *cg, struct cgroup_stats *st)
         st->cpu_user = u * (1000000000ULL / hz);
         st->cpu_kernel = s * (1000000000ULL / hz);
     }
+    if (brief) return;
     autofree char *pc = NULL;
     if (cg_read(d, "cpuacct.usage_percpu", &pc, NULL) == 0) {
         size_t cap = 8;
@@ -148,7 +151,7 @@ static void stats_cpu(const struct brig_cgroup *cg, struct cgroup_stats *st)
     }
 }
 
-static void stats_memory(const struct brig_cgroup *cg, struct cgroup_stats *st)
+static void stats_memory(const struct brig_cgroup *cg, struct cgroup_stats *st, bool brief)
 {
     bool v2;
     const char *d = stats_dir(cg, "memory", "memory.current", &v2);
@@ -156,8 +159,12 @@ static void stats_memory(const struct brig_cgroup *cg, struct cgroup_stats *st)
     if (v2) {
         st->has_memory = stats_read_u64(d, "memory.current", 0, &st->mem_usage);
         if (!st->has_memory) return;
-        stats_read_u64(d, "memory.max", UINT64_MAX, &st->mem_limit);
         stats_read_u64(d, "memory.peak", 0, &st->mem_max);
+        if (brief) {
+            st->has_oom = stats_keyed_file(d, "memory.events", "oom_kill", &st->oom_kills);
+            return;
+        }
+        stats_read_u64(d, "memory.max", UINT64_MAX, &st->mem_limit);
         /* v2 has no failcnt: runc reports memory.events "max" (times the
          * limit was hit). */
         stats_keyed_file(d, "memory.events", "max", &st->mem_failcnt);
@@ -179,8 +186,12 @@ static void stats_memory(const struct brig_cgroup *cg, struct cgroup_stats *st)
     }
     st->has_memory = stats_read_u64(d, "memory.usage_in_bytes", 0, &st->mem_usage);
     if (!st->has_memory) return;
-    stats_read_u64(d, "memory.limit_in_bytes", 0, &st->mem_limit);
     stats_read_u64(d, "memory.max_usage_in_bytes", 0, &st->mem_max);
+    if (brief) {
+        st->has_oom = stats_keyed_file(d, "memory.oom_control", "oom_kill", &st->oom_kills);
+        return;
+    }
+    stats_read_u64(d, "memory.limit_in_bytes", 0, &st->mem_limit);
     stats_read_u64(d, "memory.failcnt", 0, &st->mem_failcnt);
     stats_raw(st, d, "memory.stat");
     stats_keyed_file(d, "memory.stat", "cache", &st->mem_cache);
@@ -211,10 +222,19 @@ int cgroup_stats_read(const struct brig_cgroup *cg, struct cgroup_stats *st,
     for (size_t i = 0; i < cg->n_dirs; i++)
         if (access(cg->dirs[i].path, F_OK) == 0) any = true;
     if (!any) return brig_failx(err, "cgroup: the container's cgroup is gone");
-    stats_cpu(cg, st);
-    stats_memory(cg, st);
+    stats_cpu(cg, st, false);
+    stats_memory(cg, st, false);
     stats_pids(cg, st);
     return 0;
+}
+
+void cgroup_stats_brief(const struct brig_cgroup *cg, struct cgroup_stats *st)
+{
+    /* No check that the cgroup is there first: a file that cannot be read
+     * leaves its has_* false, which is all a caller can act on. */
+    memset(st, 0, sizeof(*st));
+    stats_cpu(cg, st, true);
+    stats_memory(cg, st, true);
 }
 
 void cgroup_stats_clear(struct cgroup_stats *st)
