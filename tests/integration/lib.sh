@@ -311,6 +311,16 @@ wait_status() {
     return 1
 }
 
+# wait_until SECONDS CMD...: poll CMD every 0.05 s until it succeeds (0) or
+# SECONDS pass (1): wait for the thing itself rather than a fixed sleep.
+wait_until() {
+    local n=$(( $1 * 20 )); shift
+    until "$@"; do
+        [ $n -gt 0 ] || return 1
+        sleep 0.05; n=$((n - 1))
+    done
+}
+
 # ---- what the host has left -------------------------------------------------
 
 # Processes whose environment carries our tag: only containers of this test
