@@ -190,12 +190,22 @@ bundle() { echo "$T/$1"; }
 # mkb NAME [brig-mkbundle options] [-- ARGS...]: a bundle in $T/NAME with a
 # private absolute cgroup path (/brig-test/ID) and BRIG_IT_TAG=ID in the
 # environment, so that leftover processes can be found from the host.
+# The rootfs is built once per test file (brig-mkbundle links ~400 busybox
+# applets, ~1.5 s, and a file makes dozens of bundles) and copied into each
+# bundle (cp -a: files of its own, which a test may write, chown or swap).
+MKB_ROOTFS_PROBE=
 mkb() {
     local name=$1; shift
     local opts=() args=() out
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
     [ $# -gt 0 ] && { shift; args=(-- "$@"); }
-    out=$("$BRIG_MKBUNDLE" --probe "$BRIG_PROBE" --brig "$BRIG" \
+    if [ "$MKB_ROOTFS_PROBE" != "$T|$BRIG_PROBE" ]; then
+        rm -rf --one-file-system "$T/.mkb-rootfs"
+        out=$("$BRIG_MKBUNDLE" --probe "$BRIG_PROBE" --no-config "$T/.mkb-rootfs" 2>&1) ||
+            { not_ok "build bundle $name (its rootfs)" "$out"; return 1; }
+        MKB_ROOTFS_PROBE="$T|$BRIG_PROBE"
+    fi
+    out=$("$BRIG_MKBUNDLE" --probe "$BRIG_PROBE" --brig "$BRIG" --rootfs-from "$T/.mkb-rootfs/rootfs" \
         --cgroups-path "/brig-test/$(cid "$name")" "${opts[@]}" "$T/$name" "${args[@]}" 2>&1) ||
         { not_ok "build bundle $name" "$out"; return 1; }
     cfg "$name" '.process.env = ((.process.env // []) + ["BRIG_IT_TAG=" + $id])' --arg id "$(cid "$name")"
@@ -299,6 +309,16 @@ wait_status() {
         sleep 0.1; n=$((n - 1))
     done
     return 1
+}
+
+# wait_until SECONDS CMD...: poll CMD every 0.05 s until it succeeds (0) or
+# SECONDS pass (1): wait for the thing itself rather than a fixed sleep.
+wait_until() {
+    local n=$(( $1 * 20 )); shift
+    until "$@"; do
+        [ $n -gt 0 ] || return 1
+        sleep 0.05; n=$((n - 1))
+    done
 }
 
 # ---- what the host has left -------------------------------------------------

@@ -84,7 +84,9 @@ ID=$(cid cpu)
 run_ct cpu -d
 check_eq "cpu: cfs_quota_us" "$(cat "$(v1 cpu "$ID" cpu.cfs_quota_us)" 2>/dev/null)" 10000
 check_eq "cpu: cfs_period_us" "$(cat "$(v1 cpu "$ID" cpu.cfs_period_us)" 2>/dev/null)" 50000
-sleep 1
+# The first throttled 50 ms period counts: wait for it, not a fixed second.
+throttled() { [ "$(awk '$1 == "nr_throttled" { print $2 }' "$(v1 cpu "$ID" cpu.stat)" 2>/dev/null)" -ge 1 ] 2>/dev/null; }
+wait_until 10 throttled
 t=$(awk '$1 == "nr_throttled" { print $2 }' "$(v1 cpu "$ID" cpu.stat)" 2>/dev/null)
 check "cpu: the kernel throttled the busy loop (nr_throttled=${t:-none})" test "${t:-0}" -ge 1
 s=$(b events --stats "$ID" 2>/dev/null)
@@ -107,7 +109,8 @@ assert_clean dev
 mkb pause -- /bin/sh -c 'while :; do :; done & while :; do :; done' || true
 ID=$(cid pause)
 run_ct pause -d
-sleep 0.5
+nprocs() { [ "$(wc -l <"$(v1 pids "$ID" cgroup.procs)" 2>/dev/null)" -ge 2 ] 2>/dev/null; }
+wait_until 10 nprocs
 PIDS=$(cat "$(v1 pids "$ID" cgroup.procs)" 2>/dev/null | tr '\n' ' ')
 check "pause: the container runs 2 processes ($PIDS)" test "$(echo $PIDS | wc -w)" -ge 2
 check "pause: brig pause succeeds" b pause "$ID"
@@ -119,12 +122,17 @@ check "pause: CPU times were read" test -n "${before// /}"
 check_eq "pause: no process accrued CPU time in 1 s" "$after" "$before"
 check "resume: brig resume succeeds" b resume "$ID"
 check_eq "resume: state says running" "$(state_field "$ID" status)" running
-sleep 1
-moved=0
-set -- $before
-for p in $PIDS; do
-    [ "$(cputime "$p")" -gt "${1:-0}" ] && moved=$((moved + 1)); shift
-done
+# all_moved: every process accrued CPU time since the pause (polled: each
+# needs a tick of its own, not a fixed second).
+all_moved() {
+    moved=0
+    set -- $before
+    for p in $PIDS; do
+        [ "$(cputime "$p")" -gt "${1:-0}" ] && moved=$((moved + 1)); shift
+    done
+    [ "$moved" = "$(echo $PIDS | wc -w)" ]
+}
+wait_until 10 all_moved
 check_eq "resume: every process runs again" "$moved" "$(echo $PIDS | wc -w)"
 b update --pids-limit 7 "$ID" >/dev/null 2>&1
 check_eq "update: --pids-limit 7" "$(cat "$(v1 pids "$ID" pids.max)" 2>/dev/null)" 7

@@ -48,19 +48,25 @@ if command -v script >/dev/null; then
     check "run under script: stdin is relayed into the container's pty" grep -q "got:hello" "$T/tty-pty.out"
     # Here stdin is a pipe, so no raw mode: run again with the terminal as
     # stdin (--foreground: timeout's own process group could not set it).
-    inner2="before=\$(stty -g); timeout --foreground 30 $BRIG --root $STATE run --bundle $T/tty-pty2 $(cid tty-pty2) </dev/tty >$T/tty-pty2.out 2>&1 & sleep 2; stty -a > $T/tty-pty2.during; wait; after=\$(stty -g); [ \"\$before\" = \"\$after\" ] && echo restored >$T/tty-pty2.mode"
-    tty_bundle tty-pty2 /usr/bin/brig-probe sleep 4
+    # The mode is read once it turns raw (10 s at most), while the container
+    # waits on a fifo in its root; then the fifo lets it end.
+    inner2="before=\$(stty -g); timeout --foreground 30 $BRIG --root $STATE run --bundle $T/tty-pty2 $(cid tty-pty2) </dev/tty >$T/tty-pty2.out 2>&1 & i=0; until stty -a | grep -q -- -icanon || [ \$i -ge 200 ]; do sleep 0.05; i=\$((i + 1)); done; stty -a > $T/tty-pty2.during; exec 3<>$T/tty-pty2/rootfs/go; echo go >&3; wait; after=\$(stty -g); [ \"\$before\" = \"\$after\" ] && echo restored >$T/tty-pty2.mode"
+    tty_bundle tty-pty2 /bin/sh -c 'read -r x </go'
+    mkfifo "$T/tty-pty2/rootfs/go"
     CLEAN_IDS+=("$(cid tty-pty2)")
     timeout 60 script -qec "$inner2" /dev/null < <(exec sleep 15 2>/dev/null) >/dev/null 2>&1
     check "run with a terminal as stdin: it is in raw mode while attached" grep -q -- "-icanon" "$T/tty-pty2.during"
     check "... and its mode is restored afterwards" grep -qx restored "$T/tty-pty2.mode"
-    # SIGWINCH: the caller's terminal is resized while attached.
-    tty_bundle tty-winch /bin/sh -c 'sleep 2; stty size'
+    # SIGWINCH: the caller's terminal is resized while attached (once the
+    # container said "ready" through the relay); the container then polls
+    # its size for 5 s at most and prints the last it saw.
+    tty_bundle tty-winch /bin/sh -c 'echo ready; i=0; while [ "$(stty size)" != "40 120" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done; stty size'
     CLEAN_IDS+=("$(cid tty-winch)")
-    inner3="stty rows 20 cols 70; timeout --foreground 30 $BRIG --root $STATE run --bundle $T/tty-winch $(cid tty-winch) </dev/tty >$T/tty-winch.out 2>&1 & sleep 1; stty rows 40 cols 120; wait"
+    inner3="stty rows 20 cols 70; timeout --foreground 30 $BRIG --root $STATE run --bundle $T/tty-winch $(cid tty-winch) </dev/tty >$T/tty-winch.out 2>&1 & i=0; until grep -q ready $T/tty-winch.out || [ \$i -ge 200 ]; do sleep 0.05; i=\$((i + 1)); done; stty rows 40 cols 120; wait"
     timeout 60 script -qec "$inner3" /dev/null < <(exec sleep 15 2>/dev/null) >/dev/null 2>&1
     check_eq "a resize of the caller's terminal reaches the container's pty (SIGWINCH)" \
-        "$(tr -d '\r' <"$T/tty-winch.out")" "40 120"
+        "$(tr -d '\r' <"$T/tty-winch.out")" "ready
+40 120"
     assert_clean tty-pty
     assert_clean tty-pty2
     assert_clean tty-winch

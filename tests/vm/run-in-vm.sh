@@ -115,12 +115,15 @@ print_console() {
 # died) into a qemu exit instead of a hang. multidevs=remap keeps inode numbers unique
 # across the host's mounts, which the overlay relies on. setpriv --pdeathsig: should this
 # script be SIGKILLed, qemu dies with it instead of running a hung guest forever.
+# no_timer_check: on a busy host the TCG vCPU may miss the timer interrupts the kernel
+# counts at boot, and it panics ("IO-APIC + timer doesn't work"); seen with the VM tests
+# beside engines-deployments on two cores.
 setpriv --pdeathsig KILL -- qemu-system-x86_64 \
     -accel "${BRIG_VM_ACCEL:-tcg}" -cpu max -smp "$cpus" -m "$mem" \
     -nodefaults -no-user-config -display none -monitor none -no-reboot \
     -serial "file:$console" \
     -kernel "$BRIG_VM_KERNEL" -initrd "$BRIG_VM_INITRD" \
-    -append "console=ttyS0 loglevel=$loglevel panic=-1 rw" \
+    -append "console=ttyS0 loglevel=$loglevel panic=-1 rw no_timer_check" \
     -virtfs local,path=/,mount_tag=hostroot,security_model=passthrough,readonly=on,multidevs=remap \
     -drive "file=$tmp/scratch.img,format=raw,if=virtio,cache=unsafe" \
     -virtfs "local,path=$results,mount_tag=results,security_model=passthrough,multidevs=remap" \
