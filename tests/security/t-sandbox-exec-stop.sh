@@ -8,6 +8,9 @@
 # The attack: a stopper exec'd in the sandbox SIGSTOPs everything of its uid
 # in a loop while execs with --timeout 1s come and go; each must end within
 # its limit (124 when caught: killed, "ran": false when before its execve).
+# The stopper also probes what it stopped (/proc/PID/exe, /proc/PID/maps):
+# brig's child, held stopped after its uid switch, must stay non-dumpable
+# to it (docs/security.md, "sandbox exec without the sealed copy").
 # The brig that runs is a decoy copy in the test's temp dir, brig-init beside it.
 # shellcheck source=tests/security/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -20,6 +23,7 @@ for c in "$(dirname "$BRIG")/brig-init" "$(dirname "$BRIG")/../sandbox/brig-init
     [ -x "$c" ] && { cp "$c" "$D/brig-init"; break; }
 done
 [ -x "$D/brig-init" ] || bail "no brig-init beside $BRIG"
+read -r DEV INO < <(stat -c '%d %i' "$D/brig")
 
 ROOTFS=$T/rootfs
 mkdir -p "$ROOTFS"/{bin,dev,proc,sys,tmp,var/tmp,workspace,etc,usr/bin} && cp /bin/busybox "$ROOTFS/bin/" ||
@@ -36,7 +40,7 @@ sbx create --policy agent --rootfs "$ROOTFS" --workspace "$WS" --env "BRIG_IT_TA
 check_eq "create (agent policy): exit 0" "$?" 0
 
 N=12
-sbx exec --json --timeout 60s "$NAME" -- /usr/bin/stopper 30 >"$T/stopper.json" 2>&1 &
+sbx exec --json --timeout 60s "$NAME" -- /usr/bin/stopper 15 "$DEV" "$INO" >"$T/stopper.json" 2>&1 &
 SP=$!
 sleep 0.5
 hung=0 caught=0 bad=""
@@ -54,8 +58,11 @@ for i in $(seq 1 $N); do
         bad="$bad $i:$rc"
     fi
 done
-kill "$SP" 2>/dev/null
 wait "$SP"
+res=$(jq -r '.stdout.preview_head' "$T/stopper.json")
+diag "stopper: $(tail -1 <<<"$res")"
+check "the stopper ran to its end" grep -q '^STOPPED_BRIG [0-9]* HITS' <<<"$res"
+check_not "nothing it stopped showed the host brig as its exe or in its maps" grep -q '^HIT' <<<"$res"
 diag "$N execs beside the stopper: $hung outlived their --timeout, $caught stopped before their execve (killed at the limit)"
 check_eq "no exec outlived its --timeout while the sandbox stopped its processes" "$hung" 0
 check_eq "every exec ended 0 or 124 (no brig failure)" "$bad" ""
