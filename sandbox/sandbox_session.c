@@ -159,13 +159,25 @@ static int session_exec_run(const struct sandbox_opts *o, const char *policy, co
     int rc = sandbox_io_open(&io, o->stdin_path, err);
     const struct brig_globals g = { .root = session_root(o->state_root), .policy = policy, .policy_text = text };
     pid_t pid = -1;
+    /* The limits hold from the start: a process of the sandbox may stop
+     * brig's child before its execve (t-sandbox-exec-stop). */
+    bool idle_first = lim->idle_ms > 0 && (lim->wall_ms == 0 || lim->idle_ms < lim->wall_ms);
     const struct brig_exec_opts eo = { .id = o->session, .args = o->argv, .env = o->env, .cwd = o->cwd,
-                                       .detach = true, .cgroup = child, .pid_out = &pid, .trampoline = via };
+                                       .detach = true, .cgroup = child, .pid_out = &pid, .trampoline = via,
+                                       .start_timeout_ms = idle_first ? lim->idle_ms : lim->wall_ms };
     if (rc == 0) {
         rc = sandbox_io_swap(&io, err);
         int status;
         if (rc == 0) rc = container_exec(&g, &eo, &status, err);
         sandbox_io_restore(&io);
+        if (rc < 0 && (*err)->errnum == ETIMEDOUT) {
+            /* killed by container_exec before it ran: the limit fired */
+            brig_debug("sandbox exec: %s", (*err)->msg);
+            brig_error_freep(err);
+            *(idle_first ? &r->idle_timed_out : &r->timed_out) = true;
+            sandbox_io_close(&io);
+            return 0;
+        }
     }
     if (rc == 0) {
         const struct sandbox_kill k = { .fn = session_kill_exec, .arg = child, .at_exit = true };

@@ -15,8 +15,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -322,6 +324,23 @@ static pid_t exec_fork(struct exec_run *X, const struct brig_exec_opts *o, int c
     return pid;
 }
 
+/* Until the child's execve (EOF on the sync socket), within timeout_ms
+ * when set: a process of the container can stop our child once it has
+ * the container's uid, and a stopped child would hold us for ever. */
+static int exec_wait_started(int sync_fd, uint64_t timeout_ms, struct brig_error **err)
+{
+    struct timeval tv = { .tv_sec = (time_t)(timeout_ms / 1000), .tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000 };
+    if (timeout_ms > 0 && setsockopt(sync_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+        return brig_fail(err, errno, "sync: set a receive timeout");
+    int rc = sync_wait_exec(sync_fd, err);
+    if (rc < 0 && timeout_ms > 0 && *err != NULL && ((*err)->errnum == EAGAIN || (*err)->errnum == EWOULDBLOCK)) {
+        brig_error_freep(err);
+        return brig_fail(err, ETIMEDOUT, "exec: the process did not reach its execve within %llu ms (stopped?)",
+                         (unsigned long long)timeout_ms);
+    }
+    return rc;
+}
+
 /* Parent: start the process and see it through to execve. */
 static int exec_spawn(struct exec_run *X, const struct brig_exec_opts *o, struct brig_error **err)
 {
@@ -348,7 +367,7 @@ static int exec_spawn(struct exec_run *X, const struct brig_exec_opts *o, struct
         }
         TRY(sync_send(X->sync_fd, SYNC_START, NULL, err));
     }
-    return sync_wait_exec(X->sync_fd, err);
+    return exec_wait_started(X->sync_fd, o->start_timeout_ms, err);
 }
 
 static void exec_release(struct exec_run *X)

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "../config/spec.h"
@@ -48,6 +49,11 @@ struct brig_exec_opts {
      * its own, no user namespace, CAP_SYS_PTRACE in no set of the saved
      * process nor of this one, no hooks). */
     const struct brig_exec_trampoline *trampoline;
+    /* Non-zero: the process must reach its execve within this many ms, or
+     * it is killed and the exec fails with ETIMEDOUT. Once our child has
+     * the container's uid, a process of the container may SIGSTOP it
+     * (kill(2) allows it), and the wait for its execve would never end. */
+    uint64_t start_timeout_ms;
 };
 
 /* Without detach, *exit_status is the process's status (128+N for signal N). */
