@@ -122,8 +122,11 @@ static int init_exec(const char *path, char **args)
 
 int main(int argc, char **argv)
 {
-    if (argc >= 5 && strcmp(argv[1], "--exec") == 0 && strcmp(argv[3], "--") == 0)
-        return init_exec(argv[2], argv + 4);
+    if (argc >= 2 && strcmp(argv[1], "--exec") == 0) {
+        if (argc >= 5 && strcmp(argv[3], "--") == 0) return init_exec(argv[2], argv + 4);
+        fprintf(stderr, "brig-init: usage: brig-init --exec PATH -- ARGV0 [ARGS...]\n");
+        return 125;             /* never an init running "--exec" as its command */
+    }
     bool idle = argc == 2 && strcmp(argv[1], "--idle") == 0;
     int first = 1;
     const char *cwd = NULL;

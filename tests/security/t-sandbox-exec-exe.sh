@@ -144,6 +144,13 @@ for dumpable in "$SUID_DUMPABLE" 1; do
 done
 echo "$SUID_DUMPABLE" >/proc/sys/fs/suid_dumpable
 
+# A malformed --exec is a usage error, never an init running "--exec".
+for args in "--exec" "--exec /bin/true" "--exec /bin/true true"; do
+    out=$("$D/brig-init" $args 2>&1); rc=$?
+    check_eq "brig-init $args: exit 125" "$rc" 125
+    check "brig-init $args: the usage message" grep -q 'usage: brig-init --exec PATH' <<<"$out"
+done
+
 check "the decoy brig is byte-identical" cmp -s "$D/brig" "$D/brig.orig"
 check "the decoy brig still runs" "$D/brig" --version
 sbx rm --force "$NAME"
