@@ -27,11 +27,14 @@
  * the command, so what the kernel runs as /proc/self/exe for the command
  * (#!, PT_INTERP) is brig-init's read-only bind. Judged from the sandbox's
  * root-owned state before anything is made; lifecycle/exec.c holds the
- * exec to it again, and refuses what no longer holds. */
+ * exec to it again, and refuses what no longer holds. The config parsed
+ * here is handed to the exec, which uses it only if the file it reads
+ * under the state's lock has the same bytes (struct brig_exec_parsed). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -164,9 +167,11 @@ static bool seal_suid_dumpable_safe(void)
 }
 
 int sandbox_seal_exec_decide(const char *state_root, const char *name, const struct brig_state *st,
-                             struct brig_exec_trampoline *t, bool *unsealed, struct brig_error **err)
+                             struct brig_exec_trampoline *t, struct brig_exec_parsed *parsed, bool *unsealed,
+                             struct brig_error **err)
 {
     *unsealed = false;
+    *parsed = (struct brig_exec_parsed){ 0 };
     /* Re-executed sealed by this decision (or sealed by the admin): the
      * seal holds whatever the sandbox is. */
     if (exe_seal_active()) return 0;
@@ -184,12 +189,21 @@ int sandbox_seal_exec_decide(const char *state_root, const char *name, const str
                  seal_init_in(st->pid, init) && state_dir_open_unlocked(state_root, name, &dirfd, &e) == 0 &&
                  brig_read_file_at(dirfd, "config.json", 16u << 20, &text, &len, &e) == 0 &&
                  spec_parse(text, len, st->bundle, &s, &e) == 0 && seal_exec_plain(s);
-    spec_free(s);
     if (!plain) {
+        spec_free(s);
         brig_debug("sandbox exec: sealed (%s)", e != NULL ? e->msg : "the sandbox does not allow it unsealed");
         return exe_seal_deferred(err);
     }
+    /* The exec takes this parse if the file is the same under its lock. */
+    *parsed = (struct brig_exec_parsed){ .text = steal_ptr(&text), .len = len, .bundle = st->bundle, .spec = s };
     *t = (struct brig_exec_trampoline){ .path = SANDBOX_INIT_PATH, .dev = host.st_dev, .ino = host.st_ino };
     *unsealed = true;
     return 0;
+}
+
+void sandbox_exec_parsed_clear(struct brig_exec_parsed *parsed)
+{
+    free(parsed->text);
+    spec_free(parsed->spec);
+    *parsed = (struct brig_exec_parsed){ 0 };
 }

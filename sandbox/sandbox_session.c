@@ -153,7 +153,8 @@ static void session_kill_exec(void *arg)
 /* The command, started in the child cgroup, drained and waited for. */
 static int session_exec_run(const struct sandbox_opts *o, const char *policy, const char *text,
                             const struct sandbox_limits *lim, const struct brig_exec_trampoline *via,
-                            struct brig_cgroup *child, struct sandbox_result *r, struct brig_error **err)
+                            struct brig_exec_parsed *parsed, struct brig_cgroup *child, struct sandbox_result *r,
+                            struct brig_error **err)
 {
     struct sandbox_io io;
     int rc = sandbox_io_open(&io, o->stdin_path, err);
@@ -164,6 +165,7 @@ static int session_exec_run(const struct sandbox_opts *o, const char *policy, co
     bool idle_first = lim->idle_ms > 0 && (lim->wall_ms == 0 || lim->idle_ms < lim->wall_ms);
     const struct brig_exec_opts eo = { .id = o->session, .args = o->argv, .env = o->env, .cwd = o->cwd,
                                        .detach = true, .cgroup = child, .pid_out = &pid, .trampoline = via,
+                                       .parsed = parsed,
                                        .start_timeout_ms = idle_first ? lim->idle_ms : lim->wall_ms };
     if (rc == 0) {
         rc = sandbox_io_swap(&io, err);
@@ -235,8 +237,10 @@ int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
     }
     /* Before anything is made (or parsed): a sealed re-exec starts this all over. */
     struct brig_exec_trampoline via;
+    __attribute__((cleanup(sandbox_exec_parsed_clear))) struct brig_exec_parsed parsed = { 0 };
     bool unsealed;
-    if (sandbox_seal_exec_decide(root, o->session, st, &via, &unsealed, &err) < 0) return sandbox_fail(r, err);
+    if (sandbox_seal_exec_decide(root, o->session, st, &via, &parsed, &unsealed, &err) < 0)
+        return sandbox_fail(r, err);
     if (policy_resolve_text(ref, text, &p, &err) < 0) {
         brig_wrap(&err, "sandbox %s: its policy", o->session);
         return sandbox_fail(r, err);
@@ -262,7 +266,7 @@ int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
     autoclose int lock = -1;
     if (rc == 0 && (lock = cgroup_child_lock(child, true)) < 0)
         rc = brig_fail(&err, errno, "lock the exec's cgroup");
-    if (rc == 0) rc = session_exec_run(o, ref, text, &lim, unsealed ? &via : NULL, child, r, &err);
+    if (rc == 0) rc = session_exec_run(o, ref, text, &lim, unsealed ? &via : NULL, &parsed, child, r, &err);
     if (child != NULL) {
         struct brig_error *derr = NULL;
         if (cgroup_destroy(child, &derr) < 0) {

@@ -144,13 +144,28 @@ static int exec_check_terminal(const struct brig_process *p, const struct brig_e
     return 0;
 }
 
-static int exec_load_config(struct exec_run *X, const struct brig_state *st, struct brig_error **err)
+/* The bytes read under the lock decide, also when the caller parsed them
+ * already (spec_parse depends on the text and, when it is absolute, the
+ * bundle alone). */
+static bool exec_parsed_matches(const struct brig_exec_parsed *pre, const char *text, size_t len,
+                                const struct brig_state *st)
+{
+    return pre != NULL && pre->spec != NULL && pre->len == len && memcmp(pre->text, text, len) == 0 &&
+           pre->bundle != NULL && pre->bundle[0] == '/' && st->bundle != NULL && strcmp(pre->bundle, st->bundle) == 0;
+}
+
+static int exec_load_config(struct exec_run *X, const struct brig_state *st, struct brig_exec_parsed *pre,
+                            struct brig_error **err)
 {
     autofree char *text = NULL;
     size_t len = 0;
-    if (brig_read_file_at(X->dirfd, "config.json", EXEC_CONFIG_MAX, &text, &len, err) < 0 ||
-        spec_parse(text, len, st->bundle, &X->spec, err) < 0)
+    if (brig_read_file_at(X->dirfd, "config.json", EXEC_CONFIG_MAX, &text, &len, err) < 0)
         return brig_wrap(err, "the container's saved config.json");
+    if (exec_parsed_matches(pre, text, len, st)) {
+        X->spec = steal_ptr(&pre->spec);
+        return 0;
+    }
+    if (spec_parse(text, len, st->bundle, &X->spec, err) < 0) return brig_wrap(err, "the container's saved config.json");
     return 0;
 }
 
@@ -170,7 +185,7 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
     if (cgroup_frozen(X->cg)) return brig_failx(err, "cannot exec in a paused container");
     X->join = o->cgroup ? o->cgroup : X->cg;
 
-    TRY(exec_load_config(X, st, err));
+    TRY(exec_load_config(X, st, o->parsed, err));
     /* Without a mount namespace of its own the container's root is a
      * chroot (rootfs_shared.c) that setns would not give the new process. */
     const struct brig_namespace *mnt = &X->spec->linux_cfg.namespaces[BRIG_NS_MOUNT];

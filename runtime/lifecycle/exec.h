@@ -24,6 +24,19 @@ struct brig_exec_trampoline {
     ino_t ino;
 };
 
+/* The container's config.json as the caller read and parsed it before
+ * the exec took the state dir's lock (sandbox exec's seal decision). The
+ * exec reads the file again under the lock and takes spec (setting it to
+ * NULL) only when the bytes and the absolute bundle are the ones parsed:
+ * the same input, so the same spec; anything else is parsed anew. The
+ * rest stays the caller's. */
+struct brig_exec_parsed {
+    char *text;
+    size_t len;
+    const char *bundle;
+    struct brig_spec *spec;
+};
+
 struct brig_exec_opts {
     const char *id;
     const char *process_file;   /* --process: a JSON "process" object */
@@ -49,6 +62,7 @@ struct brig_exec_opts {
      * its own, no user namespace, CAP_SYS_PTRACE in no set of the saved
      * process nor of this one, no hooks). */
     const struct brig_exec_trampoline *trampoline;
+    struct brig_exec_parsed *parsed;    /* may be NULL */
     /* Non-zero: the process must reach its execve within this many ms, or
      * it is killed and the exec fails with ETIMEDOUT. Once our child has
      * the container's uid, a process of the container may SIGSTOP it
