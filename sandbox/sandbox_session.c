@@ -146,6 +146,9 @@ static bool session_running(const char *root, const char *name, const struct bri
 
 static void session_kill_exec(void *arg)
 {
+    /* A command that left nothing behind (the usual end) needs no freeze
+     * and no kill; anything left, however detached, is killed as always. */
+    if (cgroup_empty(arg)) return;
     autoerr struct brig_error *e = NULL;
     if (cgroup_kill(arg, SIGKILL, &e) < 0) brig_debug("sandbox exec: kill: %s", e->msg);
 }

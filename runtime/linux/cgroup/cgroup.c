@@ -301,6 +301,20 @@ int cgroup_pids(const struct brig_cgroup *cg, pid_t **pids, size_t *n, struct br
     return 0;
 }
 
+bool cgroup_empty(const struct brig_cgroup *cg)
+{
+    /* primary()'s order; a hierarchy missing reads as not empty. */
+    const struct cg_dir *d = cg_dir_v2(cg);
+    if (d == NULL) d = cg_dir_v1(cg, "pids");
+    if (d == NULL && cg->n_dirs > 0) d = &cg->dirs[0];
+    if (d == NULL) return false;
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof(path), "%s/cgroup.procs", d->path) >= (int)sizeof(path)) return false;
+    autoclose int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    char c;
+    return fd >= 0 && read(fd, &c, 1) == 0;
+}
+
 struct freezer {
     const char *dir;
     bool v2;

@@ -44,6 +44,11 @@ int cgroup_load(const char *serialized, struct brig_cgroup **out, struct brig_er
 int cgroup_kill(const struct brig_cgroup *cg, int sig, struct brig_error **err);
 /* Pids in the cgroup (for ps, kill --all). */
 int cgroup_pids(const struct brig_cgroup *cg, pid_t **pids, size_t *n, struct brig_error **err);
+/* cg holds no process at all: cgroup.procs reads empty in the hierarchy
+ * cgroup_pids reads (v2 when the leaf has one: on a hybrid host it holds
+ * every process too). Nothing can join an empty cgroup but by a write to
+ * the host's cgroupfs, so nothing is left to kill. false when unreadable. */
+bool cgroup_empty(const struct brig_cgroup *cg);
 /* Freeze (pause) or thaw (resume) every process of the container: v2
  * cgroup.freeze (waits for cgroup.events "frozen 1"), else the v1 freezer. */
 int cgroup_freeze(const struct brig_cgroup *cg, bool freeze, struct brig_error **err);
