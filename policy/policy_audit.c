@@ -78,8 +78,13 @@ int policy_audit_write(const struct brig_policy *p, const char *line, struct bri
     if (p->audit.path == NULL) return 0;
     autofree char *rec = brig_asprintf("%s\n", line);
     size_t len = strlen(rec);
-    TRY(audit_mkdir_parent(p->audit.path, err));
+    /* The directory is made only when the open finds it missing: not one
+     * mkdir per line. */
     autoclose int fd = open(p->audit.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0 && errno == ENOENT) {
+        TRY(audit_mkdir_parent(p->audit.path, err));
+        fd = open(p->audit.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    }
     if (fd < 0) return brig_fail(err, errno, "audit.path: open %s", p->audit.path);
     struct stat st;
     if (fstat(fd, &st) < 0) return brig_fail(err, errno, "audit.path: fstat %s", p->audit.path);

@@ -238,6 +238,35 @@ Test(policy_audit, one_line_per_event_rotated_without_values)
     rmdir(dir);
 }
 
+/* The log's directory is made (0700, one level) when the first line finds
+ * it missing, and a path whose directory cannot be made is refused. */
+Test(policy_audit, missing_directory_made_once)
+{
+    char dir[] = "/tmp/test_policy_audit.XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    autopolicy struct brig_policy *p = NULL;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(parse("{\"name\": \"t\"}", &p, &err), 0);
+    free(p->audit.path);
+    p->audit.path = brig_asprintf("%s/log/audit.jsonl", dir);
+    struct policy_audit_event ev = { .op = "create", .id = "c1", .decision = "allow" };
+    cr_assert_eq(policy_audit(p, &ev, &err), 0, "%s", err ? err->msg : "");
+    cr_assert_eq(policy_audit(p, &ev, &err), 0, "%s", err ? err->msg : "");
+    struct stat st;
+    autofree char *sub = brig_asprintf("%s/log", dir);
+    cr_assert_eq(stat(sub, &st), 0);
+    cr_expect_eq(st.st_mode & 07777, 0700);
+    cr_assert_eq(stat(p->audit.path, &st), 0);
+    cr_expect_gt(st.st_size, 0);
+    autofree char *made = p->audit.path;
+    p->audit.path = brig_asprintf("%s/no/such/audit.jsonl", dir);
+    cr_expect_eq(policy_audit(p, &ev, &err), -1);
+    cr_expect(err != NULL && strstr(err->msg, "audit.path: mkdir") != NULL, "%s", err ? err->msg : "");
+    unlink(made);
+    rmdir(sub);
+    rmdir(dir);
+}
+
 static const char *probe_ok =
     "{\"op\":\"boundaries\",\"uid\":1000,\"gid\":1000,\"ns\":{\"net\":2,\"pid\":3,\"ipc\":4,\"uts\":5,\"mnt\":6},"
     "\"status\":{\"CapInh\":\"0000000000000000\",\"CapPrm\":\"0000000000000000\",\"CapEff\":\"0000000000000000\","
