@@ -189,16 +189,16 @@ int sandbox_seal_verify(const struct brig_spec *s, pid_t pid, const char *init_h
 
 /* sandbox exec from brig's binary as is, or sealed: re-executes sealed
  * (returns only on error) unless the sandbox's saved config and live init
- * allow it (docs/security.md); *unsealed then, *t is the trampoline
+ * allow it (docs/security.md); dirfd is its state dir (unlocked), st the
+ * state read from it. *unsealed then, *t is the trampoline
  * (brig-init --exec at SANDBOX_INIT_PATH) the exec must go through, and
  * *parsed the saved config as read and parsed for the decision (the
  * caller's to free: sandbox_exec_parsed_clear). */
 struct brig_state;
 struct brig_exec_trampoline;
 struct brig_exec_parsed;
-int sandbox_seal_exec_decide(const char *state_root, const char *name, const struct brig_state *st,
-                             struct brig_exec_trampoline *t, struct brig_exec_parsed *parsed, bool *unsealed,
-                             struct brig_error **err);
+int sandbox_seal_exec_decide(int dirfd, const struct brig_state *st, struct brig_exec_trampoline *t,
+                             struct brig_exec_parsed *parsed, bool *unsealed, struct brig_error **err);
 void sandbox_exec_parsed_clear(struct brig_exec_parsed *parsed);
 
 /* sandbox_run.c: the whole one-shot. Returns -1 only when r->error could

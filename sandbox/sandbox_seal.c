@@ -166,9 +166,8 @@ static bool seal_suid_dumpable_safe(void)
            (buf[1] == '\n' || buf[1] == '\0');
 }
 
-int sandbox_seal_exec_decide(const char *state_root, const char *name, const struct brig_state *st,
-                             struct brig_exec_trampoline *t, struct brig_exec_parsed *parsed, bool *unsealed,
-                             struct brig_error **err)
+int sandbox_seal_exec_decide(int dirfd, const struct brig_state *st, struct brig_exec_trampoline *t,
+                             struct brig_exec_parsed *parsed, bool *unsealed, struct brig_error **err)
 {
     *unsealed = false;
     *parsed = (struct brig_exec_parsed){ 0 };
@@ -176,7 +175,6 @@ int sandbox_seal_exec_decide(const char *state_root, const char *name, const str
      * seal holds whatever the sandbox is. */
     if (exe_seal_active()) return 0;
     autoerr struct brig_error *e = NULL;
-    autoclose int dirfd = -1;
     autofree char *text = NULL;
     autofree char *init = NULL;
     size_t len = 0;
@@ -186,7 +184,7 @@ int sandbox_seal_exec_decide(const char *state_root, const char *name, const str
      * at its inode); then the saved config, written by create into the
      * root-owned state. */
     bool plain = seal_suid_dumpable_safe() && sandbox_find_init(&init, &e) == 0 && stat(init, &host) == 0 &&
-                 seal_init_in(st->pid, init) && state_dir_open_unlocked(state_root, name, &dirfd, &e) == 0 &&
+                 seal_init_in(st->pid, init) &&
                  brig_read_file_at(dirfd, "config.json", 16u << 20, &text, &len, &e) == 0 &&
                  spec_parse(text, len, st->bundle, &s, &e) == 0 && seal_exec_plain(s);
     if (!plain) {

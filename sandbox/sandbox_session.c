@@ -112,15 +112,15 @@ int sandbox_create(const struct sandbox_opts *o, struct brig_error **err)
 
 /* The sandbox's state, read without the lock (exec and rm lock it through
  * the lifecycle calls they make), its recorded policy and (if text is not
- * NULL) that policy's snapshot. */
-static int session_open(const char *root, const char *name, struct brig_state **st, const char **policy,
-                        const char **text, struct brig_error **err)
+ * NULL) that policy's snapshot. *dirfd: its state dir, opened unlocked
+ * (the caller's to close). */
+static int session_open(const char *root, const char *name, int *dirfd, struct brig_state **st,
+                        const char **policy, const char **text, struct brig_error **err)
 {
     TRY(sandbox_name_check(name, err));
-    autoclose int dirfd = -1;
-    if (state_dir_open_unlocked(root, name, &dirfd, NULL) < 0)
+    if (state_dir_open_unlocked(root, name, dirfd, NULL) < 0)
         return brig_failx(err, "sandbox %s: no such sandbox (in %s)", name, root);
-    if (state_read(dirfd, st, err) < 0) return brig_wrap(err, "sandbox %s", name);
+    if (state_read(*dirfd, st, err) < 0) return brig_wrap(err, "sandbox %s", name);
     const char *snapshot = NULL;
     for (size_t i = 0; i < (*st)->n_annotations; i++) {
         if (strcmp((*st)->annotations[i].key, SANDBOX_POLICY_ANNOTATION) == 0) *policy = (*st)->annotations[i].value;
@@ -138,10 +138,9 @@ static int session_open(const char *root, const char *name, struct brig_state **
     return 0;
 }
 
-static bool session_running(const char *root, const char *name, const struct brig_state *st)
+static bool session_running(int dirfd, const struct brig_state *st)
 {
-    autoclose int dirfd = -1;
-    return state_dir_open_unlocked(root, name, &dirfd, NULL) == 0 && state_status(dirfd, st) == BRIG_STATUS_RUNNING;
+    return state_status(dirfd, st) == BRIG_STATUS_RUNNING;
 }
 
 static void session_kill_exec(void *arg)
@@ -231,9 +230,10 @@ int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
     autopolicy struct brig_policy *p = NULL;
     struct sandbox_limits lim;
     const char *root = session_root(o->state_root);
-    if (session_open(root, o->session, &st, &ref, &text, &err) < 0) return sandbox_fail(r, err);
+    autoclose int dirfd = -1;
+    if (session_open(root, o->session, &dirfd, &st, &ref, &text, &err) < 0) return sandbox_fail(r, err);
     r->sandbox = brig_strdup(o->session);
-    if (!session_running(root, o->session, st)) {
+    if (!session_running(dirfd, st)) {
         brig_failx(&err, "sandbox %s: its init is not running (killed, or the host rebooted): "
                    "brig sandbox rm %s", o->session, o->session);
         return sandbox_fail(r, err);
@@ -242,7 +242,7 @@ int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
     struct brig_exec_trampoline via;
     __attribute__((cleanup(sandbox_exec_parsed_clear))) struct brig_exec_parsed parsed = { 0 };
     bool unsealed;
-    if (sandbox_seal_exec_decide(root, o->session, st, &via, &parsed, &unsealed, &err) < 0)
+    if (sandbox_seal_exec_decide(dirfd, st, &via, &parsed, &unsealed, &err) < 0)
         return sandbox_fail(r, err);
     if (policy_resolve_text(ref, text, &p, &err) < 0) {
         brig_wrap(&err, "sandbox %s: its policy", o->session);
@@ -315,8 +315,10 @@ int sandbox_list(const char *state_root, bool json, struct brig_error **err)
     for (size_t i = 0; i < n; i++) {
         autostate struct brig_state *st = NULL;
         const char *ref = NULL;
-        if (brig_str_has_prefix(ids[i], "sb-") || session_open(root, ids[i], &st, &ref, NULL, NULL) < 0) continue;
-        enum brig_status s = session_running(root, ids[i], st) ? BRIG_STATUS_RUNNING : BRIG_STATUS_STOPPED;
+        autoclose int dirfd = -1;
+        if (brig_str_has_prefix(ids[i], "sb-") || session_open(root, ids[i], &dirfd, &st, &ref, NULL, NULL) < 0)
+            continue;
+        enum brig_status s = session_running(dirfd, st) ? BRIG_STATUS_RUNNING : BRIG_STATUS_STOPPED;
         size_t execs = s == BRIG_STATUS_RUNNING ? session_execs(st) : 0;
         if (json) {
             jw_obj_open(w);
@@ -368,7 +370,9 @@ int sandbox_remove(const char *state_root, const char *name, bool force, struct 
     const char *root = session_root(state_root);
     autostate struct brig_state *st = NULL;
     const char *ref = NULL;
-    TRY(session_open(root, name, &st, &ref, NULL, err));
+    autoclose int dirfd = -1;
+    TRY(session_open(root, name, &dirfd, &st, &ref, NULL, err));
+    brig_closep(&dirfd);
     const struct brig_globals g = { .root = root };
     size_t execs = session_execs(st);
     if (!force && execs > 0)
