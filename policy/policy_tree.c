@@ -177,7 +177,13 @@ int ptree_write(const struct ptree *t, char **out, struct brig_error **err)
     size_t len = 0;
     const char *text = jw_text(w, &len);
     if (text == NULL) return brig_failx(err, "JSON writer failed");
-    *out = brig_asprintf("%s%s", text, len > 0 && text[len - 1] == '\n' ? "" : "\n");
+    /* Copied once at its size: a config is ~20 KB, which an asprintf
+     * would grow into by doubling, a new page touched at each step. */
+    bool nl = len > 0 && text[len - 1] == '\n';
+    char *copy = brig_calloc(1, len + 2);
+    memcpy(copy, text, len);
+    if (!nl) copy[len] = '\n';
+    *out = copy;
     return 0;
 }
 
