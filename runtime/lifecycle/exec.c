@@ -165,7 +165,8 @@ static int exec_load_config(struct exec_run *X, const struct brig_state *st, str
         X->spec = steal_ptr(&pre->spec);
         return 0;
     }
-    if (spec_parse(text, len, st->bundle, &X->spec, err) < 0) return brig_wrap(err, "the container's saved config.json");
+    if (spec_parse(text, len, st->bundle, &X->spec, err) < 0)
+        return brig_wrap(err, "the container's saved config.json");
     return 0;
 }
 
