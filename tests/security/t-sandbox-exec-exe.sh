@@ -23,19 +23,12 @@ it_init
 SRC=$BRIG_SECURITY_SRC/sandbox-exec-exe
 
 D=$T/decoy
-mkdir -p "$D" && cp "$BRIG" "$D/brig" || bail "cannot copy brig"
-for c in "$(dirname "$BRIG")/brig-init" "$(dirname "$BRIG")/../sandbox/brig-init"; do
-    [ -x "$c" ] && { cp "$c" "$D/brig-init"; break; }
-done
-[ -x "$D/brig-init" ] || bail "no brig-init beside $BRIG"
+decoy_brig "$D"
 cp "$D/brig" "$D/brig.orig"
-read -r DEV INO < <(stat -c '%d %i' "$D/brig")
-read -r TDEV TINO < <(stat -c '%d %i' "$D/brig-init")
 
 ROOTFS=$T/rootfs
-mkdir -p "$ROOTFS"/{bin,dev,proc,sys,tmp,var/tmp,workspace,etc,lib64,usr/bin} && cp /bin/busybox "$ROOTFS/bin/" ||
-    bail "cannot make the rootfs"
-for a in sh cat chmod printf sleep true; do ln -s busybox "$ROOTFS/bin/$a"; done
+busybox_rootfs "$ROOTFS" sh cat chmod printf sleep true
+mkdir -p "$ROOTFS/lib64" || bail "cannot make the rootfs"
 build_static "$ROOTFS/lib64/ld-linux-x86-64.so.2" "$SRC/loader.c" -nostdlib -fno-stack-protector -fno-builtin
 build_static "$ROOTFS/usr/bin/racer" "$SRC/racer.c"
 WS=$T/ws

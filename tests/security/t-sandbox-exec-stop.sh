@@ -18,17 +18,10 @@ it_init
 SRC=$BRIG_SECURITY_SRC/sandbox-exec-stop
 
 D=$T/decoy
-mkdir -p "$D" && cp "$BRIG" "$D/brig" || bail "cannot copy brig"
-for c in "$(dirname "$BRIG")/brig-init" "$(dirname "$BRIG")/../sandbox/brig-init"; do
-    [ -x "$c" ] && { cp "$c" "$D/brig-init"; break; }
-done
-[ -x "$D/brig-init" ] || bail "no brig-init beside $BRIG"
-read -r DEV INO < <(stat -c '%d %i' "$D/brig")
+decoy_brig "$D"
 
 ROOTFS=$T/rootfs
-mkdir -p "$ROOTFS"/{bin,dev,proc,sys,tmp,var/tmp,workspace,etc,usr/bin} && cp /bin/busybox "$ROOTFS/bin/" ||
-    bail "cannot make the rootfs"
-for a in sh true; do ln -s busybox "$ROOTFS/bin/$a"; done
+busybox_rootfs "$ROOTFS" sh true
 build_static "$ROOTFS/usr/bin/stopper" "$SRC/stopper.c"
 WS=$T/ws
 mkdir -p "$WS" && chown 1000:1000 "$WS"

@@ -13,9 +13,7 @@
 it_init
 
 ROOTFS=$T/rootfs
-mkdir -p "$ROOTFS"/{bin,dev,proc,sys,tmp,var/tmp,workspace,etc,usr/bin} && cp /bin/busybox "$ROOTFS/bin/" ||
-    bail "cannot make the rootfs"
-for a in sh cat sleep true; do ln -s busybox "$ROOTFS/bin/$a"; done
+busybox_rootfs "$ROOTFS" sh cat sleep true
 build_static "$ROOTFS/usr/bin/detach" "$BRIG_SECURITY_SRC/sandbox-session/detach.c"
 build_static "$ROOTFS/usr/bin/forge-sigterm" "$BRIG_SECURITY_SRC/sandbox-session/forge-sigterm.c"
 WS=$T/ws
