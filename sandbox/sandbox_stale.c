@@ -161,32 +161,17 @@ void sandbox_reap_stale(const char *root)
     if (access(root, F_OK) < 0 || state_root_open(root, false, &rootfd, NULL) < 0) return;
     DIR *d = fdopendir(dup(rootfd));
     if (d == NULL) return;
-    /* One read of the root: the owner files judged as met, the one-shot
-     * states (state_list_ids's filter) kept for the pass below. */
-    char **ids = NULL;
-    size_t n = 0, cap = 0;
     struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (brig_str_has_prefix(e->d_name, OWNER_PREFIX)) {
-            stale_owner(root, rootfd, e->d_name);
-            continue;
-        }
-        if ((e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) || !brig_str_has_prefix(e->d_name, "sb-") ||
-            state_validate_id(e->d_name, NULL) < 0)
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 8;
-            char **v = realloc(ids, cap * sizeof(char *));
-            if (v == NULL) abort();
-            ids = v;
-        }
-        ids[n++] = brig_strdup(e->d_name);
-    }
+    while ((e = readdir(d)) != NULL)
+        if (brig_str_has_prefix(e->d_name, OWNER_PREFIX)) stale_owner(root, rootfd, e->d_name);
     closedir(d);
 
-    /* A state whose owner was reaped above is gone: not stopped, skipped. */
+    char **ids = NULL;
+    size_t n = 0;
+    if (state_list_ids(root, &ids, &n, NULL) < 0) return;
     const struct brig_globals g = { .root = root };
     for (size_t i = 0; i < n; i++) {
+        if (!brig_str_has_prefix(ids[i], "sb-")) continue;
         char name[sizeof(OWNER_PREFIX) + 64];
         snprintf(name, sizeof(name), OWNER_PREFIX "%s", ids[i]);
         if (faccessat(rootfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || !stale_stopped(root, ids[i])) continue;
@@ -194,6 +179,5 @@ void sandbox_reap_stale(const char *root)
         if (container_delete(&g, ids[i], true, &err) < 0) brig_warn("sandbox: stale %s: %s", ids[i], err->msg);
         else brig_debug("sandbox: removed stale %s", ids[i]);
     }
-    for (size_t i = 0; i < n; i++) free(ids[i]);
-    free(ids);
+    brig_strv_free(ids);
 }
