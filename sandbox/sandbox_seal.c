@@ -32,12 +32,10 @@
  * under the state's lock has the same bytes (struct brig_exec_parsed). */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <linux/capability.h>
@@ -47,6 +45,7 @@
 #include "../runtime/config/spec.h"
 #include "../runtime/lifecycle/exec.h"
 #include "../runtime/lifecycle/state.h"
+#include "../runtime/linux/caps.h"
 #include "../runtime/linux/exe_seal.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/fs.h"
@@ -82,14 +81,10 @@ static bool seal_init_in(pid_t pid, const char *init_host)
     char root[64];
     snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
     autoclose int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    struct open_how how = {
-        .flags = O_PATH | O_CLOEXEC,
-        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-    };
-    autoclose int in = rootfd < 0 ? -1 : (int)syscall(SYS_openat2, rootfd, SANDBOX_INIT_PATH, &how, sizeof(how));
-    struct stat a, b;
-    return in >= 0 && fstat(in, &a) == 0 && stat(init_host, &b) == 0 && S_ISREG(a.st_mode) &&
-           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    struct stat host;
+    if (rootfd < 0 || stat(init_host, &host) < 0) return false;
+    autoclose int in = brig_open_exact_in_root(rootfd, SANDBOX_INIT_PATH, host.st_dev, host.st_ino);
+    return in >= 0;
 }
 
 int sandbox_seal_verify(const struct brig_spec *s, pid_t pid, const char *init_host, struct brig_error **err)
@@ -111,24 +106,15 @@ int sandbox_seal_verify(const struct brig_spec *s, pid_t pid, const char *init_h
     return 0;
 }
 
-/* The command reaches a non-dumpable brig child only with CAP_SYS_PTRACE:
- * in no set of the sandbox's process (the init's, and every exec's, whose
- * bounding set all their descendants inherit). */
-static bool seal_no_ptrace(const struct brig_caps *c)
-{
-    for (size_t i = 0; i < BRIG_CAP_SET_COUNT; i++)
-        if (c->sets[i] & (UINT64_C(1) << CAP_SYS_PTRACE)) return false;
-    return true;
-}
-
 /* A syscall of the trampoline's path passes the sandbox's filter: no
- * filter, one that allows everything by default, or an unconditional
- * allow of it and no other rule for it (execveat, and the faccessat that
- * tells a file the user may not run, proc_exec.c). */
+ * filter, or no rule for it but an unconditional allow (the default one
+ * allows everything otherwise): execveat, and the faccessat that tells a
+ * file the user may not run (proc_exec.c). A default allow with a rule
+ * that denies it (or allows it on arguments only) is not enough. */
 static bool seal_syscall_allowed(const struct brig_seccomp *f, const char *name)
 {
-    if (!f->present || f->default_action == BRIG_SCMP_ALLOW) return true;
-    bool allowed = false;
+    if (!f->present) return true;
+    bool allowed = f->default_action == BRIG_SCMP_ALLOW;
     for (size_t i = 0; i < f->n_syscalls; i++) {
         const struct brig_seccomp_rule *r = &f->syscalls[i];
         for (size_t k = 0; k < r->n_names; k++) {
@@ -152,7 +138,10 @@ static bool seal_exec_plain(const struct brig_spec *s)
         if (s->hooks[k].n > 0) return false;
     const struct brig_namespace *ns = s->linux_cfg.namespaces;
     return ns[BRIG_NS_PID].present && ns[BRIG_NS_PID].path == NULL && !ns[BRIG_NS_USER].present &&
-           seal_no_ptrace(&p->caps) && seal_syscall_allowed(&s->linux_cfg.seccomp, "execveat") &&
+           /* the command reaches a non-dumpable brig child only with
+            * CAP_SYS_PTRACE: in no set (the bounding one all inherit) */
+           !caps_in_any_set(&p->caps, CAP_SYS_PTRACE) &&
+           seal_syscall_allowed(&s->linux_cfg.seccomp, "execveat") &&
            seal_syscall_allowed(&s->linux_cfg.seccomp, "faccessat");
 }
 

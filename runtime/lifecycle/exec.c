@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,7 +16,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -102,16 +100,6 @@ static int exec_ns_plan(pid_t pid, struct exec_run *X, struct brig_error **err)
     return 0;
 }
 
-/* CAP_SYS_PTRACE in no set: nothing born with these caps (the bounding set
- * included, which every descendant inherits) passes ptrace_may_access on a
- * non-dumpable process, even of its own uid (kernel/ptrace.c). */
-static bool exec_caps_no_ptrace(const struct brig_caps *c)
-{
-    for (size_t i = 0; i < BRIG_CAP_SET_COUNT; i++)
-        if (c->sets[i] & (UINT64_C(1) << CAP_SYS_PTRACE)) return false;
-    return true;
-}
-
 /* An exec through a trampoline runs from brig's unsealed binary: refused
  * unless no process of the container can ever open our child's
  * /proc/<pid>/exe (docs/security.md, "sandbox exec without the sealed
@@ -124,7 +112,11 @@ static int exec_trampoline_check(const struct exec_run *X, const struct brig_cap
     const char *why = NULL;
     if (!X->join_pid) why = "the container shares brig's pid namespace";
     else if (X->ns_flags & CLONE_NEWUSER) why = "the container has a user namespace";
-    else if (!exec_caps_no_ptrace(saved) || !exec_caps_no_ptrace(&X->spec->process.caps))
+    /* CAP_SYS_PTRACE in no set: nothing born with these caps (the bounding
+     * set included, which every descendant inherits) passes
+     * ptrace_may_access on a non-dumpable process, even of its own uid. */
+    else if (caps_in_any_set(saved, CAP_SYS_PTRACE) ||
+             caps_in_any_set(&X->spec->process.caps, CAP_SYS_PTRACE))
         why = "CAP_SYS_PTRACE is in a capability set of its process";
     for (size_t k = 0; why == NULL && k < BRIG_HOOK_KIND_COUNT; k++)
         if (X->spec->hooks[k].n > 0) why = "the config has hooks";
@@ -223,16 +215,10 @@ static int exec_trampoline_open(const struct brig_exec_trampoline *t, int *out, 
 {
     autoclose int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0) return brig_fail(err, errno, "open /");
-    struct open_how how = {
-        .flags = O_PATH | O_CLOEXEC,
-        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-    };
-    autoclose int fd = (int)syscall(SYS_openat2, rootfd, t->path, &how, sizeof(how));
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != t->dev || st.st_ino != t->ino)
+    *out = brig_open_exact_in_root(rootfd, t->path, t->dev, t->ino);
+    if (*out < 0)
         return brig_failx(err, "exec: %s in the container is not the host's file: refusing to exec through it",
                           t->path);
-    *out = steal_fd(&fd);
     return 0;
 }
 

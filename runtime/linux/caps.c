@@ -35,6 +35,13 @@ int caps_from_name(const char *name)
     return (int)v;
 }
 
+bool caps_in_any_set(const struct brig_caps *caps, int cap)
+{
+    for (size_t i = 0; i < BRIG_CAP_SET_COUNT; i++)
+        if (caps->sets[i] & (UINT64_C(1) << cap)) return true;
+    return false;
+}
+
 int caps_last_cap(void)
 {
     /* Read once: the parent asks before clone, so the child never needs a

@@ -10,6 +10,8 @@
 int caps_from_name(const char *name);
 /* Highest capability number this kernel knows. */
 int caps_last_cap(void);
+/* Whether cap is in any of caps' sets (the bounding one included). */
+bool caps_in_any_set(const struct brig_caps *caps, int cap);
 
 /* Drop the bounding set to caps->sets[BOUNDING], then set permitted,
  * effective and inheritable with capset, then the ambient set. Runs after

@@ -46,6 +46,10 @@ int brig_open_in_root(int rootfd, const char *path, int flags, mode_t mode,
 /* The same, failing with errno only: for a search where a miss is the
  * usual answer (PATH), without an error made and freed per miss. */
 int brig_open_in_root_errno(int rootfd, const char *path, int flags, mode_t mode);
+/* An O_PATH fd of path in the root only if it is the regular file dev/ino
+ * and no symlink is on the way (nothing renamed can redirect it, as an
+ * execve there would find it); -1 otherwise. */
+int brig_open_exact_in_root(int rootfd, const char *path, dev_t dev, ino_t ino);
 /* mkdir -p inside the root; returns an O_PATH|O_DIRECTORY fd of the last
  * component. Never follows a symlink out of the root. */
 int brig_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct brig_error **err);

@@ -66,6 +66,14 @@ int brig_open_in_root_errno(int rootfd, const char *path, int flags, mode_t mode
     return fsroot_openat2(rootfd, path, flags, mode);
 }
 
+int brig_open_exact_in_root(int rootfd, const char *path, dev_t dev, ino_t ino)
+{
+    autoclose int fd = fsroot_openat2_res(rootfd, path, O_PATH, 0, RESOLVE_NO_SYMLINKS);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != dev || st.st_ino != ino) return -1;
+    return steal_fd(&fd);
+}
+
 int brig_open_in_root(int rootfd, const char *path, int flags, mode_t mode,
                       struct brig_error **err)
 {
