@@ -303,10 +303,8 @@ int cgroup_pids(const struct brig_cgroup *cg, pid_t **pids, size_t *n, struct br
 
 bool cgroup_empty(const struct brig_cgroup *cg)
 {
-    /* primary()'s order; a hierarchy missing reads as not empty. */
-    const struct cg_dir *d = cg_dir_v2(cg);
-    if (d == NULL) d = cg_dir_v1(cg, "pids");
-    if (d == NULL && cg->n_dirs > 0) d = &cg->dirs[0];
+    /* The hierarchy cgroup_pids reads; one it cannot read is not empty. */
+    const struct cg_dir *d = primary(cg);
     if (d == NULL) return false;
     char path[PATH_MAX];
     if (snprintf(path, sizeof(path), "%s/cgroup.procs", d->path) >= (int)sizeof(path)) return false;
