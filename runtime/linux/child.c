@@ -21,7 +21,7 @@
 #include "../util/strutil.h"
 #include "cgroup/cgroup.h"
 #include "console.h"
-#include "netlink.h"
+#include "loopback.h"
 #include "proc_exec.h"
 #include "process_attrs.h"
 #include "rootfs/rootfs.h"
@@ -83,7 +83,7 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
     if (c->cg != NULL) TRY(cgroup_attach_self(c->cg, c->cloned_into, err));   /* before cgroupns */
     TRY(ns_child_join(s, c->ns, err));
     TRY(hostname_apply(s, err));                               /* in the new or joined uts */
-    if (c->ns->new_net) TRY(netlink_lo_up(err));
+    if (c->ns->new_net) TRY(loopback_up(err));
     if (c->ns->new_mnt) {                                      /* else: rootfs_shared.c */
         TRY(rootfs_prepare(s, c->caller_mntns, &rootfd, err));
         TRY(mounts_apply(rootfd, s, in_userns, err));

@@ -1,5 +1,5 @@
-/* netlink_lo_up in a fresh network namespace: lo comes up and carries a
- * TCP connection to 127.0.0.1. */
+/* loopback_up in a fresh network namespace: lo comes up and carries a
+ * TCP connection to 127.0.0.1; the kernel's refusal is the error. */
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "linux/netlink.h"
+#include "linux/loopback.h"
 #include "util/error.h"
 #include "sec_child.h"
 
@@ -60,14 +60,14 @@ static int lo_child(void *arg, int fd)
     }
     int before = lo_flags();
     sec_out(fd, "before=%s ", before >= 0 && (before & IFF_UP) ? "up" : "down");
-    if (netlink_lo_up(&err) < 0) {
+    if (loopback_up(&err) < 0) {
         sec_out(fd, "ERR %s", err->msg);
         return 1;
     }
     int after = lo_flags();
     sec_out(fd, "after=%s ", after >= 0 && (after & IFF_UP) ? "up" : "down");
-    /* Idempotent: a second call is acknowledged too. */
-    if (netlink_lo_up(&err) < 0) {
+    /* Idempotent: a second call, on lo already up, succeeds too. */
+    if (loopback_up(&err) < 0) {
         sec_out(fd, "ERR again %s", err->msg);
         return 1;
     }
@@ -75,7 +75,7 @@ static int lo_child(void *arg, int fd)
     return 0;
 }
 
-Test(netlink, lo_up_in_new_netns)
+Test(loopback, lo_up_in_new_netns)
 {
     if (geteuid() != 0) cr_skip_test("needs root for unshare(CLONE_NEWNET)");
     struct sec_child r;
@@ -90,19 +90,19 @@ static int lo_unprivileged_child(void *arg, int fd)
     struct brig_error *err = NULL;
     if (unshare(CLONE_NEWNET) < 0) return 77;
     if (setresuid(65534, 65534, 65534) < 0) return 78;
-    if (netlink_lo_up(&err) == 0) return 1;
+    if (loopback_up(&err) == 0) return 1;
     sec_out(fd, "%s", err->msg);
     return 0;
 }
 
 /* The kernel's refusal comes back as the error, not as success. */
-Test(netlink, reports_kernel_error)
+Test(loopback, reports_kernel_error)
 {
     if (geteuid() != 0) cr_skip_test("needs root for unshare(CLONE_NEWNET)");
     struct sec_child r;
     cr_assert_eq(sec_child_run(lo_unprivileged_child, NULL, &r), 0);
     if (sec_exit_code(&r) == 77) cr_skip_test("no network namespaces here");
     cr_assert_eq(sec_exit_code(&r), 0, "child: status %d %s", r.status, r.out);
-    cr_assert(strstr(r.out, "netlink: RTM_NEWLINK lo up: Operation not permitted") != NULL,
+    cr_assert(strstr(r.out, "loopback: bring lo up: Operation not permitted") != NULL,
               "%s", r.out);
 }
