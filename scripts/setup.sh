@@ -22,7 +22,7 @@ BUILD=${BRIG_BUILD_DIR:-build}
 # install their own extras on first use (tests/vm/setup-vm.sh,
 # tests/engines/setup-engines.sh). docs/testing.md has the whole list.
 BUILD_PKGS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev
-            libyajl-dev libmnl-dev nettle-dev libyaml-dev libarchive-dev libcriterion-dev git python3)
+            libyajl-dev nettle-dev libyaml-dev libarchive-dev libcriterion-dev git python3)
 TEST_PKGS=(busybox-static jq clang iproute2 util-linux procps coreutils findutils
            python3-jsonschema crun runc strace umoci skopeo zstd)
 
