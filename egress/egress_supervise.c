@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <nss.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -77,6 +78,13 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
     pid_t auditor = -1;
     if (null < 0 || egress_auditor_start(p, &auditor, &x.audit_fd, why, sizeof(why)) < 0) {
         sup_reply(ctl, null < 0 ? "open /dev/null" : why);
+        _exit(1);
+    }
+    /* Names through /etc/hosts and DNS only, the NSS modules glibc has
+     * built in: a static brig cannot load the host's others (nsswitch.conf's
+     * "resolve", "mdns": a second libc, and the proxy crashes). */
+    if (__nss_configure_lookup("hosts", "files dns") < 0) {
+        sup_reply(ctl, "cannot set the proxy's name lookup (hosts: files dns)");
         _exit(1);
     }
     int keep[] = { ctl, fds[0], fds[1], pidfd, x.hosts_fd, null, x.audit_fd };

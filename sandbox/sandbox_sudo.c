@@ -11,6 +11,7 @@
  * sound sandbox.conf, nothing runs. */
 #include <errno.h>
 #include <fcntl.h>
+#include <nss.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,11 @@ static long sudo_caller(void)
     const char *s = getenv("SUDO_UID");
     if (s == NULL) s = getenv("PKEXEC_UID");
     if (s == NULL && getenv("DOAS_USER") != NULL) {
+        /* /etc/passwd only (doas users are local): glibc's built-in module.
+         * A static brig cannot load the host's others (nsswitch.conf's
+         * "systemd", "ldap": a second libc, and brig crashes); a user found
+         * nowhere is someone, not root. */
+        if (__nss_configure_lookup("passwd", "files") < 0) return 0x7fffffff;
         struct passwd *pw = getpwnam(getenv("DOAS_USER"));
         return pw != NULL ? (pw->pw_uid == 0 ? -1 : (long)pw->pw_uid) : 0x7fffffff;
     }

@@ -108,6 +108,19 @@ for v in BRIG_EGRESS_HOSTS BRIG_ROOTFS_DIR; do
     check_eq "$v kept by sudo: nothing ran" "$(j .ran)" false
 done
 
+# doas: DOAS_USER names the caller, looked up in /etc/passwd only. A name
+# found nowhere is someone, not root: refused like a known one, never a
+# crash (the static brig cannot load NSS modules such as nsswitch.conf's
+# "systemd", which it would try for a name not in /etc/passwd).
+for u in nobody "no-such-user-$$"; do
+    (cd / && env DOAS_USER="$u" timeout -k 5 60 "$BRIG" sandbox run --json --policy "$T/evil.json" -- true) \
+        > "$T/out.json" 2> "$T/err.txt"
+    check_eq "doas as $u: exit 125" "$?" 125
+    check "doas as $u: --policy refused" grep -qF -- "--policy $T/evil.json: not allowed through sudo" "$T/out.json" ||
+        diag "$(cat "$T/out.json" "$T/err.txt")"
+    check_eq "doas as $u: nothing ran" "$(j .ran)" false
+done
+
 # ---- fail closed: a sandbox.conf the caller could have changed ----
 chmod 0666 "$CONF"
 refused "a world-writable sandbox.conf" "must be owned by root and not writable by group or others" -- true
