@@ -250,25 +250,35 @@ static int init_exec(int argc, char **argv, char **envp)
     return e == ENOENT ? 127 : 126;
 }
 
+/* What CMD's process needs, read from brig-init's memory (sys_spawn). */
+struct init_cmd {
+    const char *cwd;
+    char **argv;
+    char **envp;
+    sys_sigset mask;            /* brig-init's own, before it blocked everything */
+};
+
 /* CMD's process: its own group, the terminal's foreground if there is one,
- * the signal mask brig-init was given, then CMD. */
-static __attribute__((noreturn)) void init_child(const char *cwd, char **cmd, char **envp, const sys_sigset *old)
+ * the signal mask brig-init was given, then CMD. It runs in brig-init's
+ * memory until its execve (sys_spawn): nothing is written but its stack. */
+static int init_child(void *arg)
 {
+    const struct init_cmd *c = arg;
     sys_setpgid(0, 0);
     /* --tty: our session's terminal; CMD's group must be its foreground
      * or its first read or write stops it (SIGTTIN/SIGTTOU). Allowed
      * from the background here: everything is still blocked. */
     if (sys_isatty(0)) sys_tcsetpgrp(0, (pid_t)sys_getpid());
-    sys_sigprocmask(SIG_SETMASK, old, NULL);
+    sys_sigprocmask(SIG_SETMASK, &c->mask, NULL);
     char buf[32];
-    long r = cwd != NULL ? sys_chdir(cwd) : 0;
+    long r = c->cwd != NULL ? sys_chdir(c->cwd) : 0;
     if (r < 0) {
-        init_say("--cwd ", cwd, ": ", init_strerror((int)-r, buf), " (brig does not create it)", NULL);
-        sys_exit(125);
+        init_say("--cwd ", c->cwd, ": ", init_strerror((int)-r, buf), " (brig does not create it)", NULL);
+        return 125;
     }
-    int e = init_execvp(cmd[0], cmd, envp);
-    init_say(cmd[0], ": ", init_strerror(e, buf), NULL);
-    sys_exit(e == ENOENT ? 127 : 126);
+    int e = init_execvp(c->argv[0], c->argv, c->envp);
+    init_say(c->argv[0], ": ", init_strerror(e, buf), NULL);
+    return e == ENOENT ? 127 : 126;
 }
 
 /* Forward what comes to CMD's group until CMD ends; reap whatever else
@@ -291,21 +301,24 @@ static int init_wait(pid_t child, const sys_sigset *all)
     }
 }
 
-static int init_run(const char *cwd, char **cmd, char **envp)
+static int init_run(const char *cwd, char **argv, char **envp)
 {
-    /* Everything blocked before the fork: no signal is lost between the
-     * fork and sigwaitinfo; the command gets the mask it would have had. */
-    sys_sigset all, old;
+    /* Everything blocked before the child: no signal is lost between its
+     * start and sigwaitinfo; the command gets the mask it would have had. */
+    sys_sigset all;
+    struct init_cmd c = { .cwd = cwd, .argv = argv, .envp = envp };
     sys_sigfill(&all);
-    sys_sigprocmask(SIG_BLOCK, &all, &old);
-    long child = sys_fork();
+    sys_sigprocmask(SIG_BLOCK, &all, &c.mask);
+    long child = sys_spawn(init_child, &c);
     if (child < 0) {
         char buf[32];
         init_say("fork: ", init_strerror((int)-child, buf), NULL);
         return 125;
     }
-    if (child == 0) init_child(cwd, cmd, envp, &old);
-    sys_setpgid((pid_t)child, (pid_t)child);    /* also here: no race with the first forwarded signal */
+    /* Also here for a fork (glibc's sys_spawn), where we may run before the
+     * child: no race with the first forwarded signal. After a vfork the
+     * child has done both (setpgid then fails: it has exec'd). */
+    sys_setpgid((pid_t)child, (pid_t)child);
     if (sys_isatty(0)) sys_tcsetpgrp(0, (pid_t)child);
     return init_wait((pid_t)child, &all);
 }
