@@ -86,7 +86,7 @@ static const struct {
     { ELIBBAD, "Accessing a corrupted shared library" },
 };
 
-/* Into buf (24 bytes at least): the text, or glibc's "Unknown error N". */
+/* Into buf (32 bytes): the text, or glibc's "Unknown error N". */
 static const char *init_strerror(int e, char *buf)
 {
     for (size_t i = 0; i < sizeof(init_errors) / sizeof(init_errors[0]); i++)
@@ -112,7 +112,7 @@ static size_t init_put(char *buf, size_t n, size_t max, const char *s)
 
 /* One line on stderr, "brig-init: " and the pieces up to NULL, in one
  * write as stderr's fprintf made it (truncated past the buffer). */
-static void init_say(const char *piece, ...)
+static __attribute__((sentinel)) void init_say(const char *piece, ...)
 {
     char line[4096];
     size_t n = init_put(line, 0, sizeof(line) - 1, "brig-init: ");
