@@ -17,7 +17,9 @@
  * execv's PATH (found inside the root by brig, no PATH search) with ARGV0
  * as the caller gave it and the environment as is: no fork, no setsid, no
  * signal change. A failed execv is reported as brig-init's CMD's would be:
- * on stderr, exit 127 (ENOENT) or 126.
+ * on stderr, exit 127 (ENOENT) or 126. Loaded as such an interpreter,
+ * brig-init runs as a program of its own on the command's arguments (its
+ * usage, exit 125, as a rule): nothing the command could not run itself.
  *
  * --cwd DIR: CMD's working directory, entered by CMD's own process (the
  * sandbox's user, inside the sandbox) and never made. As process.cwd the
