@@ -16,9 +16,10 @@
  * PT_INTERP of /proc/self/exe) is this read-only bind, never brig. It only
  * execv's PATH (found inside the root by brig, no PATH search) with ARGV0
  * as the caller gave it and the environment as is: no fork, no setsid, no
- * signal change; on x86_64 from its entry point, before static glibc
- * starts (init_fast_exec). A failed execv is reported as brig-init's CMD's
- * would be: on stderr, exit 127 (ENOENT) or 126.
+ * signal change. A failed execv is reported as brig-init's CMD's would be:
+ * on stderr, exit 127 (ENOENT) or 126. Loaded as such an interpreter,
+ * brig-init runs as a program of its own on the command's arguments (its
+ * usage, exit 125, as a rule): nothing the command could not run itself.
  *
  * --cwd DIR: CMD's working directory, entered by CMD's own process (the
  * sandbox's user, inside the sandbox) and never made. As process.cwd the
@@ -31,15 +32,180 @@
  * not die with its parent: the brig that created it exits at once.
  *
  * Static and self-contained (no libbrig): it is bind-mounted read-only into
- * rootfs images that may have no libc at all. */
-#include <errno.h>
-#include <signal.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
+ * rootfs images that may have no libc at all. On x86_64 and aarch64 it has
+ * none itself either (init_sys.h): a few KB, its own _start, no start-up
+ * cost before PID 1's first system call. So: no errno (calls return
+ * -errno), no stdio, no strerror (init_strerror), no execvp (init_execvp,
+ * glibc's rules), no stack protector or anything else that needs TLS. */
+
+#include <linux/limits.h>
+#include <stdarg.h>
+
+#include "init_sys.h"
+
+/* ---- what glibc gave it: strings, messages, execvp ---- */
+
+static bool init_eq(const char *a, const char *b)
+{
+    while (*a != '\0' && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
+static size_t init_len(const char *s)
+{
+    size_t n = 0;
+    while (s[n] != '\0') n++;
+    return n;
+}
+
+/* glibc's strerror texts for what the calls here fail with: messages stay
+ * what they were with glibc (tests and users grep them). */
+static const struct {
+    int errnum;
+    char text[40];              /* not a pointer: no relocation, read-only */
+} init_errors[] = {
+    { EPERM, "Operation not permitted" },
+    { ENOENT, "No such file or directory" },
+    { EIO, "Input/output error" },
+    { E2BIG, "Argument list too long" },
+    { ENOEXEC, "Exec format error" },
+    { EAGAIN, "Resource temporarily unavailable" },
+    { ENOMEM, "Cannot allocate memory" },
+    { EACCES, "Permission denied" },
+    { EFAULT, "Bad address" },
+    { ENOTDIR, "Not a directory" },
+    { EISDIR, "Is a directory" },
+    { EINVAL, "Invalid argument" },
+    { ENFILE, "Too many open files in system" },
+    { EMFILE, "Too many open files" },
+    { ETXTBSY, "Text file busy" },
+    { ENAMETOOLONG, "File name too long" },
+    { ENOSYS, "Function not implemented" },
+    { ELOOP, "Too many levels of symbolic links" },
+    { ELIBBAD, "Accessing a corrupted shared library" },
+};
+
+/* Into buf (32 bytes): the text, or glibc's "Unknown error N". */
+static const char *init_strerror(int e, char *buf)
+{
+    for (size_t i = 0; i < sizeof(init_errors) / sizeof(init_errors[0]); i++)
+        if (init_errors[i].errnum == e) return init_errors[i].text;
+    char digits[12];
+    int n = 0;
+    unsigned u = e < 0 ? 0u - (unsigned)e : (unsigned)e;
+    do digits[n++] = (char)('0' + u % 10); while ((u /= 10) != 0);
+    char *p = buf;
+    for (const char *s = "Unknown error "; *s != '\0'; s++) *p++ = *s;
+    if (e < 0) *p++ = '-';
+    while (n > 0) *p++ = digits[--n];
+    *p = '\0';
+    return buf;
+}
+
+/* Appends s to buf[n..max), as much as fits. */
+static size_t init_put(char *buf, size_t n, size_t max, const char *s)
+{
+    while (*s != '\0' && n < max) buf[n++] = *s++;
+    return n;
+}
+
+/* One line on stderr, "brig-init: " and the pieces up to NULL, in one
+ * write as stderr's fprintf made it (truncated past the buffer). */
+static __attribute__((sentinel)) void init_say(const char *piece, ...)
+{
+    char line[4096];
+    size_t n = init_put(line, 0, sizeof(line) - 1, "brig-init: ");
+    va_list ap;
+    va_start(ap, piece);
+    for (; piece != NULL; piece = va_arg(ap, const char *)) n = init_put(line, n, sizeof(line) - 1, piece);
+    va_end(ap);
+    line[n++] = '\n';
+    sys_write(2, line, n);
+}
+
+static const char *init_getenv(char **envp, const char *name)
+{
+    size_t n = init_len(name);
+    for (char **e = envp; e != NULL && *e != NULL; e++) {
+        size_t i = 0;
+        while (i < n && (*e)[i] == name[i]) i++;
+        if (i == n && (*e)[n] == '=') return *e + n + 1;
+    }
+    return NULL;
+}
+
+/* execvp's fallback for a file the kernel does not know how to run (no #!):
+ * /bin/sh runs it, with the caller's arguments after it. */
+static int init_exec_script(const char *path, char **argv, char **envp)
+{
+    size_t argc = 0;
+    while (argv[argc] != NULL) argc++;
+    char *sh_argv[argc > 1 ? argc + 2 : 3];
+    sh_argv[0] = (char *)"/bin/sh";
+    sh_argv[1] = (char *)path;
+    for (size_t i = 1; i <= argc; i++) sh_argv[i + 1] = argv[i];
+    if (argc <= 1) sh_argv[2] = NULL;
+    return (int)-sys_execve(sh_argv[0], sh_argv, envp);
+}
+
+/* One execve of execvp's: the errno it left. */
+static int init_exec_one(const char *path, char **argv, char **envp)
+{
+    int e = (int)-sys_execve(path, argv, envp);
+    if (e == ENOEXEC) e = init_exec_script(path, argv, envp);
+    return e;
+}
+
+/* execvp(3) as glibc 2.36 does it (posix/execvpe.c), over the command's own
+ * environment: a name with a '/' as is, else each directory of PATH
+ * (/bin:/usr/bin without one; an empty entry is the working directory) in
+ * turn, past the ones where it is missing or not ours to run; EACCES if any
+ * was, else the last error. Returns the errno; only returns on failure. */
+static int init_execvp(const char *file, char **argv, char **envp)
+{
+    if (*file == '\0') return ENOENT;
+    for (const char *c = file; *c != '\0'; c++)
+        if (*c == '/') return init_exec_one(file, argv, envp);
+    size_t file_len = init_len(file);
+    if (file_len > NAME_MAX) return ENAMETOOLONG;
+    const char *path = init_getenv(envp, "PATH");
+    if (path == NULL) path = "/bin:/usr/bin";
+    /* Sized as glibc's (a VLA, not PATH_MAX): the stack the command's
+     * process touches is what it needs. */
+    size_t path_len = 1;
+    while (path_len < PATH_MAX && path[path_len - 1] != '\0') path_len++;
+    char buf[path_len + file_len + 2];
+    bool got_eacces = false;
+    int e = ENOENT;
+    for (const char *p = path;; p++) {
+        const char *end = p;
+        while (*end != '\0' && *end != ':') end++;
+        if ((size_t)(end - p) < path_len) {     /* glibc skips what would not fit */
+            char *b = buf;
+            for (const char *s = p; s < end; s++) *b++ = *s;
+            if (end > p) *b++ = '/';
+            for (size_t i = 0; i <= file_len; i++) *b++ = file[i];
+            e = init_exec_one(buf, argv, envp);
+            switch (e) {
+            case EACCES:
+                got_eacces = true;
+                break;
+            case ENOENT: case ESTALE: case ENOTDIR: case ENODEV: case ETIMEDOUT:
+                break;
+            default:
+                return e;                       /* found, but it would not run */
+            }
+        }
+        p = end;
+        if (*p == '\0') break;
+    }
+    return got_eacces ? EACCES : e;
+}
+
+/* ---- the init ---- */
 
 static int init_status(int status)
 {
@@ -62,143 +228,176 @@ static bool init_from_host(const siginfo_t *si)
 
 static int init_idle(void)
 {
-    sigset_t all;
-    sigfillset(&all);
-    sigprocmask(SIG_BLOCK, &all, NULL);
+    sys_sigset all;
+    sys_sigfill(&all);
+    sys_sigprocmask(SIG_BLOCK, &all, NULL);
     for (;;) {
         siginfo_t si;
-        int sig = sigwaitinfo(&all, &si);
+        long sig = sys_sigwaitinfo(&all, &si);
         if ((sig == SIGTERM || sig == SIGINT) && init_from_host(&si)) return 0;
-        while (waitpid(-1, NULL, WNOHANG) > 0) {}
+        while (sys_waitpid(-1, NULL, WNOHANG) > 0) {}
     }
 }
 
-#if defined(__x86_64__)
-/* The trampoline's fast path: brig-init's entry point (sandbox/meson.build
- * links it as such on x86_64) execs before static glibc sets itself up
- * (its start costs ~1.5 ms and ~25 page faults, more than the rest of the
- * trampoline), with the kernel's own argv and envp from the stack. Nothing
- * of libc runs before it: no TLS (no stack protector), no IFUNC (no
- * strcmp). Anything else, or a failed execve, goes on into glibc's _start
- * with the stack as the kernel left it: main() then reports the failure. */
-static __attribute__((no_stack_protector, used)) bool init_fast_eq(const char *a, const char *b)
+/* The trampoline (--exec, in the header): whatever fails, nothing else ran. */
+static int init_exec(int argc, char **argv, char **envp)
 {
-    while (*a != '\0' && *a == *b) {
-        a++;
-        b++;
+    if (argc < 5 || !init_eq(argv[3], "--")) {
+        init_say("usage: brig-init --exec PATH -- ARGV0 [ARGS...]", NULL);
+        return 125;             /* never an init running "--exec" as its command */
     }
-    return *a == *b;
-}
-
-static __attribute__((no_stack_protector, used)) void init_fast_exec(long *sp)
-{
-    long argc = sp[0];
-    char **argv = (char **)(sp + 1);
-    if (argc < 5 || !init_fast_eq(argv[1], "--exec") || !init_fast_eq(argv[3], "--")) return;
-    long r;
-    __asm__ volatile("syscall" : "=a"(r) : "a"(59L), "D"(argv[2]), "S"(argv + 4), "d"(argv + argc + 1)
-                     : "rcx", "r11", "memory");
-}
-
-/* rsp is 16-aligned at entry; the call makes it a function's entry state. */
-__asm__(".text\n"
-        ".globl brig_init_start\n"
-        ".type brig_init_start, @function\n"
-        "brig_init_start:\n"
-        "    mov %rsp, %rdi\n"
-        "    call init_fast_exec\n"
-        "    xor %edx, %edx\n"                  /* _start takes rdx as rtld_fini: 0 as the kernel gave it */
-        "    jmp _start\n");
-#endif
-
-/* The trampoline (--exec, above): whatever fails, nothing else ran. */
-static int init_exec(const char *path, char **args)
-{
-    execv(path, args);
-    int e = errno;
-    fprintf(stderr, "brig-init: %s: %s\n", path, strerror(e));
+    int e = (int)-sys_execve(argv[2], argv + 4, envp);
+    char buf[32];
+    init_say(argv[2], ": ", init_strerror(e, buf), NULL);
     return e == ENOENT ? 127 : 126;
 }
 
-int main(int argc, char **argv)
+/* What CMD's process needs, read from brig-init's memory (sys_spawn). */
+struct init_cmd {
+    const char *cwd;
+    char **argv;
+    char **envp;
+    sys_sigset mask;            /* brig-init's own, before it blocked everything */
+};
+
+/* CMD's process: its own group, the terminal's foreground if there is one,
+ * the signal mask brig-init was given, then CMD. It runs in brig-init's
+ * memory until its execve (sys_spawn): nothing is written but its stack. */
+static int init_child(void *arg)
 {
-    if (argc >= 2 && strcmp(argv[1], "--exec") == 0) {
-        if (argc >= 5 && strcmp(argv[3], "--") == 0) return init_exec(argv[2], argv + 4);
-        fprintf(stderr, "brig-init: usage: brig-init --exec PATH -- ARGV0 [ARGS...]\n");
-        return 125;             /* never an init running "--exec" as its command */
+    const struct init_cmd *c = arg;
+    sys_setpgid(0, 0);
+    /* --tty: our session's terminal; CMD's group must be its foreground
+     * or its first read or write stops it (SIGTTIN/SIGTTOU). Allowed
+     * from the background here: everything is still blocked. */
+    if (sys_isatty(0)) sys_tcsetpgrp(0, (pid_t)sys_getpid());
+    sys_sigprocmask(SIG_SETMASK, &c->mask, NULL);
+    char buf[32];
+    long r = c->cwd != NULL ? sys_chdir(c->cwd) : 0;
+    if (r < 0) {
+        init_say("--cwd ", c->cwd, ": ", init_strerror((int)-r, buf), " (brig does not create it)", NULL);
+        return 125;
     }
-    bool idle = argc == 2 && strcmp(argv[1], "--idle") == 0;
+    int e = init_execvp(c->argv[0], c->argv, c->envp);
+    init_say(c->argv[0], ": ", init_strerror(e, buf), NULL);
+    return e == ENOENT ? 127 : 126;
+}
+
+/* Forward what comes to CMD's group until CMD ends; reap whatever else
+ * ends meanwhile. */
+static int init_wait(pid_t child, const sys_sigset *all)
+{
+    for (;;) {
+        siginfo_t si;
+        long sig = sys_sigwaitinfo(all, &si);
+        if (sig < 0) continue;
+        if (sig != SIGCHLD) {
+            /* SIGSTOP/SIGKILL never arrive here; the rest goes to CMD's group. */
+            if (sys_kill(-child, (int)sig) < 0) sys_kill(child, (int)sig);
+            continue;
+        }
+        int status;
+        long p;
+        while ((p = sys_waitpid(-1, &status, WNOHANG)) > 0)
+            if (p == child) return init_status(status);
+    }
+}
+
+static int init_run(const char *cwd, char **argv, char **envp)
+{
+    /* Everything blocked before the child: no signal is lost between its
+     * start and sigwaitinfo; the command gets the mask it would have had. */
+    sys_sigset all;
+    struct init_cmd c = { .cwd = cwd, .argv = argv, .envp = envp };
+    sys_sigfill(&all);
+    sys_sigprocmask(SIG_BLOCK, &all, &c.mask);
+    long child = sys_spawn(init_child, &c);
+    if (child < 0) {
+        char buf[32];
+        init_say("fork: ", init_strerror((int)-child, buf), NULL);
+        return 125;
+    }
+    /* Also here for a fork (glibc's sys_spawn), where we may run before the
+     * child: no race with the first forwarded signal. After a vfork the
+     * child has done both (setpgid then fails: it has exec'd). */
+    sys_setpgid((pid_t)child, (pid_t)child);
+    if (sys_isatty(0)) sys_tcsetpgrp(0, (pid_t)child);
+    return init_wait((pid_t)child, &all);
+}
+
+static int init_main(int argc, char **argv, char **envp)
+{
+    if (argc >= 2 && init_eq(argv[1], "--exec")) return init_exec(argc, argv, envp);
+    bool idle = argc == 2 && init_eq(argv[1], "--idle");
     int first = 1;
     const char *cwd = NULL;
-    if (argc > 2 && strcmp(argv[1], "--cwd") == 0) {
+    if (argc > 2 && init_eq(argv[1], "--cwd")) {
         cwd = argv[2];
         first = 3;
     }
-    if (argc > first && strcmp(argv[first], "--") == 0) first++;
+    if (argc > first && init_eq(argv[first], "--")) first++;
     if (first >= argc && !idle) {
-        fprintf(stderr, "brig-init: usage: brig-init [--cwd DIR] -- CMD [ARGS...] | brig-init --idle | "
-                        "brig-init --exec PATH -- ARGV0 [ARGS...]\n");
+        init_say("usage: brig-init [--cwd DIR] -- CMD [ARGS...] | brig-init --idle | "
+                 "brig-init --exec PATH -- ARGV0 [ARGS...]", NULL);
         return 125;
     }
     /* A session of our own, before anything else runs: the caller's
      * controlling terminal (inherited from brig through the clone) must not
      * be reachable as /dev/tty, to write to, read from or push input into
      * (TIOCSTI). brig never passes a terminal as stdio either. */
-    if (setsid() < 0 && getsid(0) != getpid()) {
-        fprintf(stderr, "brig-init: setsid: %s\n", strerror(errno));
+    long r = sys_setsid();
+    if (r < 0 && sys_getsid(0) != sys_getpid()) {
+        char buf[32];
+        init_say("setsid: ", init_strerror((int)-r, buf), NULL);
         return 125;
     }
     /* brig (our parent, outside the namespace) killed: we go too, and the
      * kernel takes the whole namespace with us. A signal from an ancestor
      * namespace reaches a namespace's init even without a handler. */
-    if (!idle) prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (!idle) sys_prctl(PR_SET_PDEATHSIG, SIGKILL);
     /* Not ptrace-able by the command (the same uid): it could otherwise
      * keep PID 1 alive past its own exit, or forge the status it reports.
      * execve makes the command dumpable again. */
-    prctl(PR_SET_DUMPABLE, 0);
+    sys_prctl(PR_SET_DUMPABLE, 0);
     if (idle) return init_idle();
-    /* Everything blocked before the fork: no signal is lost between the
-     * fork and sigwaitinfo; the command gets the mask it would have had. */
-    sigset_t all, old;
-    sigfillset(&all);
-    sigprocmask(SIG_BLOCK, &all, &old);
-
-    pid_t child = fork();
-    if (child < 0) {
-        fprintf(stderr, "brig-init: fork: %s\n", strerror(errno));
-        return 125;
-    }
-    if (child == 0) {
-        setpgid(0, 0);
-        /* --tty: our session's terminal; CMD's group must be its foreground
-         * or its first read or write stops it (SIGTTIN/SIGTTOU). Allowed
-         * from the background here: everything is still blocked. */
-        if (isatty(0)) tcsetpgrp(0, getpid());
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        if (cwd != NULL && chdir(cwd) < 0) {
-            fprintf(stderr, "brig-init: --cwd %s: %s (brig does not create it)\n", cwd, strerror(errno));
-            _exit(125);
-        }
-        execvp(argv[first], argv + first);
-        int e = errno;
-        fprintf(stderr, "brig-init: %s: %s\n", argv[first], strerror(e));
-        _exit(e == ENOENT ? 127 : 126);
-    }
-    setpgid(child, child);      /* also here: no race with the first forwarded signal */
-    if (isatty(0)) tcsetpgrp(0, child);
-
-    for (;;) {
-        siginfo_t si;
-        int sig = sigwaitinfo(&all, &si);
-        if (sig < 0) continue;
-        if (sig != SIGCHLD) {
-            /* SIGSTOP/SIGKILL never arrive here; the rest goes to CMD's group. */
-            if (kill(-child, sig) < 0) kill(child, sig);
-            continue;
-        }
-        int status;
-        pid_t p;
-        while ((p = waitpid(-1, &status, WNOHANG)) > 0)
-            if (p == child) return init_status(status);
-    }
+    return init_run(cwd, argv + first, envp);
 }
+
+#if INIT_SYS_FREESTANDING
+/* The kernel's stack at the entry point: argc, argv..., NULL, envp...,
+ * NULL. Nothing runs before init_main: no libc to start. */
+__attribute__((noreturn, used)) static void init_start(long *sp)
+{
+    int argc = (int)sp[0];
+    char **argv = (char **)(sp + 1);
+    sys_exit(init_main(argc, argv, argv + argc + 1));
+}
+
+#if defined(__x86_64__)
+/* rsp is 16-aligned at entry; the call makes it a function's entry state. */
+__asm__(".text\n"
+        ".globl _start\n"
+        ".type _start, @function\n"
+        "_start:\n"
+        "    xor %ebp, %ebp\n"
+        "    mov %rsp, %rdi\n"
+        "    and $-16, %rsp\n"
+        "    call init_start\n"
+        "    hlt\n");
+#elif defined(__aarch64__)
+__asm__(".text\n"
+        ".globl _start\n"
+        ".type _start, %function\n"
+        "_start:\n"
+        "    mov x29, #0\n"
+        "    mov x30, #0\n"
+        "    mov x0, sp\n"
+        "    bl init_start\n"
+        "    brk #0\n");
+#endif
+#else
+int main(int argc, char **argv, char **envp)
+{
+    return init_main(argc, argv, envp);
+}
+#endif
