@@ -98,11 +98,12 @@ struct tree_ctx {
     yajl_val root;
 };
 
-static void *tree_alloc(struct tree_ctx *t, size_t len)
+/* Values and arrays of pointers at 8 bytes, text packed (align 1). */
+static void *tree_alloc_aligned(struct tree_ctx *t, size_t len, size_t align)
 {
-    len = (len + _Alignof(max_align_t) - 1) & ~(size_t)(_Alignof(max_align_t) - 1);
     struct tree_block *b = t->blocks;
-    if (b == NULL || b->size - b->used < len) {
+    size_t at = b ? (b->used + align - 1) & ~(align - 1) : 0;
+    if (b == NULL || at > b->size || b->size - at < len) {
         size_t size = len > t->block_size ? len : t->block_size;
         struct tree_block *nb = malloc(sizeof(*nb) + size);
         if (nb == NULL) abort();
@@ -117,10 +118,15 @@ static void *tree_alloc(struct tree_ctx *t, size_t len)
             t->blocks = nb;
         }
         b = nb;
+        at = 0;
     }
-    void *p = (char *)b->data + b->used;
-    b->used += len;
-    return p;
+    b->used = at + len;
+    return (char *)b->data + at;
+}
+
+static void *tree_alloc(struct tree_ctx *t, size_t len)
+{
+    return tree_alloc_aligned(t, len, _Alignof(max_align_t));
 }
 
 static void tree_blocks_free(struct tree_block *b)
@@ -134,7 +140,7 @@ static void tree_blocks_free(struct tree_block *b)
 
 static yajl_val tree_value(struct tree_ctx *t, yajl_type type)
 {
-    yajl_val v = tree_alloc(t, sizeof(*v));
+    yajl_val v = tree_alloc_aligned(t, sizeof(*v), _Alignof(struct yajl_val_s));
     memset(v, 0, sizeof(*v));
     v->type = type;
     return v;
@@ -142,7 +148,7 @@ static yajl_val tree_value(struct tree_ctx *t, yajl_type type)
 
 static char *tree_text(struct tree_ctx *t, const unsigned char *s, size_t len)
 {
-    char *c = tree_alloc(t, len + 1);
+    char *c = tree_alloc_aligned(t, len + 1, 1);
     memcpy(c, s, len);
     c[len] = '\0';
     return c;
@@ -184,15 +190,15 @@ static int tree_close(struct tree_ctx *t)
     if (v->type == yajl_t_object && n > 0) {
         size_t len = n / 2;
         v->u.object.len = len;
-        v->u.object.keys = tree_alloc(t, len * sizeof(*v->u.object.keys));
-        v->u.object.values = tree_alloc(t, len * sizeof(*v->u.object.values));
+        v->u.object.keys = tree_alloc_aligned(t, len * sizeof(*v->u.object.keys), _Alignof(const char *));
+        v->u.object.values = tree_alloc_aligned(t, len * sizeof(*v->u.object.values), _Alignof(yajl_val));
         for (size_t i = 0; i < len; i++) {
             v->u.object.keys[i] = m[2 * i].key;
             v->u.object.values[i] = m[2 * i + 1].v;
         }
     } else if (v->type == yajl_t_array && n > 0) {
         v->u.array.len = n;
-        v->u.array.values = tree_alloc(t, n * sizeof(*v->u.array.values));
+        v->u.array.values = tree_alloc_aligned(t, n * sizeof(*v->u.array.values), _Alignof(yajl_val));
         for (size_t i = 0; i < n; i++) v->u.array.values[i] = m[i].v;
     }
     t->n = t->open[t->depth];
