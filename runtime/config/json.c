@@ -543,19 +543,45 @@ int json_as_i32(brig_json v, const char *path, int32_t *out, struct brig_error *
     return 0;
 }
 
-int json_as_strv(brig_json v, const char *path, char ***out, size_t *n, struct brig_error **err)
+static int json_as_strv_check(brig_json v, const char *path, struct brig_error **err)
 {
     if (!YAJL_IS_ARRAY(v)) return json_type_error(v, path, "an array of strings", err);
-    size_t len = v->u.array.len;
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = 0; i < v->u.array.len; i++) {
         if (!YAJL_IS_STRING(v->u.array.values[i])) {
             char p[512];
             snprintf(p, sizeof(p), "%s[%zu]", path, i);
             return json_type_error(v->u.array.values[i], p, "a string", err);
         }
     }
+    return 0;
+}
+
+int json_as_strv(brig_json v, const char *path, char ***out, size_t *n, struct brig_error **err)
+{
+    TRY(json_as_strv_check(v, path, err));
+    size_t len = v->u.array.len;
     char **r = brig_calloc(len + 1, sizeof(char *));
     for (size_t i = 0; i < len; i++) r[i] = brig_strdup(v->u.array.values[i]->u.string);
+    *out = r;
+    if (n != NULL) *n = len;
+    return 0;
+}
+
+int json_as_strv_packed(brig_json v, const char *path, char ***out, size_t *n, struct brig_error **err)
+{
+    TRY(json_as_strv_check(v, path, err));
+    size_t len = v->u.array.len;
+    size_t text = 0;
+    for (size_t i = 0; i < len; i++) text += strlen(v->u.array.values[i]->u.string) + 1;
+    char **r = malloc((len + 1) * sizeof(char *) + text);
+    if (r == NULL) abort();
+    char *at = (char *)(r + len + 1);
+    for (size_t i = 0; i < len; i++) {
+        size_t l = strlen(v->u.array.values[i]->u.string) + 1;
+        r[i] = memcpy(at, v->u.array.values[i]->u.string, l);
+        at += l;
+    }
+    r[len] = NULL;
     *out = r;
     if (n != NULL) *n = len;
     return 0;
