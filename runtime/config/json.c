@@ -821,3 +821,12 @@ const char *jw_text(struct brig_jw *w, size_t *len)
     if (len != NULL) *len = w->len;
     return w->buf;
 }
+
+char *jw_steal(struct brig_jw *w, size_t *len)
+{
+    if (jw_text(w, len) == NULL) return NULL;
+    char *text = w->buf;
+    w->buf = NULL;
+    w->len = w->cap = 0;
+    return text;
+}

@@ -104,5 +104,7 @@ void jw_kbool(struct brig_jw *w, const char *key, bool v);
 /* The document so far (NUL-terminated, owned by w). NULL if a call was out
  * of place (e.g. a value where a key was expected): the text is not JSON. */
 const char *jw_text(struct brig_jw *w, size_t *len);
+/* The same text, handed to the caller (free()); w is then empty. */
+char *jw_steal(struct brig_jw *w, size_t *len);
 
 #endif
