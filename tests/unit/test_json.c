@@ -440,3 +440,19 @@ Test(json, tree_is_yajl_tree)
     big[100009] = '\0';
     same_as_yajl(big);
 }
+
+Test(json, tree_refuses_what_yajl_refuses)
+{
+    const char *bad[] = { "", "   ", "[1,]", "{\"a\"}", "{\"a\": 1,}", "1 2", "[", "{\"a\": [1, 2}",
+                          "/* open", "[\"\xff\"]", "tru", "[01]", "{1: 2}", "[] x" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char ebuf[128];
+        yajl_val y = yajl_tree_parse(bad[i], ebuf, sizeof(ebuf));
+        cr_assert_null(y, "yajl takes %s", bad[i]);
+        brig_json v = NULL;
+        autoerr struct brig_error *err = NULL;
+        cr_assert_eq(json_parse(bad[i], strlen(bad[i]), &v, &err), -1, "json_parse takes %s", bad[i]);
+        cr_assert_null(v);
+        cr_assert(strncmp(err->msg, "invalid JSON: ", 14) == 0, "%s: %s", bad[i], err->msg);
+    }
+}
