@@ -55,7 +55,7 @@ struct ptree *ptree_new_strv(char *const *v)
 struct ptree *ptree_new_raw(const char *json)
 {
     struct ptree *t = ptree_new(PT_RAW);
-    t->s = brig_strdup(json);
+    t->s = (char *)json;   /* borrowed (policy_tree.h), never freed */
     return t;
 }
 
@@ -68,7 +68,7 @@ void ptree_free(struct ptree *t)
     }
     free(t->keys);
     free(t->vals);
-    free(t->s);
+    if (t->type != PT_RAW) free(t->s);
     free(t);
 }
 
@@ -91,7 +91,7 @@ struct ptree *ptree_copy(const struct ptree *t)
 {
     struct ptree *c = ptree_new(t->type);
     c->b = t->b;
-    c->s = t->s ? brig_strdup(t->s) : NULL;
+    c->s = t->s && t->type != PT_RAW ? brig_strdup(t->s) : t->s;
     for (size_t i = 0; i < t->n; i++) {
         if (t->type == PT_OBJ) ptree_set(c, t->keys[i], ptree_copy(t->vals[i]));
         else ptree_push(c, ptree_copy(t->vals[i]));
@@ -175,15 +175,17 @@ int ptree_write(const struct ptree *t, char **out, struct brig_error **err)
     autojw struct brig_jw *w = jw_new(true);
     TRY(ptree_emit(w, t, err));
     size_t len = 0;
-    const char *text = jw_text(w, &len);
+    /* The writer's own buffer, not a copy: a config is ~20 KB, 5 pages. */
+    char *text = jw_steal(w, &len);
     if (text == NULL) return brig_failx(err, "JSON writer failed");
-    /* Copied once at its size: a config is ~20 KB, which an asprintf
-     * would grow into by doubling, a new page touched at each step. */
-    bool nl = len > 0 && text[len - 1] == '\n';
-    char *copy = brig_calloc(1, len + 2);
-    memcpy(copy, text, len);
-    if (!nl) copy[len] = '\n';
-    *out = copy;
+    if (len == 0 || text[len - 1] != '\n') {
+        char *nt = realloc(text, len + 2);
+        if (nt == NULL) abort();
+        text = nt;
+        text[len] = '\n';
+        text[len + 1] = '\0';
+    }
+    *out = text;
     return 0;
 }
 

@@ -13,7 +13,8 @@
 #include "../runtime/util/error.h"
 
 /* PT_RAW: a value held as JSON text (s) and written as it is (jw_raw):
- * brig's own documents only, never parsed input. */
+ * brig's own documents only, never parsed input. The text is borrowed,
+ * not copied: brig's embedded documents, which outlive any tree. */
 enum ptree_type { PT_NULL, PT_BOOL, PT_NUM, PT_STR, PT_OBJ, PT_ARR, PT_RAW };
 
 struct ptree {

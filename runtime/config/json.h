@@ -54,6 +54,9 @@ int json_as_u32(brig_json v, const char *path, uint32_t *out, struct brig_error 
 int json_as_i32(brig_json v, const char *path, int32_t *out, struct brig_error **err);
 /* An array of strings, as a NULL-terminated copy. */
 int json_as_strv(brig_json v, const char *path, char ***out, size_t *n, struct brig_error **err);
+/* The same in one allocation (the pointers, then the text), freed by one
+ * free(): for the long lists of short strings (seccomp's syscall names). */
+int json_as_strv_packed(brig_json v, const char *path, char ***out, size_t *n, struct brig_error **err);
 /* An object whose values are strings, as a key/value array copy. */
 struct brig_kv;
 int json_as_kv(brig_json v, const char *path, struct brig_kv **out, size_t *n, struct brig_error **err);
@@ -101,5 +104,7 @@ void jw_kbool(struct brig_jw *w, const char *key, bool v);
 /* The document so far (NUL-terminated, owned by w). NULL if a call was out
  * of place (e.g. a value where a key was expected): the text is not JSON. */
 const char *jw_text(struct brig_jw *w, size_t *len);
+/* The same text, handed to the caller (free()); w is then empty. */
+char *jw_steal(struct brig_jw *w, size_t *len);
 
 #endif

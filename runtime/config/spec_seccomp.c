@@ -99,7 +99,7 @@ static int spec_parse_rule(brig_json e, const char *p, struct brig_seccomp_rule 
     brig_json v;
     TRY(json_as_object(e, p, err));
     TRY(sp_member(e, p, "names", true, &v, q, err));
-    TRY(json_as_strv(v, q, &r->names, &r->n_names, err));
+    TRY(json_as_strv_packed(v, q, &r->names, &r->n_names, err));
     if (r->n_names == 0) return brig_failx(err, "%s: must contain at least one name", q);
     for (size_t i = 0; i < r->n_names; i++)
         if (r->names[i][0] == '\0') return brig_failx(err, "%s[%zu]: must not be empty", q, i);
@@ -165,7 +165,7 @@ void spec_free_seccomp(struct brig_seccomp *s)
     free(s->listener_path);
     free(s->listener_metadata);
     for (size_t i = 0; i < s->n_syscalls; i++) {
-        brig_strv_free(s->syscalls[i].names);
+        free(s->syscalls[i].names);   /* packed: json_as_strv_packed */
         free(s->syscalls[i].args);
     }
     free(s->syscalls);

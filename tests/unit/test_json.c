@@ -2,12 +2,16 @@
  * and the writer. */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <yajl/yajl_tree.h>
 
 #include "config/json.h"
 #include "config/spec.h"
 #include "util/cleanup.h"
 #include "util/error.h"
+#include "../../policy/policy_embedded.h"
 
 static brig_json parse_ok(const char *text)
 {
@@ -357,4 +361,98 @@ Test(json, writer_empty_and_misuse)
     jw_obj_close(w2);
     jw_obj_close(w2);   /* one close too many: not JSON any more */
     cr_assert_null(jw_text(w2, &len));
+}
+
+/* json_parse builds its own tree from yajl's callbacks: it must be the
+ * tree yajl_tree_parse makes of the same text, value for value (a number
+ * as its text, all brig reads of it). */
+static void same_tree(yajl_val a, yajl_val b, const char *where)
+{
+    cr_assert_not_null(a, "%s: ours missing", where);
+    cr_assert_eq(a->type, b->type, "%s: type %d, yajl %d", where, a->type, b->type);
+    switch (b->type) {
+    case yajl_t_string: cr_assert_str_eq(a->u.string, b->u.string, "%s", where); break;
+    case yajl_t_number:
+        cr_assert_str_eq(a->u.number.r, b->u.number.r, "%s", where);
+        break;
+    case yajl_t_object:
+        cr_assert_eq(a->u.object.len, b->u.object.len, "%s: members", where);
+        for (size_t i = 0; i < b->u.object.len; i++) {
+            cr_assert_str_eq(a->u.object.keys[i], b->u.object.keys[i], "%s: key %zu", where, i);
+            same_tree(a->u.object.values[i], b->u.object.values[i], b->u.object.keys[i]);
+        }
+        break;
+    case yajl_t_array:
+        cr_assert_eq(a->u.array.len, b->u.array.len, "%s: elements", where);
+        for (size_t i = 0; i < b->u.array.len; i++) same_tree(a->u.array.values[i], b->u.array.values[i], where);
+        break;
+    default: break;
+    }
+}
+
+static void same_as_yajl(const char *text)
+{
+    char ebuf[128];
+    yajl_val want = yajl_tree_parse(text, ebuf, sizeof(ebuf));
+    cr_assert_not_null(want, "yajl refuses %.60s", text);
+    autojson brig_json got = parse_ok(text);
+    same_tree(got, want, "(root)");
+    yajl_tree_free(want);
+}
+
+Test(json, tree_is_yajl_tree)
+{
+    const char *docs[] = {
+        "{}", "[]", "\"top\"", "7", "-0", "null", "true", "[[], {}, [[]], {\"a\": {}}]",
+        "{\"a\": 1, \"b\": [1.5, -2e3, 1E400, 12345678901234567890, -9223372036854775808, 0.0]}",
+        "/* c */ {\"k\": \"\\u00e9\\n\\\"\\ud83d\\ude00\", // line\n \"\": \"\"}",
+        "[\"x\", 1, true, false, null, {\"y\": [2, {\"z\": \"w\"}]}]",
+    };
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) same_as_yajl(docs[i]);
+    same_as_yajl(policy_embedded_seccomp);
+    for (size_t i = 0; i < policy_embedded_count; i++) {
+        /* the profiles are YAML or JSON: only the JSON ones compare */
+        const char *t = policy_embedded_profiles[i].text;
+        char ebuf[16];
+        yajl_val v = yajl_tree_parse(t, ebuf, sizeof(ebuf));
+        if (v == NULL) continue;
+        yajl_tree_free(v);
+        same_as_yajl(t);
+    }
+    /* a big array: the members' stack grows */
+    autojw struct brig_jw *w = jw_new(false);
+    jw_arr_open(w);
+    for (int i = 0; i < 5000; i++) {
+        jw_obj_open(w);
+        jw_ki64(w, "i", i);
+        jw_kstr(w, "s", "a string long enough to need more than one arena block in the end");
+        jw_obj_close(w);
+    }
+    jw_arr_close(w);
+    size_t len;
+    same_as_yajl(jw_text(w, &len));
+    /* a string bigger than a block gets one of its own */
+    autofree char *big = malloc(100010);
+    cr_assert_not_null(big);
+    memset(big, 'x', 100010);
+    memcpy(big, "[\"", 2);
+    memcpy(big + 100004, "\", 1]", 5);
+    big[100009] = '\0';
+    same_as_yajl(big);
+}
+
+Test(json, tree_refuses_what_yajl_refuses)
+{
+    const char *bad[] = { "", "   ", "[1,]", "{\"a\"}", "{\"a\": 1,}", "1 2", "[", "{\"a\": [1, 2}",
+                          "/* open", "[\"\xff\"]", "tru", "[01]", "{1: 2}", "[] x" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char ebuf[128];
+        yajl_val y = yajl_tree_parse(bad[i], ebuf, sizeof(ebuf));
+        cr_assert_null(y, "yajl takes %s", bad[i]);
+        brig_json v = NULL;
+        autoerr struct brig_error *err = NULL;
+        cr_assert_eq(json_parse(bad[i], strlen(bad[i]), &v, &err), -1, "json_parse takes %s", bad[i]);
+        cr_assert_null(v);
+        cr_assert(strncmp(err->msg, "invalid JSON: ", 14) == 0, "%s: %s", bad[i], err->msg);
+    }
 }

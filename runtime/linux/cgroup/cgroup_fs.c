@@ -3,6 +3,7 @@
  * the kernel drains a cgroup, and cgroup.procs reading. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +21,23 @@
 #include "../../util/log.h"
 #include "../../util/strutil.h"
 
+/* dir/file in buf: a cgroup file's path, built for every value read or
+ * written, without a malloc each. A path that does not fit (never a real
+ * cgroup's) is built on the heap in *spill instead: the same path. */
+static const char *cg_file_path(char *buf, size_t size, const char *dir, const char *file, char **spill)
+{
+    int n = snprintf(buf, size, "%s/%s", dir, file);
+    if (n >= 0 && (size_t)n < size) return buf;
+    *spill = brig_asprintf("%s/%s", dir, file);
+    return *spill;
+}
+
 int cg_write(const char *dir, const char *file, const char *field, const char *value,
              struct brig_error **err)
 {
-    autofree char *path = brig_asprintf("%s/%s", dir, file);
+    char pbuf[PATH_MAX];
+    autofree char *spill = NULL;
+    const char *path = cg_file_path(pbuf, sizeof(pbuf), dir, file, &spill);
     autoclose int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
     if (fd < 0)
         return brig_fail(err, errno, "%s%swrite %s \"%s\"", field ? field : "", field ? ": " : "",
@@ -50,19 +64,25 @@ int cg_writef(const char *dir, const char *file, const char *field, struct brig_
 
 bool cg_file_exists(const char *dir, const char *file)
 {
-    autofree char *path = brig_asprintf("%s/%s", dir, file);
+    char pbuf[PATH_MAX];
+    autofree char *spill = NULL;
+    const char *path = cg_file_path(pbuf, sizeof(pbuf), dir, file, &spill);
     return access(path, F_OK) == 0;
 }
 
 int cg_read(const char *dir, const char *file, char **out, struct brig_error **err)
 {
-    autofree char *path = brig_asprintf("%s/%s", dir, file);
+    char pbuf[PATH_MAX];
+    autofree char *spill = NULL;
+    const char *path = cg_file_path(pbuf, sizeof(pbuf), dir, file, &spill);
     return brig_read_file(path, 1 << 20, out, NULL, err);
 }
 
 int cg_read_value(const char *dir, const char *file, char *buf, size_t size, struct brig_error **err)
 {
-    autofree char *path = brig_asprintf("%s/%s", dir, file);
+    char pbuf[PATH_MAX];
+    autofree char *spill = NULL;
+    const char *path = cg_file_path(pbuf, sizeof(pbuf), dir, file, &spill);
     autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) return brig_fail(err, errno, "open %s", path);
     ssize_t n;
