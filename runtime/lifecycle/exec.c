@@ -366,6 +366,7 @@ struct exec_vm_arg {
     const struct exec_run *X;
     const struct brig_exec_opts *o;
     int sync_fd;
+    bool cloned_into;           /* spawn_vm_start's */
 };
 
 /* The child, on its own stack in our memory. It ends in execve or _exit
@@ -378,7 +379,7 @@ static int exec_vm_child(void *arg)
 {
     const struct exec_vm_arg *a = arg;
     struct exec_run own = *a->X;
-    own.cloned_into = false;    /* it joins its cgroups itself */
+    own.cloned_into = a->cloned_into;
     exec_child(&own, a->o, a->sync_fd);
 }
 
@@ -425,9 +426,9 @@ static int exec_spawn_shared(struct exec_run *X, const struct brig_exec_opts *o,
     const int log_fd = brig_log_fd();
     const char *log_tag = brig_log_tag();
     X->shared_mm = true;
-    const struct exec_vm_arg a = { .X = X, .o = o, .sync_fd = *child_end };
+    struct exec_vm_arg a = { .X = X, .o = o, .sync_fd = *child_end };
     struct spawn_vm s;
-    if (spawn_vm_start(&s, exec_vm_child, (void *)&a, err) < 0) {
+    if (spawn_vm_start(&s, cgroup_clone_fd_open(X->join), exec_vm_child, &a, &a.cloned_into, err) < 0) {
         if (saved >= 0 && setns(saved, CLONE_NEWPID) < 0) brig_debug("exec: restore our pid namespace: %m");
         return -1;
     }

@@ -5,6 +5,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -12,10 +14,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../util/log.h"
+
 /* Room for the child's deepest path (a 64 KiB struct sync_msg on the stack
  * when it reports an error, PATH_MAX buffers, vsnprintf): only the pages
  * it touches cost anything. */
 #define SPAWN_VM_STACK (512u << 10)
+
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+struct spawn_vm_clone_args {
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
+        set_tid, set_tid_size, cgroup;
+};
 
 #if defined(__x86_64__)
 long spawn_vm_sys(long nr, long a, long b, long c, long d, long e)
@@ -30,6 +43,34 @@ long spawn_vm_sys(long nr, long a, long b, long c, long d, long e)
     return ret;
 }
 bool spawn_vm_available(void) { return true; }
+
+/* clone3 on a stack of the child's own, which glibc does not offer: the
+ * child comes back from the syscall on that stack (rax 0) with our
+ * registers, calls fn(arg) and never returns into our frames. -errno on
+ * failure. */
+#define SPAWN_VM_CLONE3 1
+static long spawn_vm_clone3(struct spawn_vm_clone_args *a, int (*fn)(void *), void *arg)
+{
+    register long r8 __asm__("r8") = (long)fn;     /* kept across the syscall */
+    register long r9 __asm__("r9") = (long)arg;
+    long ret;
+    __asm__ volatile("syscall\n\t"
+                     "test %%rax, %%rax\n\t"
+                     "jnz 1f\n\t"
+                     "xor %%ebp, %%ebp\n\t"      /* the end of the child's frame chain */
+                     "mov %%r9, %%rdi\n\t"
+                     "call *%%r8\n\t"
+                     "mov %%eax, %%edi\n\t"      /* not reached: fn ends in execve or _exit */
+                     "mov %[exit], %%eax\n\t"
+                     "syscall\n\t"
+                     "hlt\n\t"
+                     "1:"
+                     : "=a"(ret)
+                     : "a"((long)SYS_clone3), "D"(a), "S"(sizeof(*a)), "r"(r8), "r"(r9),
+                       [exit] "i"(SYS_exit)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
 #elif defined(__aarch64__)
 long spawn_vm_sys(long nr, long a, long b, long c, long d, long e)
 {
@@ -52,7 +93,46 @@ long spawn_vm_sys(long nr, long a, long b, long c, long d, long e)
 bool spawn_vm_available(void) { return false; }
 #endif
 
-int spawn_vm_start(struct spawn_vm *s, int (*fn)(void *), void *arg, struct brig_error **err)
+/* Born in cgroup_fd's v2 cgroup where it can be (no cgroup.procs write by
+ * the child, which waits for an RCU grace period on a quiet host); else
+ * glibc's clone. *cloned_into is the child's to read: set before each
+ * try, it is right when the child starts. */
+static pid_t spawn_vm_clone(struct spawn_vm *s, int cgroup_fd, int (*fn)(void *), void *arg,
+                            bool *cloned_into)
+{
+    char *top = (char *)s->map + s->map_len;
+#ifdef SPAWN_VM_CLONE3
+    long page = sysconf(_SC_PAGESIZE);
+    struct spawn_vm_clone_args a = {
+        .flags = CLONE_VM, .exit_signal = SIGCHLD,
+        .stack = (uint64_t)(uintptr_t)s->map + (uint64_t)page, .stack_size = s->map_len - (size_t)page,
+    };
+    if (cgroup_fd >= 0) {
+        a.flags |= CLONE_INTO_CGROUP;
+        a.cgroup = (uint64_t)cgroup_fd;
+        *cloned_into = true;
+        long pid = spawn_vm_clone3(&a, fn, arg);
+        if (pid >= 0) return (pid_t)pid;
+        brig_debug("clone3 CLONE_VM | CLONE_INTO_CGROUP: %s; falling back", strerror((int)-pid));
+        a.flags &= ~(uint64_t)CLONE_INTO_CGROUP;
+        a.cgroup = 0;
+    }
+    *cloned_into = false;
+    long pid = spawn_vm_clone3(&a, fn, arg);
+    if (pid >= 0) return (pid_t)pid;
+    if (pid != -ENOSYS) {
+        errno = (int)-pid;
+        return -1;
+    }
+#else
+    (void)cgroup_fd;
+#endif
+    *cloned_into = false;
+    return clone(fn, top, CLONE_VM | SIGCHLD, arg);
+}
+
+int spawn_vm_start(struct spawn_vm *s, int cgroup_fd, int (*fn)(void *), void *arg, bool *cloned_into,
+                   struct brig_error **err)
 {
     long page = sysconf(_SC_PAGESIZE);
     s->map_len = SPAWN_VM_STACK + (size_t)page;
@@ -73,7 +153,7 @@ int spawn_vm_start(struct spawn_vm *s, int (*fn)(void *), void *arg, struct brig
      * bounded (an uninterruptible vfork wait would not be). Not CLONE_FILES
      * nor CLONE_FS nor CLONE_SIGHAND: its fds, cwd, root and signal
      * dispositions are its own, as a fork's. */
-    s->pid = clone(fn, (char *)s->map + s->map_len, CLONE_VM | SIGCHLD, arg);
+    s->pid = spawn_vm_clone(s, cgroup_fd, fn, arg, cloned_into);
     if (s->pid < 0) {
         int e = errno;
         spawn_vm_release(s);

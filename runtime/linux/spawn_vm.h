@@ -25,10 +25,13 @@ struct spawn_vm {
  * wrote them for); without, the caller forks. */
 bool spawn_vm_available(void);
 
-/* fn(arg) in a new process sharing our memory, on a stack of its own. fn
- * must end in execve or _exit (never return), and write only memory that
- * is its own or that we do not read until it is gone. */
-int spawn_vm_start(struct spawn_vm *s, int (*fn)(void *), void *arg, struct brig_error **err);
+/* fn(arg) in a new process sharing our memory, on a stack of its own,
+ * born in the v2 cgroup of cgroup_fd (-1: ours) where the kernel allows
+ * (*cloned_into, which fn may read, says so). fn must end in execve or
+ * _exit (never return), and write only memory that is its own or that we
+ * do not read until it is gone. */
+int spawn_vm_start(struct spawn_vm *s, int cgroup_fd, int (*fn)(void *), void *arg, bool *cloned_into,
+                   struct brig_error **err);
 
 /* A syscall that leaves errno alone: -errno on failure. */
 long spawn_vm_sys(long nr, long a, long b, long c, long d, long e);
