@@ -429,7 +429,10 @@ static int exec_spawn_shared(struct exec_run *X, const struct brig_exec_opts *o,
     struct exec_vm_arg a = { .X = X, .o = o, .sync_fd = *child_end };
     struct spawn_vm s;
     if (spawn_vm_start(&s, cgroup_clone_fd_open(X->join), exec_vm_child, &a, &a.cloned_into, err) < 0) {
-        if (saved >= 0 && setns(saved, CLONE_NEWPID) < 0) brig_debug("exec: restore our pid namespace: %m");
+        if (saved >= 0 && setns(saved, CLONE_NEWPID) < 0) {
+            brig_error_freep(err);
+            return brig_fail(err, errno, "restore our pid namespace");
+        }
         return -1;
     }
     /* Raw syscalls only from here (spawn_vm.h). */
