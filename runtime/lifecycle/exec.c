@@ -292,7 +292,10 @@ __attribute__((noreturn)) static void exec_child(struct exec_run *X, const struc
         exec_child_run(X, o, sync_fd, &err);
     }
     if (sync_send_error(sync_fd, err) < 0) brig_errorf("%s", err ? err->msg : "exec failed");
-    _exit(127);
+    /* _exit's syscall, not a call of a noreturn function: before those
+     * ASan unpoisons "the stack", which it takes to be the parent's
+     * (exec_vm_child). */
+    for (;;) syscall(SYS_exit_group, 127);
 }
 
 static pid_t exec_fork(struct exec_run *X, const struct brig_exec_opts *o, int child_end,
@@ -374,8 +377,10 @@ struct exec_vm_arg {
  * parent does not read until it is gone, or restores then (the log fd and
  * tag): its run state is a copy, since it closes fds and marks them -1 in
  * it. Beware: abort() and raise() here would aim at the parent's thread
- * id (the TLS is the parent's); nothing on this path calls them. */
-static int exec_vm_child(void *arg)
+ * id (the TLS is the parent's); nothing on this path calls them. Nor may
+ * it call a noreturn function from instrumented code: ASan would unpoison
+ * what it knows as this thread's stack, ours (it warns and does not). */
+__attribute__((no_sanitize_address)) static int exec_vm_child(void *arg)
 {
     const struct exec_vm_arg *a = arg;
     struct exec_run own = *a->X;

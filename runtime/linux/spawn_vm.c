@@ -16,6 +16,10 @@
 
 #include "../util/log.h"
 
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#endif
+
 /* Room for the child's deepest path (a 64 KiB struct sync_msg on the stack
  * when it reports an error, PATH_MAX buffers, vsnprintf): only the pages
  * it touches cost anything. */
@@ -220,6 +224,11 @@ enum spawn_vm_end spawn_vm_wait_gone(const struct spawn_vm *s, int sync_fd, stru
 
 void spawn_vm_release(struct spawn_vm *s)
 {
+#ifdef __SANITIZE_ADDRESS__
+    /* ASan's shadow is ours too: the child's frames left their redzones
+     * poisoned there, which a later mapping at this address would inherit. */
+    if (s->map != NULL) ASAN_UNPOISON_MEMORY_REGION(s->map, s->map_len);
+#endif
     if (s->map != NULL) munmap(s->map, s->map_len);
     s->map = NULL;
 }
