@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +30,7 @@
 #include "../linux/process_attrs.h"
 #include "../linux/seccomp.h"
 #include "../linux/seccomp_cache.h"
+#include "../linux/spawn_vm.h"
 #include "../linux/sync.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -56,6 +58,7 @@ struct exec_run {
     int ns_flags;           /* CLONE_NEW* the child joins (pid is joined by the fork) */
     bool join_pid;
     bool cloned_into;       /* the child was born in the v2 cgroup */
+    bool shared_mm;         /* the child runs in our memory (spawn_vm.h): no SYNC_GO */
     pid_t pid;
 };
 
@@ -227,7 +230,7 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
                           struct brig_error **err)
 {
     const struct brig_process *p = &X->spec->process;
-    TRY(sync_expect(sync_fd, SYNC_GO, "brig exec went away", NULL, err));
+    if (!X->shared_mm) TRY(sync_expect(sync_fd, SYNC_GO, "brig exec went away", NULL, err));
     TRY(session_new(err));                                  /* not the caller's tty */
     /* The container's cgroups, joined by ourselves while we still see the
      * host's cgroupfs with host rights: no RCU grace period to wait for
@@ -289,7 +292,10 @@ __attribute__((noreturn)) static void exec_child(struct exec_run *X, const struc
         exec_child_run(X, o, sync_fd, &err);
     }
     if (sync_send_error(sync_fd, err) < 0) brig_errorf("%s", err ? err->msg : "exec failed");
-    _exit(127);
+    /* _exit's syscall, not a call of a noreturn function: before those
+     * ASan unpoisons "the stack", which it takes to be the parent's
+     * (exec_vm_child). */
+    for (;;) syscall(SYS_exit_group, 127);
 }
 
 static pid_t exec_fork(struct exec_run *X, const struct brig_exec_opts *o, int child_end,
@@ -343,6 +349,114 @@ static int exec_wait_started(int sync_fd, uint64_t timeout_ms, struct brig_error
     return rc;
 }
 
+/* The child may run in our memory until its execve (spawn_vm.h) unless
+ * something of its setup needs a process of its own. */
+static bool exec_shares_mm(const struct exec_run *X)
+{
+    const struct brig_process *p = &X->spec->process;
+    /* The console goes back and forth with us during setup (sync, fds). */
+    if (p->terminal) return false;
+    /* setns refuses a shared mm: userns_install (mm_users > 1) and
+     * timens_install (current_is_single_threaded). */
+    if (X->ns_flags & (CLONE_NEWUSER | CLONE_NEWTIME)) return false;
+    /* A write to /proc/self/oom_score_adj sets every process of the mm
+     * (__set_oom_adj): ours too. */
+    if (p->has_oom_score_adj) return false;
+    return spawn_vm_available();
+}
+
+struct exec_vm_arg {
+    const struct exec_run *X;
+    const struct brig_exec_opts *o;
+    int sync_fd;
+    bool cloned_into;           /* spawn_vm_start's */
+};
+
+/* The child, on its own stack in our memory. It ends in execve or _exit
+ * (exec_child), never back in our frames. What it writes of ours the
+ * parent does not read until it is gone, or restores then (the log fd and
+ * tag): its run state is a copy, since it closes fds and marks them -1 in
+ * it. Beware: abort() and raise() here would aim at the parent's thread
+ * id (the TLS is the parent's); nothing on this path calls them. Nor may
+ * it call a noreturn function from instrumented code: ASan would unpoison
+ * what it knows as this thread's stack, ours (it warns and does not). */
+__attribute__((no_sanitize_address)) static int exec_vm_child(void *arg)
+{
+    const struct exec_vm_arg *a = arg;
+    struct exec_run own = *a->X;
+    own.cloned_into = a->cloned_into;
+    exec_child(&own, a->o, a->sync_fd);
+}
+
+static int exec_vm_result(enum spawn_vm_end end, const struct sync_msg *m, int recv_errno,
+                          uint64_t timeout_ms, struct brig_error **err)
+{
+    switch (end) {
+    case SPAWN_VM_EXECED:
+        return 0;
+    case SPAWN_VM_ERROR: {
+        int rc = brig_failx(err, "%s", m->len ? m->payload : "unknown error");
+        if (*err != NULL) (*err)->errnum = m->errnum;
+        return rc;
+    }
+    case SPAWN_VM_TIMEOUT:
+        return brig_fail(err, ETIMEDOUT, "exec: the process did not reach its execve within %llu ms (stopped?)",
+                         (unsigned long long)timeout_ms);
+    case SPAWN_VM_RECV_FAILED:
+        break;
+    }
+    return brig_fail(err, recv_errno, "sync receive");
+}
+
+/* Start the child in our memory and wait, within start_timeout_ms, until
+ * it has left it (execve, or exit after its error). Between the clone and
+ * that moment we run at the same time as the child in one address space
+ * with one TLS: raw syscalls only (no malloc, no stdio, no errno). */
+static int exec_spawn_shared(struct exec_run *X, const struct brig_exec_opts *o, int *child_end,
+                             struct brig_error **err)
+{
+    /* Per mm: the child shares it, so it is non-dumpable from its birth,
+     * and stays so across its uid switch (proc_confine sets it again). */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) return brig_fail(err, errno, "prctl PR_SET_DUMPABLE");
+    uint64_t ms = o->start_timeout_ms;
+    struct timeval tv = { .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
+    if (ms > 0 && setsockopt(X->sync_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+        return brig_fail(err, errno, "sync: set a receive timeout");
+    autoclose int saved = -1;
+    if (X->join_pid) {
+        saved = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+        if (saved < 0) return brig_fail(err, errno, "open /proc/self/ns/pid");
+        if (setns(X->pidfd, CLONE_NEWPID) < 0) return brig_fail(err, errno, "join the container's pid namespace");
+    }
+    const int log_fd = brig_log_fd();
+    const char *log_tag = brig_log_tag();
+    X->shared_mm = true;
+    struct exec_vm_arg a = { .X = X, .o = o, .sync_fd = *child_end };
+    struct spawn_vm s;
+    if (spawn_vm_start(&s, cgroup_clone_fd_open(X->join), exec_vm_child, &a, &a.cloned_into, err) < 0) {
+        if (saved >= 0 && setns(saved, CLONE_NEWPID) < 0) {
+            brig_error_freep(err);
+            return brig_fail(err, errno, "restore our pid namespace");
+        }
+        return -1;
+    }
+    /* Raw syscalls only from here (spawn_vm.h). */
+    long back = saved >= 0 ? spawn_vm_sys(SYS_setns, saved, CLONE_NEWPID, 0, 0, 0) : 0;
+    spawn_vm_sys(SYS_close, *child_end, 0, 0, 0, 0);
+    *child_end = -1;
+    struct sync_msg m;
+    int recv_errno = 0;
+    enum spawn_vm_end end = spawn_vm_wait_gone(&s, X->sync_fd, &m, &recv_errno);
+    /* The child is out of our memory: libc again. */
+    spawn_vm_release(&s);
+    brig_log_set_fd(log_fd);
+    brig_log_set_tag(log_tag);
+    X->pid = s.pid;
+    brig_debug("exec: process is pid %d (in our memory until its execve)", (int)s.pid);
+    if (back < 0) return brig_fail(err, (int)-back, "restore our pid namespace");
+    return exec_vm_result(end, &m, recv_errno, ms, err);
+}
+
 /* Parent: start the process and see it through to execve. */
 static int exec_spawn(struct exec_run *X, const struct brig_exec_opts *o, struct brig_error **err)
 {
@@ -350,6 +464,7 @@ static int exec_spawn(struct exec_run *X, const struct brig_exec_opts *o, struct
     TRY(sync_socketpair(sv, err));
     X->sync_fd = sv[0];
     autoclose int child_end = sv[1];
+    if (exec_shares_mm(X)) return exec_spawn_shared(X, o, &child_end, err);
     pid_t pid = exec_fork(X, o, child_end, err);
     if (pid < 0) return -1;
     X->pid = pid;

@@ -49,6 +49,11 @@ void brig_log_set_tag(const char *tag)
     log_tag = tag;
 }
 
+const char *brig_log_tag(void)
+{
+    return log_tag;
+}
+
 void brig_log(enum brig_log_level level, const char *fmt, ...)
 {
     if (log_fd < 0) return;

@@ -17,6 +17,7 @@ int brig_log_fd(void);
 void brig_log_set_fd(int fd);
 /* Tag added to every text line, e.g. "child" (static string). */
 void brig_log_set_tag(const char *tag);
+const char *brig_log_tag(void);
 
 void brig_log(enum brig_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
