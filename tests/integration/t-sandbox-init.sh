@@ -16,6 +16,16 @@ INIT=$(dirname "$BRIG")/brig-init
 [ -x "$INIT" ] || bail "no brig-init beside $BRIG"
 diag "brig-init: $INIT"
 
+# What it is mapped as (without libc its link is its own: sandbox/meson.build):
+# a stack that is not executable, no segment both writable and executable.
+if command -v readelf >/dev/null; then
+    readelf -lW "$INIT" | grep -E '^ *(LOAD|GNU_STACK) ' > "$T/segments"
+    check "its segments read (a GNU_STACK among them)" grep -q GNU_STACK "$T/segments"
+    check_eq "no segment writable and executable (nor its stack)" "$(grep WE "$T/segments")" ""
+else
+    skip "its segments" "readelf (binutils) is not installed"
+fi
+
 # init_is DESC WANT_RC WANT_ERR ARGS...: brig-init ARGS exits WANT_RC and says
 # WANT_ERR (exactly) on stderr; with the environment changed by env's
 # arguments in ENV (brig-init's own, not another brig-init's: that one
