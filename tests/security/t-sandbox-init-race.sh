@@ -35,7 +35,9 @@ check "control: the probes reach a process of the same uid" \
     grep -q EXPOSED <("${AS_USER[@]}" "$T/catcher" probe "$sp")
 kill "$sp"; wait "$sp" 2>/dev/null
 
-P=$(for i in $(seq 3000); do printf '/nonexistent/d%d:' "$i"; done)/bin
+# ~40 ms of a PATH search (15000 missing directories, under the kernel's
+# 128 KB for one string) before each execve
+P=$(for i in $(seq 15000); do printf '/n%d:' "$i"; done)/bin
 "${AS_USER[@]}" "$T/catcher" 20 > "$T/caught" 2>&1 &
 CP=$!
 slow=0 held=0
