@@ -16,6 +16,16 @@ INIT=$(dirname "$BRIG")/brig-init
 [ -x "$INIT" ] || bail "no brig-init beside $BRIG"
 diag "brig-init: $INIT"
 
+# What it is mapped as (without libc its link is its own: sandbox/meson.build):
+# a stack that is not executable, no segment both writable and executable.
+if command -v readelf >/dev/null; then
+    readelf -lW "$INIT" | grep -E '^ *(LOAD|GNU_STACK) ' > "$T/segments"
+    check "its segments read (a GNU_STACK among them)" grep -q GNU_STACK "$T/segments"
+    check_eq "no segment writable and executable (nor its stack)" "$(grep WE "$T/segments")" ""
+else
+    skip "its segments" "readelf (binutils) is not installed"
+fi
+
 # init_is DESC WANT_RC WANT_ERR ARGS...: brig-init ARGS exits WANT_RC and says
 # WANT_ERR (exactly) on stderr; with the environment changed by env's
 # arguments in ENV (brig-init's own, not another brig-init's: that one
@@ -51,11 +61,34 @@ ENV=(-u PATH)
 init_is "no PATH: /bin:/usr/bin" 0 "" -- sh -c 'echo ran'
 check_eq "no PATH: sh found" "$(cat "$T/out")" ran
 printf 'echo "script $0 $1"\n' > "$T/d/noshebang" && chmod 0755 "$T/d/noshebang"
+printf 'eval "echo \\$# \\${$#}"\n' > "$T/d/count" && chmod 0755 "$T/d/count"
 init_is "a script without #!: /bin/sh runs it" 0 "" -- "$T/d/noshebang" arg1
 check_eq "a script without #!: its path and arguments" "$(cat "$T/out")" "script $T/d/noshebang arg1"
 ENV=(PATH=":/nonexistent")
 init_is "an empty PATH entry: the working directory (--cwd)" 0 "" --cwd "$T/d" -- noshebang z
 check_eq "an empty PATH entry: found there" "$(cat "$T/out")" "script noshebang z"
+# Where brig-init computes a length (its PATH buffer, sized as glibc's from
+# PATH up to PATH_MAX; its one-line messages): at and past each bound.
+# An entry of PATH_MAX-1 bytes is tried (the buffer's largest use: the
+# kernel refuses the path), one of PATH_MAX is skipped as glibc skips it.
+ENV=(PATH="$(printf '/%.0s' $(seq 4095)):$T/b")
+init_is "a PATH entry of PATH_MAX-1 bytes: tried" 126 "brig-init: prog: File name too long" -- prog
+ENV=(PATH="$(printf '/%.0s' $(seq 4096)):$T/b")
+init_is "a PATH entry of PATH_MAX bytes: skipped" 0 "" -- prog q
+check_eq "a PATH entry of PATH_MAX bytes: the next one" "$(cat "$T/out")" "from-b q"
+ENV=(PATH="$T/b:$(printf 'y%.0s' $(seq 9000))")
+init_is "PATH past PATH_MAX: its first entries still searched" 0 "" -- prog r
+name=$(printf 'n%.0s' $(seq 255))
+init_is "a name of NAME_MAX bytes: searched" 127 "brig-init: $name: No such file or directory" -- "$name"
+init_is "a name of NAME_MAX+1 bytes: refused" 126 "brig-init: ${name}n: File name too long" -- "${name}n"
+ENV=()
+long=$T/$(printf 'm%.0s' $(seq 5000))
+env /usr/bin/timeout -k 2 10 "$INIT" -- "$long" > "$T/out" 2> "$T/err"
+check_eq "a message past its 4096-byte line (ENAMETOOLONG): exit 126" "$?" 126
+check_eq "a message past its 4096-byte line: cut to it, one line" "$(wc -c < "$T/err") $(wc -l < "$T/err")" "4096 1"
+check_eq "a message past its 4096-byte line: its start" "$(head -c 20 "$T/err")" "brig-init: ${T:0:9}"
+init_is "a script without #!: 5000 arguments to /bin/sh" 0 "" -- "$T/d/count" $(seq 5000)
+check_eq "a script without #!: all its arguments" "$(cat "$T/out")" "5000 5000"
 ENV=()
 # ---- --cwd ----
 init_is "--cwd DIR" 0 "" --cwd "$T/d" -- pwd
