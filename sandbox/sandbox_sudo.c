@@ -28,29 +28,44 @@
 
 #define SUDO_CONF_MAX 65536
 
+/* A uid from SUDO_UID or PKEXEC_UID: unparsable is someone, not root; 0
+ * is root itself running sudo. */
+static long sudo_uid_var(const char *s)
+{
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (s[0] == '\0' || *end != '\0' || v > 0xffffffffUL) return 0x7fffffff;
+    return (long)v;
+}
+
 /* The caller's uid when brig runs on someone else's behalf, else -1.
  * sudo is the supported way; pkexec and doas are recognised too, so that
- * they are held to the same rules rather than get root's choices. */
+ * they are held to the same rules rather than get root's choices. Each tool
+ * sets its own variable but may pass on the caller's others (doas.conf's
+ * keepenv, a sudoers env_keep): a SUDO_UID=0 beside doas's DOAS_USER is the
+ * caller's word. So any of them naming someone other than root makes brig
+ * theirs; root's choices only when none does. */
 static long sudo_caller(void)
 {
     if (getuid() != geteuid()) return (long)getuid();
-    const char *s = getenv("SUDO_UID");
-    if (s == NULL) s = getenv("PKEXEC_UID");
-    if (s == NULL && getenv("DOAS_USER") != NULL) {
+    static const char *const uid_vars[] = { "SUDO_UID", "PKEXEC_UID" };
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(uid_vars); i++) {
+        const char *s = getenv(uid_vars[i]);
+        long v = s != NULL ? sudo_uid_var(s) : 0;
+        if (v > 0) return v;
+    }
+    const char *doas = getenv("DOAS_USER");
+    if (doas != NULL) {
         /* /etc/passwd only (doas users are local): glibc's built-in module.
          * A static brig cannot load the host's others (nsswitch.conf's
          * "systemd", "ldap": a second libc, and brig crashes); a user found
          * nowhere is someone, not root. */
         if (__nss_configure_lookup("passwd", "files") < 0) return 0x7fffffff;
-        struct passwd *pw = getpwnam(getenv("DOAS_USER"));
-        return pw != NULL ? (pw->pw_uid == 0 ? -1 : (long)pw->pw_uid) : 0x7fffffff;
+        struct passwd *pw = getpwnam(doas);
+        if (pw == NULL) return 0x7fffffff;
+        if (pw->pw_uid != 0) return (long)pw->pw_uid;
     }
-    if (s == NULL) return -1;
-    char *end;
-    unsigned long v = strtoul(s, &end, 10);
-    /* unparsable: someone, not root; 0 is root itself running sudo */
-    if (s[0] == '\0' || *end != '\0' || v > 0xffffffffUL) return 0x7fffffff;
-    return (long)v;
+    return -1;
 }
 
 /* A file or directory only root can change: root-owned, not writable by

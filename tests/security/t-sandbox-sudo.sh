@@ -121,6 +121,21 @@ for u in nobody "no-such-user-$$"; do
     check_eq "doas as $u: nothing ran" "$(j .ran)" false
 done
 
+# doas with keepenv (or a sudoers env_keep) hands brig the caller's own
+# variables beside the one the tool set: a root-looking SUDO_UID or
+# PKEXEC_UID beside doas's DOAS_USER, or DOAS_USER=root beside sudo's
+# SUDO_UID, must not get root's choices.
+for combo in "DOAS_USER=nobody SUDO_UID=0" "DOAS_USER=nobody PKEXEC_UID=0" \
+             "SUDO_UID=65534 DOAS_USER=root" "PKEXEC_UID=65534 SUDO_UID=0"; do
+    # shellcheck disable=SC2086
+    (cd / && env $combo timeout -k 5 60 "$BRIG" sandbox run --json --policy "$T/evil.json" -- true) \
+        > "$T/out.json" 2> "$T/err.txt"
+    check_eq "$combo: exit 125" "$?" 125
+    check "$combo: --policy refused" grep -qF -- "--policy $T/evil.json: not allowed through sudo" "$T/out.json" ||
+        diag "$(cat "$T/out.json" "$T/err.txt")"
+    check_eq "$combo: nothing ran" "$(j .ran)" false
+done
+
 # ---- fail closed: a sandbox.conf the caller could have changed ----
 chmod 0666 "$CONF"
 refused "a world-writable sandbox.conf" "must be owned by root and not writable by group or others" -- true
