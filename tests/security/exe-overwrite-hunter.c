@@ -4,7 +4,8 @@
  * A static brig has no loader for the image to replace, but an entrypoint
  * `#!/proc/self/exe --log=/fifo` still runs brig's binary inside the
  * container, and brig then waits in open() of its log, the image's FIFO.
- * This program is the container's init: it finds that process, keeps an
+ * This program is the container's init, or a process `brig exec` runs beside
+ * a brig that is the init: it finds that process, keeps an
  * O_PATH fd of its /proc/<pid>/exe, lets brig go on (opens the FIFO), and
  * once brig has exited reopens the fd for writing and replaces the file.
  * If brig ran from the host binary, that is the host binary. Every step is
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,9 +28,13 @@ static void nap(void)
     nanosleep(&ts, NULL);
 }
 
-/* A process other than us whose exe names brig (the host binary or a copy). */
+/* A process other than us, in our mount namespace (the container's: with
+ * no pid namespace /proc shows the host's processes, which are not
+ * ours to touch), whose exe names brig (the host binary or a copy). */
 static int hunt_find(char *exe, size_t len)
 {
+    struct stat self;
+    if (stat("/proc/self/ns/mnt", &self) < 0) return -1;
     DIR *d = opendir("/proc");
     if (d == NULL) return -1;
     struct dirent *e;
@@ -37,6 +43,9 @@ static int hunt_find(char *exe, size_t len)
         int pid = atoi(e->d_name);
         if (pid <= 0 || pid == getpid()) continue;
         char link[64];
+        struct stat ns;
+        snprintf(link, sizeof(link), "/proc/%d/ns/mnt", pid);
+        if (stat(link, &ns) < 0 || ns.st_ino != self.st_ino || ns.st_dev != self.st_dev) continue;
         snprintf(link, sizeof(link), "/proc/%d/exe", pid);
         ssize_t n = readlink(link, exe, len - 1);
         if (n <= 0) continue;
@@ -73,10 +82,19 @@ int main(void)
         printf("HUNT brig says: ");
         fwrite(buf, 1, (size_t)n, stdout);
     }
-    for (int i = 0; i < 500 && kill(pid, 0) == 0; i++) nap();
+    char gone[4096];       /* a zombie (not yet reaped) has no exe any more */
+    for (int i = 0; i < 500 && readlink(link, gone, sizeof(gone)) > 0; i++) nap();
     if (fd < 0) {
         printf("HUNT done\n");
         return 0;
+    }
+    /* Run by `brig exec`, the writer goes on in the background: the brig
+     * waiting for us runs from the same file and keeps it busy. */
+    if (getpid() != 1) {
+        pid_t w = fork();
+        if (w < 0) printf("HUNT fork: %s\n", strerror(errno));
+        if (w > 0) return 0;
+        if (w == 0) setsid();
     }
     char self[64];
     snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);

@@ -207,6 +207,38 @@ for pol in none agent; do
     d delete --force "$id" >/dev/null 2>&1
 done
 
+# ---- static brig: the init is brig itself, its exe held from beside it ------------
+# With no pid namespace of its own, the container outlives its init: the
+# init runs brig (#!/proc/self/exe --log=/fifo, held in open() of the FIFO),
+# and a process `brig exec` starts beside it takes the init's exe and writes
+# it once brig exits. The init is a clone of `brig run -d`: its exe is that
+# brig's, which must be the sealed copy.
+if [ $STATIC = 1 ]; then
+    n=nopid; id=$(cid $n); CLEAN_IDS+=("$id")
+    hostile $n none /pwn-fifo && cfg $n '.linux.namespaces |= map(select(.type != "pid"))' ||
+        bail "cannot build the hostile bundle $n"
+    d run -d --bundle "$T/$n" "$id" </dev/null >"$T/$n.init" 2>"$T/$n.err"
+    check_eq "no pid namespace: run -d" "$?" 0
+    d exec "$id" /hunter </dev/null >"$T/$n.out" 2>>"$T/$n.err"
+    for _ in $(seq 80); do grep -q '^HUNT done' "$T/$n.out" && break; sleep 0.1; done
+    diag "no pid namespace: $(grep '^HUNT' "$T/$n.out" | tr '\n' ' ')"
+    check "no pid namespace: static brig: brig ran as the init and its exe was held" grep -q '^HUNT exe=' "$T/$n.out"
+    check "no pid namespace: static brig: that exe is brig's sealed copy" \
+        grep -q '^HUNT exe=/memfd:brig-exe:' "$T/$n.out"
+    check "no pid namespace: static brig: brig refused /pwn-fifo" grep -qF 'no such command: /pwn-fifo' "$T/$n.out"
+    check "no pid namespace: static brig: the hunter finished" grep -q '^HUNT done' "$T/$n.out"
+    check_not "no pid namespace: static brig: no byte of brig's exe could be written" \
+        grep -q '^HUNT wrote [0-9]' "$T/$n.out"
+    if cmp -s "$DECOY" "$DECOY.orig"; then
+        ok "no pid namespace: static brig: the decoy brig is byte-identical after the hunt"
+    else
+        not_ok "no pid namespace: static brig: the decoy brig is byte-identical after the hunt"
+        cp "$DECOY.orig" "$DECOY"
+    fi
+    d delete --force "$id" >/dev/null 2>&1
+    assert_clean $n
+fi
+
 # ---- a container that joins another's pid namespace by path -----------------------
 # The created init of "peer" (brig, before its execve) is visible in "host-a":
 # its exe must not be reachable from there (non-dumpable), and is a sealed copy.
