@@ -174,10 +174,14 @@ int sandbox_sudo_apply(struct sandbox_opts *o, char **owned, struct brig_error *
     if (o->policy != NULL) return brig_failx(err, "--policy %s: %s", o->policy, why);
     if (o->state_root != NULL) return brig_failx(err, "--state-root %s: %s", o->state_root, why);
     if (o->rootfs != NULL) return brig_failx(err, "--rootfs %s: %s", o->rootfs, why);
-    /* Test hooks in brig's environment (a sudoers env_keep, a setuid
-     * brig): the egress proxy, as root, would resolve the policy's allowed
-     * names from the caller's file, to addresses of their choosing. */
-    static const char *const env_hooks[] = { "BRIG_EGRESS_HOSTS", "BRIG_ROOTFS_DIR" };
+    /* Test hooks in brig's environment (a sudoers env_keep, doas's keepenv,
+     * a setuid brig): the egress proxy, as root, would resolve the policy's
+     * allowed names from the caller's file, to addresses of their choosing.
+     * glibc's resolver reads the environment too: LOCALDOMAIN with
+     * RES_OPTIONS=ndots:N asks DNS for "pypi.org.<their zone>" before
+     * "pypi.org", HOSTALIASES renames a single-label name. */
+    static const char *const env_hooks[] = { "BRIG_EGRESS_HOSTS", "BRIG_ROOTFS_DIR", "LOCALDOMAIN",
+                                             "RES_OPTIONS", "HOSTALIASES" };
     for (size_t i = 0; i < BRIG_ARRAY_SIZE(env_hooks); i++)
         if (getenv(env_hooks[i]) != NULL) return brig_failx(err, "%s in the environment: %s", env_hooks[i], why);
     /* root would open the file for the caller: only their own stdin */

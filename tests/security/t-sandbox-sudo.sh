@@ -98,8 +98,10 @@ chmod o-x "$T"
 # A sudoers env_keep (or a setuid brig) would pass brig's test hooks on: with
 # BRIG_EGRESS_HOSTS the root proxy resolves the policy's allowed names from
 # the caller's file. As sudo with env_keep would run it: SUDO_UID and the hook.
+# glibc's resolver variables likewise (the proxy asks DNS for
+# pypi.org.LOCALDOMAIN first under RES_OPTIONS=ndots:5).
 echo "127.0.0.1 pypi.org" > "$T/evil-hosts" && chmod 0644 "$T/evil-hosts"
-for v in BRIG_EGRESS_HOSTS BRIG_ROOTFS_DIR; do
+for v in BRIG_EGRESS_HOSTS BRIG_ROOTFS_DIR LOCALDOMAIN RES_OPTIONS HOSTALIASES; do
     (cd / && env SUDO_UID=65534 "$v=$T/evil-hosts" timeout -k 5 60 "$BRIG" sandbox run --json --workspace mine -- true) \
         > "$T/out.json" 2> "$T/err.txt"
     check_eq "$v kept by sudo: exit 125" "$?" 125
