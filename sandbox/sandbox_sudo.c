@@ -28,29 +28,44 @@
 
 #define SUDO_CONF_MAX 65536
 
+/* A uid from SUDO_UID or PKEXEC_UID: unparsable is someone, not root; 0
+ * is root itself running sudo. */
+static long sudo_uid_var(const char *s)
+{
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (s[0] == '\0' || *end != '\0' || v > 0xffffffffUL) return 0x7fffffff;
+    return (long)v;
+}
+
 /* The caller's uid when brig runs on someone else's behalf, else -1.
  * sudo is the supported way; pkexec and doas are recognised too, so that
- * they are held to the same rules rather than get root's choices. */
+ * they are held to the same rules rather than get root's choices. Each tool
+ * sets its own variable but may pass on the caller's others (doas.conf's
+ * keepenv, a sudoers env_keep): a SUDO_UID=0 beside doas's DOAS_USER is the
+ * caller's word. So any of them naming someone other than root makes brig
+ * theirs; root's choices only when none does. */
 static long sudo_caller(void)
 {
     if (getuid() != geteuid()) return (long)getuid();
-    const char *s = getenv("SUDO_UID");
-    if (s == NULL) s = getenv("PKEXEC_UID");
-    if (s == NULL && getenv("DOAS_USER") != NULL) {
+    static const char *const uid_vars[] = { "SUDO_UID", "PKEXEC_UID" };
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(uid_vars); i++) {
+        const char *s = getenv(uid_vars[i]);
+        long v = s != NULL ? sudo_uid_var(s) : 0;
+        if (v > 0) return v;
+    }
+    const char *doas = getenv("DOAS_USER");
+    if (doas != NULL) {
         /* /etc/passwd only (doas users are local): glibc's built-in module.
          * A static brig cannot load the host's others (nsswitch.conf's
          * "systemd", "ldap": a second libc, and brig crashes); a user found
          * nowhere is someone, not root. */
         if (__nss_configure_lookup("passwd", "files") < 0) return 0x7fffffff;
-        struct passwd *pw = getpwnam(getenv("DOAS_USER"));
-        return pw != NULL ? (pw->pw_uid == 0 ? -1 : (long)pw->pw_uid) : 0x7fffffff;
+        struct passwd *pw = getpwnam(doas);
+        if (pw == NULL) return 0x7fffffff;
+        if (pw->pw_uid != 0) return (long)pw->pw_uid;
     }
-    if (s == NULL) return -1;
-    char *end;
-    unsigned long v = strtoul(s, &end, 10);
-    /* unparsable: someone, not root; 0 is root itself running sudo */
-    if (s[0] == '\0' || *end != '\0' || v > 0xffffffffUL) return 0x7fffffff;
-    return (long)v;
+    return -1;
 }
 
 /* A file or directory only root can change: root-owned, not writable by
@@ -159,10 +174,14 @@ int sandbox_sudo_apply(struct sandbox_opts *o, char **owned, struct brig_error *
     if (o->policy != NULL) return brig_failx(err, "--policy %s: %s", o->policy, why);
     if (o->state_root != NULL) return brig_failx(err, "--state-root %s: %s", o->state_root, why);
     if (o->rootfs != NULL) return brig_failx(err, "--rootfs %s: %s", o->rootfs, why);
-    /* Test hooks in brig's environment (a sudoers env_keep, a setuid
-     * brig): the egress proxy, as root, would resolve the policy's allowed
-     * names from the caller's file, to addresses of their choosing. */
-    static const char *const env_hooks[] = { "BRIG_EGRESS_HOSTS", "BRIG_ROOTFS_DIR" };
+    /* Test hooks in brig's environment (a sudoers env_keep, doas's keepenv,
+     * a setuid brig): the egress proxy, as root, would resolve the policy's
+     * allowed names from the caller's file, to addresses of their choosing.
+     * glibc's resolver reads the environment too: LOCALDOMAIN with
+     * RES_OPTIONS=ndots:N asks DNS for "pypi.org.<their zone>" before
+     * "pypi.org", HOSTALIASES renames a single-label name. */
+    static const char *const env_hooks[] = { "BRIG_EGRESS_HOSTS", "BRIG_ROOTFS_DIR", "LOCALDOMAIN",
+                                             "RES_OPTIONS", "HOSTALIASES" };
     for (size_t i = 0; i < BRIG_ARRAY_SIZE(env_hooks); i++)
         if (getenv(env_hooks[i]) != NULL) return brig_failx(err, "%s in the environment: %s", env_hooks[i], why);
     /* root would open the file for the caller: only their own stdin */

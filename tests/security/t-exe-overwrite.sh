@@ -14,6 +14,7 @@ it_init
 [ "$(uname -m)" = x86_64 ] || skip_all "the hostile loader is x86_64 code"
 SRC=${BRIG_SECURITY_SRC:-$(dirname "$0")}
 build_static "$T/loader" "$SRC/exe-overwrite-loader.c" -nostdlib -fno-stack-protector -fno-builtin
+build_static "$T/hunter" "$SRC/exe-overwrite-hunter.c"
 
 DECOY=$T/decoy-brig
 cp "$BRIG" "$DECOY.orig" && cp "$DECOY.orig" "$DECOY" || bail "cannot copy $BRIG"
@@ -42,6 +43,12 @@ r=$T/image/rootfs
 mkdir -p "$r/lib64" && cp "$T/loader" "$r/lib64/ld-linux-x86-64.so.2" &&
     chmod 0755 "$r/lib64/ld-linux-x86-64.so.2" &&
     printf '#!/proc/self/exe\n' >"$r/pwn" && chmod 0755 "$r/pwn" || bail "cannot plant the loader"
+# For a static brig, the attack as first published: /pwn-fifo runs brig in
+# the container, held in open() of its log (the FIFO) while the image's init
+# (exe-overwrite-hunter.c) takes its /proc/<pid>/exe, to write once it exits.
+cp "$T/hunter" "$r/hunter" && mkfifo -m 0666 "$r/fifo" &&
+    printf '#!/proc/self/exe --log=/fifo\n' >"$r/pwn-fifo" && chmod 0755 "$r/pwn-fifo" ||
+    bail "cannot plant the hunter"
 
 # hostile NAME POLICY [ARGS...]: a copy of the image as bundle NAME, with its
 # own cgroup and tag, process.args ARGS (default /pwn), under POLICY.
@@ -158,7 +165,11 @@ for pol in none agent; do
 
     # ---- exec of a #!/proc/self/exe file in a running container ---------------------------
     n=exec-$pol; id=$(cid $n); CLEAN_IDS+=("$id")
-    hostile $n $pol /bin/sleep 60 || bail "cannot build the hostile bundle $n"
+    if [ $STATIC = 1 ]; then
+        hostile $n $pol /hunter || bail "cannot build the hostile bundle $n"
+    else
+        hostile $n $pol /bin/sleep 60 || bail "cannot build the hostile bundle $n"
+    fi
     # shellcheck disable=SC2046
     d $(polflag $pol) run -d --bundle "$T/$n" "$id" </dev/null >"$T/$n.init" 2>"$T/$n.err"
     check_eq "exec ($pol): the container runs" "$?" 0
@@ -172,8 +183,61 @@ for pol in none agent; do
     d $(polflag $pol) exec "$id" /pwn </dev/null >"$T/$n.out" 2>>"$T/$n.err"
     wait_done "$T/$n.out"
     judge "exec ($pol)" "$T/$n.out"
+    if [ $STATIC = 1 ]; then
+        # shellcheck disable=SC2046
+        d $(polflag $pol) exec "$id" /pwn-fifo </dev/null >"$T/$n.fifo.out" 2>>"$T/$n.err"
+        for _ in $(seq 80); do grep -q '^HUNT done' "$T/$n.init" && break; sleep 0.1; done
+        check "exec ($pol): static brig: the init held brig's exe while brig ran in the container" \
+            grep -q '^HUNT exe=' "$T/$n.init"
+        check "exec ($pol): static brig: that exe is brig's sealed copy" \
+            grep -q '^HUNT exe=/memfd:brig-exe:' "$T/$n.init"
+        check "exec ($pol): static brig: brig refused /pwn-fifo as a command" grep -qF 'no such command: /pwn-fifo' "$T/$n.init"
+        check "exec ($pol): static brig: the hunter finished" grep -q '^HUNT done' "$T/$n.init"
+        diag "exec ($pol): $(grep '^HUNT' "$T/$n.init" | tr '\n' ' ')"
+        check_not "exec ($pol): static brig: no byte of brig's exe could be written" \
+            grep -q '^HUNT wrote [0-9]' "$T/$n.init"
+        if cmp -s "$DECOY" "$DECOY.orig"; then
+            ok "exec ($pol): static brig: the decoy brig is byte-identical after the hunt"
+        else
+            not_ok "exec ($pol): static brig: the decoy brig is byte-identical after the hunt" \
+                "$(grep '^HUNT' "$T/$n.init" | tr '\n' ' ')"
+            cp "$DECOY.orig" "$DECOY"
+        fi
+    fi
     d delete --force "$id" >/dev/null 2>&1
 done
+
+# ---- static brig: the init is brig itself, its exe held from beside it ------------
+# With no pid namespace of its own, the container outlives its init: the
+# init runs brig (#!/proc/self/exe --log=/fifo, held in open() of the FIFO),
+# and a process `brig exec` starts beside it takes the init's exe and writes
+# it once brig exits. The init is a clone of `brig run -d`: its exe is that
+# brig's, which must be the sealed copy.
+if [ $STATIC = 1 ]; then
+    n=nopid; id=$(cid $n); CLEAN_IDS+=("$id")
+    hostile $n none /pwn-fifo && cfg $n '.linux.namespaces |= map(select(.type != "pid"))' ||
+        bail "cannot build the hostile bundle $n"
+    d run -d --bundle "$T/$n" "$id" </dev/null >"$T/$n.init" 2>"$T/$n.err"
+    check_eq "no pid namespace: run -d" "$?" 0
+    d exec "$id" /hunter </dev/null >"$T/$n.out" 2>>"$T/$n.err"
+    for _ in $(seq 80); do grep -q '^HUNT done' "$T/$n.out" && break; sleep 0.1; done
+    diag "no pid namespace: $(grep '^HUNT' "$T/$n.out" | tr '\n' ' ')"
+    check "no pid namespace: static brig: brig ran as the init and its exe was held" grep -q '^HUNT exe=' "$T/$n.out"
+    check "no pid namespace: static brig: that exe is brig's sealed copy" \
+        grep -q '^HUNT exe=/memfd:brig-exe:' "$T/$n.out"
+    check "no pid namespace: static brig: brig refused /pwn-fifo" grep -qF 'no such command: /pwn-fifo' "$T/$n.out"
+    check "no pid namespace: static brig: the hunter finished" grep -q '^HUNT done' "$T/$n.out"
+    check_not "no pid namespace: static brig: no byte of brig's exe could be written" \
+        grep -q '^HUNT wrote [0-9]' "$T/$n.out"
+    if cmp -s "$DECOY" "$DECOY.orig"; then
+        ok "no pid namespace: static brig: the decoy brig is byte-identical after the hunt"
+    else
+        not_ok "no pid namespace: static brig: the decoy brig is byte-identical after the hunt"
+        cp "$DECOY.orig" "$DECOY"
+    fi
+    d delete --force "$id" >/dev/null 2>&1
+    assert_clean $n
+fi
 
 # ---- a container that joins another's pid namespace by path -----------------------
 # The created init of "peer" (brig, before its execve) is visible in "host-a":

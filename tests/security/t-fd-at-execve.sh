@@ -270,8 +270,11 @@ report exectty "exec -t -d --console-socket"
 # /proc/self/exe during execve is brig itself (CVE-2019-5736's ingredient):
 # a #! script naming it must not run the host's runtime binary in the
 # container. A dynamic brig does not start at all in this libc-less rootfs;
-# a static one (the plain build) does, from its sealed copy (the image's
-# loader attack on it: t-exe-overwrite), and only refuses /s/self as a command.
+# a static one (the plain build) does and only refuses /s/self as a command.
+# Nothing here attacks its exe, so this cannot tell the sealed copy from the
+# host binary (an unsealed static brig passes): t-exe-overwrite does that,
+# holding /proc/<pid>/exe of brig run inside and writing it once brig exits.
+command -v readelf >/dev/null || bail "readelf (binutils) is needed to tell a static brig"
 printf '#!/proc/self/exe\n' >"$T/ex/rootfs/s/self"
 chmod 0755 "$T/ex/rootfs/s/self"
 brig_sum=$(sha256sum <"$BRIG")

@@ -98,8 +98,10 @@ chmod o-x "$T"
 # A sudoers env_keep (or a setuid brig) would pass brig's test hooks on: with
 # BRIG_EGRESS_HOSTS the root proxy resolves the policy's allowed names from
 # the caller's file. As sudo with env_keep would run it: SUDO_UID and the hook.
+# glibc's resolver variables likewise (the proxy asks DNS for
+# pypi.org.LOCALDOMAIN first under RES_OPTIONS=ndots:5).
 echo "127.0.0.1 pypi.org" > "$T/evil-hosts" && chmod 0644 "$T/evil-hosts"
-for v in BRIG_EGRESS_HOSTS BRIG_ROOTFS_DIR; do
+for v in BRIG_EGRESS_HOSTS BRIG_ROOTFS_DIR LOCALDOMAIN RES_OPTIONS HOSTALIASES; do
     (cd / && env SUDO_UID=65534 "$v=$T/evil-hosts" timeout -k 5 60 "$BRIG" sandbox run --json --workspace mine -- true) \
         > "$T/out.json" 2> "$T/err.txt"
     check_eq "$v kept by sudo: exit 125" "$?" 125
@@ -119,6 +121,21 @@ for u in nobody "no-such-user-$$"; do
     check "doas as $u: --policy refused" grep -qF -- "--policy $T/evil.json: not allowed through sudo" "$T/out.json" ||
         diag "$(cat "$T/out.json" "$T/err.txt")"
     check_eq "doas as $u: nothing ran" "$(j .ran)" false
+done
+
+# doas with keepenv (or a sudoers env_keep) hands brig the caller's own
+# variables beside the one the tool set: a root-looking SUDO_UID or
+# PKEXEC_UID beside doas's DOAS_USER, or DOAS_USER=root beside sudo's
+# SUDO_UID, must not get root's choices.
+for combo in "DOAS_USER=nobody SUDO_UID=0" "DOAS_USER=nobody PKEXEC_UID=0" \
+             "SUDO_UID=65534 DOAS_USER=root" "PKEXEC_UID=65534 SUDO_UID=0"; do
+    # shellcheck disable=SC2086
+    (cd / && env $combo timeout -k 5 60 "$BRIG" sandbox run --json --policy "$T/evil.json" -- true) \
+        > "$T/out.json" 2> "$T/err.txt"
+    check_eq "$combo: exit 125" "$?" 125
+    check "$combo: --policy refused" grep -qF -- "--policy $T/evil.json: not allowed through sudo" "$T/out.json" ||
+        diag "$(cat "$T/out.json" "$T/err.txt")"
+    check_eq "$combo: nothing ran" "$(j .ran)" false
 done
 
 # ---- fail closed: a sandbox.conf the caller could have changed ----
