@@ -35,6 +35,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/log.h"
+#include "../util/noheap.h"
 #include "launch.h"
 #include "state.h"
 #include "waiter.h"
@@ -258,9 +259,11 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
         TRY(sync_send_fd(sync_fd, SYNC_CONSOLE, master, err));
         TRY(sync_expect(sync_fd, SYNC_START, "brig exec went away", NULL, err));
     }
-    autofree char *exe = NULL;
+    /* Not freed (no autofree): the process execs or exits with them, and
+     * no free may run once the heap is off limits, below. */
+    char *exe = NULL;
     TRY(proc_find_exec(p, &exe, err));
-    autofree char *home = NULL;
+    char *home = NULL;
     autoclose int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0) return brig_fail(err, errno, "open /");
     TRY(proc_home_default(rootfd, p, &home, err));
@@ -270,9 +273,23 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
     /* Opened after the close: it is ours, close-on-exec, and inside the root. */
     autoclose int via = -1;
     if (o->trampoline != NULL) TRY(exec_trampoline_open(o->trampoline, &via, err));
-    TRY(proc_confine(p, X->bpf, (X->ns_flags & CLONE_NEWUSER) != 0, err));
-    if (via >= 0) return proc_execve_via(p, via, o->trampoline->path, exe, home, err);
-    return proc_execve(p, exe, home, err);
+    struct proc_launch l;
+    TRY(proc_launch_prepare(p, exe, home, via, o->trampoline ? o->trampoline->path : NULL, &l, err));
+    /* From here to execve or exit, no heap (util/noheap.h): once the
+     * identity switch gives this process the container's uid, any process
+     * of the container with that uid may SIGKILL or SIGSTOP it (and brig's
+     * start timeout then kills it) at any instruction, and in our memory
+     * (exec_vm_child) a kill inside malloc would leave brig's heap torn.
+     * Until the switch we are uid 0 with every cap brig has, in its user
+     * namespace (a shared mm never joins one, exec_shares_mm); a process
+     * of the container may still signal us then if its real or effective
+     * uid is 0, or it holds CAP_KILL (kill_ok_by_cred): the sandbox's
+     * processes have neither; a container running root processes has
+     * that power before the switch too (docs/security.md). On in the
+     * forked child too, so both paths are held to it by the tests. */
+    brig_noheap_set(true);
+    TRY(proc_confine(p, X->bpf, (X->ns_flags & CLONE_NEWUSER) != 0, &l, err));
+    return proc_execve(&l, err);
 }
 
 __attribute__((noreturn)) static void exec_child(struct exec_run *X, const struct brig_exec_opts *o,
@@ -447,7 +464,9 @@ static int exec_spawn_shared(struct exec_run *X, const struct brig_exec_opts *o,
     struct sync_msg m;
     int recv_errno = 0;
     enum spawn_vm_end end = spawn_vm_wait_gone(&s, X->sync_fd, &m, &recv_errno);
-    /* The child is out of our memory: libc again. */
+    /* The child is out of our memory: libc, and the heap, again (it turned
+     * the heap off before its identity switch, exec_child_run). */
+    brig_noheap_set(false);
     spawn_vm_release(&s);
     brig_log_set_fd(log_fd);
     brig_log_set_tag(log_tag);
