@@ -498,8 +498,20 @@ static int exec_spawn_shared(struct exec_run *X, const struct brig_exec_opts *o,
     struct sync_msg m;
     int recv_errno = 0;
     enum spawn_vm_end end = spawn_vm_wait_gone(&s, X->sync_fd, &m, &recv_errno);
-    /* The child is out of our memory: libc, and the heap, again (it turned
-     * the heap off before its identity switch, exec_child_run). */
+    /* The child turned the heap off once done with it, before its identity
+     * switch (exec_child_run). Gone without an error before that, it was
+     * killed where it may have been inside malloc or free: by our start
+     * timeout (a child starved of CPU in the container's cgroup), or by
+     * what exec_unsignalable cannot see (a root process an earlier
+     * `exec --user 0` left). Our heap may be torn: leave without touching
+     * it, as a brig that was killed (what it held is cleaned up as such). */
+    if (!brig_noheap() && end != SPAWN_VM_ERROR) {
+        static const char msg[] = "brig: exec: the process was killed before it was done with brig's "
+                                  "memory: brig exits without touching its heap\n";
+        spawn_vm_sys(SYS_write, 2, (long)msg, sizeof(msg) - 1, 0, 0);
+        for (;;) spawn_vm_sys(SYS_exit_group, 125, 0, 0, 0, 0);
+    }
+    /* The child is out of our memory: libc, and the heap, again. */
     brig_noheap_set(false);
     spawn_vm_release(&s);
     brig_log_set_fd(log_fd);
