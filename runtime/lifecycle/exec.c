@@ -508,7 +508,7 @@ static int exec_spawn_shared(struct exec_run *X, const struct brig_exec_opts *o,
     if (!brig_noheap() && end != SPAWN_VM_ERROR) {
         static const char msg[] = "brig: exec: the process was killed before it was done with brig's "
                                   "memory: brig exits without touching its heap\n";
-        spawn_vm_sys(SYS_write, 2, (long)msg, sizeof(msg) - 1, 0, 0);
+        spawn_vm_sys(SYS_write, o->stderr_fd > 0 ? o->stderr_fd : 2, (long)msg, sizeof(msg) - 1, 0, 0);
         for (;;) spawn_vm_sys(SYS_exit_group, 125, 0, 0, 0, 0);
     }
     /* The child is out of our memory: libc, and the heap, again. */

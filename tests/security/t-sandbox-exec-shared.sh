@@ -137,6 +137,32 @@ check_eq "every exec under the killer ended with a JSON result or a clean error 
 out=$(sbx exec --json "$NAME" -- sh -c 'echo alive' 2>&1)
 check_eq "the sandbox works after the attack" "$(jq -r '.stdout.preview_head' <<<"$out" 2>/dev/null)" alive
 
+# What brig's choice cannot see: a root process an earlier `brig exec --user
+# 0` left in the sandbox kills brig's children also before their uid
+# switch, where they allocate. A brig whose child died there exits at once
+# (125, and says so) without touching its heap: never a crash.
+timeout -k 2 10 "$D/brig" --root "$SB_STATE" exec -d --user 0:0 "$NAME" /usr/bin/killer 3 >"$T/rootkiller.out" 2>&1
+check_eq "a root killer started by brig exec --user 0" "$?" 0
+n=0 early=0 bad=""
+end=$(($(date +%s) + 3))
+while [ "$(date +%s)" -lt "$end" ]; do
+    n=$((n + 1))
+    timeout -s KILL 15 "$D/brig" sandbox exec --json --state-root "$SB_STATE" --timeout 1s "$NAME" -- true \
+        >"$T/root.$n.out" 2>"$T/root.$n.err"
+    rc=$?
+    if grep -qE 'AddressSanitizer|runtime error|BUG' "$T/root.$n.err"; then bad="$bad $n:report"
+    elif [ -s "$T/root.$n.out" ] && jq -e 'type == "object"' "$T/root.$n.out" >/dev/null 2>&1; then :
+    elif [ "$rc" = 125 ] && grep -q "^brig: exec: the process was killed before it was done with brig's memory" "$T/root.$n.err"; then
+        early=$((early + 1))
+    else bad="$bad $n:$rc"
+    fi
+done
+diag "root killer: $n execs, $early ended early (125)"
+check_eq "every exec beside a root killer ended with its result or 125 and its message (no crash, hang or report)" "$bad" ""
+sleep 1
+out=$(sbx exec --json "$NAME" -- sh -c 'echo alive' 2>&1)
+check_eq "the sandbox works after it" "$(jq -r '.stdout.preview_head' <<<"$out" 2>/dev/null)" alive
+
 sbx rm --force "$NAME"
 check_eq "rm --force: exit 0" "$?" 0
 check_eq "rm: no process left" "$(tagged_pids "$TAG-sb")" ""
