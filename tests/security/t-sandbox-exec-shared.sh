@@ -93,11 +93,11 @@ else
     skip "the peeker held brig's child before its execve and tried it" "it caught none in its window this time"
 fi
 # The attack on the heap.
-sbx exec --json --timeout 20s "$NAME" -- /usr/bin/killer 4 >"$T/killer.json" 2>&1 &
+sbx exec --json --timeout 20s "$NAME" -- /usr/bin/killer 3 >"$T/killer.json" 2>&1 &
 KP=$!
 sleep 0.3
 exec_loop() {
-    local i=0 end=$(($(date +%s) + 4))
+    local i=0 end=$(($(date +%s) + 3))
     while [ "$(date +%s)" -lt "$end" ]; do
         i=$((i + 1))
         timeout -s KILL 15 "$D/brig" sandbox exec --json --state-root "$SB_STATE" --timeout 1s "$NAME" -- true \
@@ -141,10 +141,10 @@ check_eq "the sandbox works after the attack" "$(jq -r '.stdout.preview_head' <<
 # 0` left in the sandbox kills brig's children also before their uid
 # switch, where they allocate. A brig whose child died there exits at once
 # (125, and says so) without touching its heap: never a crash.
-timeout -k 2 10 "$D/brig" --root "$SB_STATE" exec -d --user 0:0 "$NAME" /usr/bin/killer 3 >"$T/rootkiller.out" 2>&1
+timeout -k 2 10 "$D/brig" --root "$SB_STATE" exec -d --user 0:0 "$NAME" /usr/bin/killer 2 >"$T/rootkiller.out" 2>&1
 check_eq "a root killer started by brig exec --user 0" "$?" 0
 n=0 early=0 bad=""
-end=$(($(date +%s) + 3))
+end=$(($(date +%s) + 2))
 while [ "$(date +%s)" -lt "$end" ]; do
     n=$((n + 1))
     timeout -s KILL 15 "$D/brig" sandbox exec --json --state-root "$SB_STATE" --timeout 1s "$NAME" -- true \
