@@ -165,12 +165,13 @@ static int session_exec_run(const struct sandbox_opts *o, const char *policy, co
     /* The limits hold from the start: a process of the sandbox may stop
      * brig's child before its execve (t-sandbox-exec-stop). */
     bool idle_first = lim->idle_ms > 0 && (lim->wall_ms == 0 || lim->idle_ms < lim->wall_ms);
-    const struct brig_exec_opts eo = { .id = o->session, .args = o->argv, .env = o->env, .cwd = o->cwd,
-                                       .detach = true, .cgroup = child, .pid_out = &pid, .trampoline = via,
-                                       .parsed = parsed,
-                                       .start_timeout_ms = idle_first ? lim->idle_ms : lim->wall_ms };
+    struct brig_exec_opts eo = { .id = o->session, .args = o->argv, .env = o->env, .cwd = o->cwd,
+                                 .detach = true, .cgroup = child, .pid_out = &pid, .trampoline = via,
+                                 .parsed = parsed,
+                                 .start_timeout_ms = idle_first ? lim->idle_ms : lim->wall_ms };
     if (rc == 0) {
         rc = sandbox_io_swap(&io, err);
+        eo.stderr_fd = io.saved[2] > 0 ? io.saved[2] : 0;
         int status;
         if (rc == 0) rc = container_exec(&g, &eo, &status, err);
         sandbox_io_restore(&io);

@@ -35,6 +35,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/log.h"
+#include "../util/noheap.h"
 #include "launch.h"
 #include "state.h"
 #include "waiter.h"
@@ -59,6 +60,7 @@ struct exec_run {
     bool join_pid;
     bool cloned_into;       /* the child was born in the v2 cgroup */
     bool shared_mm;         /* the child runs in our memory (spawn_vm.h): no SYNC_GO */
+    bool unsignalable;      /* no process of the container may signal our child (exec_unsignalable) */
     pid_t pid;
 };
 
@@ -127,6 +129,33 @@ static int exec_trampoline_check(const struct exec_run *X, const struct brig_cap
     return 0;
 }
 
+/* Whether no process of the container may signal our child before its
+ * identity switch, where it allocates (after it, no heap: util/noheap.h).
+ * It is uid 0 then (real, effective, saved) with brig's caps, and in the
+ * container's pid namespace: kill_ok_by_cred (kernel/signal.c) lets a
+ * process signal it when its real or effective uid is 0, or with CAP_KILL
+ * over the init user namespace (a shared mm has no user namespace of its
+ * own, exec_shares_mm). No process of the container is uid 0 or can become
+ * it when the container's process and this one are not uid 0, run with
+ * no_new_privs (a container's every exec inherits the config's: no setuid
+ * file raises them) and have neither CAP_KILL nor CAP_SETUID in any set
+ * (the bounding set bounds every descendant). The sandbox's processes are
+ * so (policy user 1000, no capabilities, noNewPrivileges); a container of
+ * root processes is not: there its exec child is a fork. Not seen from
+ * here: an earlier exec run with another --user or --cap. saved: the
+ * container's own process (before exec_build_process). */
+static bool exec_unsignalable(const struct brig_process *saved, const struct brig_process *p)
+{
+    const struct brig_process *both[] = { saved, p };
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(both); i++) {
+        const struct brig_process *q = both[i];
+        if (q->user.uid == 0 || !q->no_new_privileges || caps_in_any_set(&q->caps, CAP_KILL) ||
+            caps_in_any_set(&q->caps, CAP_SETUID))
+            return false;
+    }
+    return true;
+}
+
 static int exec_check_terminal(const struct brig_process *p, const struct brig_exec_opts *o,
                                struct brig_error **err)
 {
@@ -189,7 +218,11 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
         return brig_failx(err, "exec: the container has no mount namespace of its own (linux.namespaces): "
                                "refusing to run a process outside its chroot");
     const struct brig_caps saved = X->spec->process.caps;
+    const struct brig_process saved_process = { .user.uid = X->spec->process.user.uid,
+                                                .no_new_privileges = X->spec->process.no_new_privileges,
+                                                .caps = saved };
     TRY(exec_build_process(X->spec, o, err));
+    X->unsignalable = exec_unsignalable(&saved_process, &X->spec->process);
     TRY(spec_check_supported(X->spec, err));
     /* The trusted side's sandbox policy (the text a sandbox's create read,
      * if any), on the config with this process; under an egress policy the
@@ -258,9 +291,11 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
         TRY(sync_send_fd(sync_fd, SYNC_CONSOLE, master, err));
         TRY(sync_expect(sync_fd, SYNC_START, "brig exec went away", NULL, err));
     }
-    autofree char *exe = NULL;
+    /* Not freed (no autofree): the process execs or exits with them, and
+     * no free may run once the heap is off limits, below. */
+    char *exe = NULL;
     TRY(proc_find_exec(p, &exe, err));
-    autofree char *home = NULL;
+    char *home = NULL;
     autoclose int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0) return brig_fail(err, errno, "open /");
     TRY(proc_home_default(rootfd, p, &home, err));
@@ -270,9 +305,22 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
     /* Opened after the close: it is ours, close-on-exec, and inside the root. */
     autoclose int via = -1;
     if (o->trampoline != NULL) TRY(exec_trampoline_open(o->trampoline, &via, err));
-    TRY(proc_confine(p, X->bpf, (X->ns_flags & CLONE_NEWUSER) != 0, err));
-    if (via >= 0) return proc_execve_via(p, via, o->trampoline->path, exe, home, err);
-    return proc_execve(p, exe, home, err);
+    struct proc_launch l;
+    TRY(proc_launch_prepare(p, exe, home, via, o->trampoline ? o->trampoline->path : NULL, &l, err));
+    /* From here to execve or exit, no heap (util/noheap.h): once the
+     * identity switch gives this process the container's uid, any process
+     * of the container with that uid may SIGKILL or SIGSTOP it (and brig's
+     * start timeout then kills it) at any instruction, and in our memory
+     * (exec_vm_child) a kill inside malloc would leave brig's heap torn.
+     * Until the switch we are uid 0 with brig's caps, and shared only when
+     * no process of the container may signal us (exec_unsignalable): the
+     * allocations above are safe from it. What runs below: proc_confine and
+     * proc_execve (see there), sync_send_error (a message on the stack,
+     * sendmsg), brig_errorf (stack buffers, write), exit_group. On in the
+     * forked child too, so that both paths are held to it by the tests. */
+    brig_noheap_set(true);
+    TRY(proc_confine(p, X->bpf, (X->ns_flags & CLONE_NEWUSER) != 0, &l, err));
+    return proc_execve(&l, err);
 }
 
 __attribute__((noreturn)) static void exec_child(struct exec_run *X, const struct brig_exec_opts *o,
@@ -362,6 +410,9 @@ static bool exec_shares_mm(const struct exec_run *X)
     /* A write to /proc/self/oom_score_adj sets every process of the mm
      * (__set_oom_adj): ours too. */
     if (p->has_oom_score_adj) return false;
+    /* Before its identity switch the child allocates: only when nothing
+     * of the container may kill it there (exec_unsignalable). */
+    if (!X->unsignalable) return false;
     return spawn_vm_available();
 }
 
@@ -447,7 +498,21 @@ static int exec_spawn_shared(struct exec_run *X, const struct brig_exec_opts *o,
     struct sync_msg m;
     int recv_errno = 0;
     enum spawn_vm_end end = spawn_vm_wait_gone(&s, X->sync_fd, &m, &recv_errno);
-    /* The child is out of our memory: libc again. */
+    /* The child turned the heap off once done with it, before its identity
+     * switch (exec_child_run). Gone without an error before that, it was
+     * killed where it may have been inside malloc or free: by our start
+     * timeout (a child starved of CPU in the container's cgroup), or by
+     * what exec_unsignalable cannot see (a root process an earlier
+     * `exec --user 0` left). Our heap may be torn: leave without touching
+     * it, as a brig that was killed (what it held is cleaned up as such). */
+    if (!brig_noheap() && end != SPAWN_VM_ERROR) {
+        static const char msg[] = "brig: exec: the process was killed before it was done with brig's "
+                                  "memory: brig exits without touching its heap\n";
+        spawn_vm_sys(SYS_write, o->stderr_fd > 0 ? o->stderr_fd : 2, (long)msg, sizeof(msg) - 1, 0, 0);
+        for (;;) spawn_vm_sys(SYS_exit_group, 125, 0, 0, 0, 0);
+    }
+    /* The child is out of our memory: libc, and the heap, again. */
+    brig_noheap_set(false);
     spawn_vm_release(&s);
     brig_log_set_fd(log_fd);
     brig_log_set_tag(log_tag);

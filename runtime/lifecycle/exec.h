@@ -68,6 +68,9 @@ struct brig_exec_opts {
      * the container's uid, a process of the container may SIGSTOP it
      * (kill(2) allows it), and the wait for its execve would never end. */
     uint64_t start_timeout_ms;
+    /* Non-zero: brig's own stderr while fd 2 is the command's (sandbox
+     * exec), for the one message brig writes without its heap. */
+    int stderr_fd;
 };
 
 /* Without detach, *exit_status is the process's status (128+N for signal N). */

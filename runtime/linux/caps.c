@@ -10,18 +10,13 @@
 #include <linux/capability.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "../util/strutil.h"
-
-static void caps_cap_freep(cap_t *c)
-{
-    if (*c != NULL) cap_free(*c);
-    *c = NULL;
-}
-#define autocap __attribute__((cleanup(caps_cap_freep)))
 
 int caps_from_name(const char *name)
 {
@@ -75,16 +70,25 @@ static const char *caps_set_field(enum brig_cap_set s)
     return "process.capabilities";
 }
 
+/* The kernel's names (include/uapi/linux/capability.h), from a table and
+ * not libcap's cap_to_name, which mallocs: errors after the identity
+ * switch name caps where the heap is off limits (util/noheap.h). */
+static const char *const caps_names[] = {
+    "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID",
+    "CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_LINUX_IMMUTABLE",
+    "CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST", "CAP_NET_ADMIN", "CAP_NET_RAW",
+    "CAP_IPC_LOCK", "CAP_IPC_OWNER", "CAP_SYS_MODULE", "CAP_SYS_RAWIO", "CAP_SYS_CHROOT",
+    "CAP_SYS_PTRACE", "CAP_SYS_PACCT", "CAP_SYS_ADMIN", "CAP_SYS_BOOT", "CAP_SYS_NICE",
+    "CAP_SYS_RESOURCE", "CAP_SYS_TIME", "CAP_SYS_TTY_CONFIG", "CAP_MKNOD", "CAP_LEASE",
+    "CAP_AUDIT_WRITE", "CAP_AUDIT_CONTROL", "CAP_SETFCAP", "CAP_MAC_OVERRIDE",
+    "CAP_MAC_ADMIN", "CAP_SYSLOG", "CAP_WAKE_ALARM", "CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ",
+    "CAP_PERFMON", "CAP_BPF", "CAP_CHECKPOINT_RESTORE",
+};
+
 static const char *caps_name(int cap, char *buf, size_t len)
 {
-    char *n = cap_to_name((cap_value_t)cap);
-    if (n == NULL) {
-        snprintf(buf, len, "%d", cap);
-        return buf;
-    }
-    snprintf(buf, len, "%s", n);
-    for (char *p = buf; *p != '\0'; p++) *p = (char)toupper((unsigned char)*p);
-    cap_free(n);
+    if (cap >= 0 && (size_t)cap < BRIG_ARRAY_SIZE(caps_names)) snprintf(buf, len, "%s", caps_names[cap]);
+    else snprintf(buf, len, "%d", cap);
     return buf;
 }
 
@@ -181,9 +185,12 @@ static int caps_raise_effective(const caps_now_t data, struct brig_error **err)
     for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
         raised = raised && data[i].effective == data[i].permitted;
     if (raised) return 0;
-    autocap cap_t c = cap_get_proc();
-    if (c == NULL) return brig_fail(err, errno, "process.capabilities: cap_get_proc");
-    if (cap_fill(c, CAP_EFFECTIVE, CAP_PERMITTED) < 0 || cap_set_proc(c) < 0)
+    /* capset itself, not libcap's cap_get_proc/cap_set_proc (which malloc). */
+    struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+    caps_now_t want;
+    memcpy(want, data, sizeof(want));
+    for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++) want[i].effective = want[i].permitted;
+    if (syscall(SYS_capset, &hdr, want) < 0)
         return brig_fail(err, errno, "process.capabilities: raise the permitted set");
     return 0;
 }
@@ -237,25 +244,19 @@ static int caps_drop_bounding(uint64_t keep, int last, struct brig_error **err)
     return 0;
 }
 
-static int caps_set_proc(const uint64_t sets[BRIG_CAP_SET_COUNT], int last,
-                         struct brig_error **err)
+/* One capset, as libcap's cap_set_proc makes it, without its cap_t (a
+ * malloc'd object): sets holds no cap above last (caps_clamp). */
+static int caps_set_proc(const uint64_t sets[BRIG_CAP_SET_COUNT], struct brig_error **err)
 {
-    static const struct { enum brig_cap_set set; cap_flag_t flag; } map[] = {
-        { BRIG_CAP_EFFECTIVE, CAP_EFFECTIVE },
-        { BRIG_CAP_PERMITTED, CAP_PERMITTED },
-        { BRIG_CAP_INHERITABLE, CAP_INHERITABLE },
-    };
-    autocap cap_t c = cap_init();   /* all clear */
-    if (c == NULL) return brig_fail(err, errno, "process.capabilities: cap_init");
-    for (size_t m = 0; m < BRIG_ARRAY_SIZE(map); m++) {
-        cap_value_t list[64];
-        int n = 0;
-        for (int cap = 0; cap <= last; cap++)
-            if (sets[map[m].set] & (UINT64_C(1) << cap)) list[n++] = cap;
-        if (n > 0 && cap_set_flag(c, map[m].flag, n, list, CAP_SET) < 0)
-            return brig_fail(err, errno, "%s: cap_set_flag", caps_set_field(map[m].set));
+    struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+    caps_now_t d;
+    memset(d, 0, sizeof(d));
+    for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++) {
+        d[i].effective = (uint32_t)(sets[BRIG_CAP_EFFECTIVE] >> (32 * i));
+        d[i].permitted = (uint32_t)(sets[BRIG_CAP_PERMITTED] >> (32 * i));
+        d[i].inheritable = (uint32_t)(sets[BRIG_CAP_INHERITABLE] >> (32 * i));
     }
-    if (cap_set_proc(c) < 0)
+    if (syscall(SYS_capset, &hdr, d) < 0)
         return brig_fail(err, errno, "process.capabilities: capset (effective, permitted, "
                          "inheritable)");
     return 0;
@@ -278,10 +279,11 @@ static int caps_set_ambient(uint64_t ambient, int last, struct brig_error **err)
     return 0;
 }
 
-int caps_apply(const struct brig_caps *caps, struct brig_error **err)
+int caps_plan(const struct brig_caps *caps, struct caps_plan *out, struct brig_error **err)
 {
     int last = caps_last_cap();
-    uint64_t sets[BRIG_CAP_SET_COUNT];
+    uint64_t *sets = out->sets;
+    out->last = last;
     caps_clamp(caps, sets, last);
 
     /* What this host cannot grant, and ambient caps the kernel will not
@@ -289,7 +291,8 @@ int caps_apply(const struct brig_caps *caps, struct brig_error **err)
      * fail for capabilities that cannot be granted; runc and crun skip such
      * ambient caps): the process gets less, never more. A config asking for
      * an effective cap it does not permit is wrong in itself: refused with
-     * the field named, before anything changes. */
+     * the field named, before anything changes. The permitted set read
+     * here is the one after the identity switch too (PR_SET_KEEPCAPS). */
     caps_now_t now;
     TRY(caps_get_now(now, err));
     uint64_t have = (uint64_t)now[0].permitted | ((uint64_t)now[1].permitted << 32);
@@ -303,9 +306,16 @@ int caps_apply(const struct brig_caps *caps, struct brig_error **err)
                (unsigned long long)sets[BRIG_CAP_PERMITTED],
                (unsigned long long)sets[BRIG_CAP_INHERITABLE],
                (unsigned long long)sets[BRIG_CAP_AMBIENT]);
+    return 0;
+}
+
+int caps_plan_apply(const struct caps_plan *pl, struct brig_error **err)
+{
+    caps_now_t now;
+    TRY(caps_get_now(now, err));
     TRY(caps_raise_effective(now, err));
-    TRY(caps_drop_bounding(sets[BRIG_CAP_BOUNDING], last, err));
-    TRY(caps_set_proc(sets, last, err));
-    TRY(caps_set_ambient(sets[BRIG_CAP_AMBIENT], last, err));
+    TRY(caps_drop_bounding(pl->sets[BRIG_CAP_BOUNDING], pl->last, err));
+    TRY(caps_set_proc(pl->sets, err));
+    TRY(caps_set_ambient(pl->sets[BRIG_CAP_AMBIENT], pl->last, err));
     return 0;
 }

@@ -13,10 +13,18 @@ int caps_last_cap(void);
 /* Whether cap is in any of caps' sets (the bounding one included). */
 bool caps_in_any_set(const struct brig_caps *caps, int cap);
 
-/* Drop the bounding set to caps->sets[BOUNDING], then set permitted,
- * effective and inheritable with capset, then the ambient set. Runs after
- * identity_apply() (which keeps the permitted set across setuid). */
-int caps_apply(const struct brig_caps *caps, struct brig_error **err);
+/* process.capabilities in two steps, so that after the identity switch
+ * only syscalls remain (util/noheap.h). caps_plan, before identity_apply:
+ * the sets this host can grant, checked, with warnings for what it drops.
+ * caps_plan_apply, after identity_apply (which keeps the permitted set
+ * across setuid): drop the bounding set, then set permitted, effective
+ * and inheritable with capset, then the ambient set; no heap. */
+struct caps_plan {
+    uint64_t sets[BRIG_CAP_SET_COUNT];
+    int last;                   /* caps_last_cap */
+};
+int caps_plan(const struct brig_caps *caps, struct caps_plan *out, struct brig_error **err);
+int caps_plan_apply(const struct caps_plan *pl, struct brig_error **err);
 /* What caps_apply would refuse, checked by the parent before "created"
  * (issue 13): an effective cap outside the permitted set. */
 int caps_validate(const struct brig_caps *caps, bool in_userns, struct brig_error **err);

@@ -124,14 +124,16 @@ static int child_exec(struct child_ctx *c, const char *exe, struct brig_error **
      * success, or our error. Every other fd is closed now (CVE-2024-21626). */
     TRY(fds_close_from(3 + c->preserve_fds, c->sync_fd, err));
     fds_close_cloexec_below(3 + c->preserve_fds, c->sync_fd);
+    struct proc_launch l;
+    TRY(proc_launch_prepare(p, exe, c->home_env, -1, NULL, &l, err));
     /* The cwd entered before "created" is still the one to check. */
-    TRY(proc_confine_in_cwd(p, c->bpf, in_userns, err));
+    TRY(proc_confine_in_cwd(p, c->bpf, in_userns, &l, err));
     /* A startContainer hook is the image's program (its path resolves in
      * the container): it runs as confined as the process, as runc runs it,
      * never with the init's privileges (an image could read any host file
      * on the rootfs' filesystem by handle, tests/security/t-start-hook). */
     TRY(hooks_run(s, BRIG_HOOK_START_CONTAINER, c->start_json, err));
-    return proc_execve(p, exe, c->home_env, err);
+    return proc_execve(&l, err);
 }
 
 void child_main(struct child_ctx *c)

@@ -154,15 +154,18 @@ int cwd_make(int rootfd, const struct brig_process *p, struct brig_error **err)
 }
 
 /* runc's verifyCwd: getcwd(2) names a cwd outside the root
- * "(unreachable)/..." (glibc: ENOENT). The cwd was entered by a lookup
- * inside the root (cwd_apply); this proves it at the last moment, since a
- * relative path, a #! interpreter or PT_INTERP is looked up from it. */
+ * "(unreachable)/...". The cwd was entered by a lookup inside the root
+ * (cwd_apply); this proves it at the last moment, since a relative path, a
+ * #! interpreter or PT_INTERP is looked up from it. The syscall, not
+ * glibc's getcwd: for a path longer than the buffer (ENAMETOOLONG) that
+ * falls back to a walk up with opendir, which mallocs after the identity
+ * switch (util/noheap.h). */
 static int proc_verify_cwd(struct brig_error **err)
 {
     char buf[PATH_MAX];
-    errno = 0;
-    if (getcwd(buf, sizeof(buf)) != NULL && buf[0] == '/') return 0;
-    if (errno == ENOENT || errno == 0)
+    long n = syscall(SYS_getcwd, buf, sizeof(buf));
+    if (n > 0 && buf[0] == '/') return 0;
+    if (n >= 0)
         return brig_failx(err, "process.cwd: the working directory is outside the container's "
                                "root");
     return brig_fail(err, errno, "process.cwd: getcwd");
@@ -188,9 +191,23 @@ static int proc_reenter_cwd(const struct brig_process *p, bool entered_as_root,
  * getcwd (issue 13: a profile without openat2 killed every non-root process
  * at "process.cwd: open /"). What runs after the filter is what runc runs
  * after it too: capset/prctl, the startContainer hooks, signal resets and
- * execve. */
+ * execve.
+ *
+ * From identity_apply on, `brig exec`'s child may share brig's memory
+ * (lifecycle/exec.c) and be killed or stopped by the container at any
+ * instruction: this and proc_execve touch no heap (util/noheap.h), which
+ * holds for every call made here: identity_apply (prctl, glibc's
+ * setgroups/setresgid/setresuid, direct syscalls in a process glibc knows
+ * as single-threaded, umask; the /proc/self/setgroups read only in a user
+ * namespace, never shared), prctl, cwd_apply (open, openat2, fchdir),
+ * proc_verify_cwd (getcwd's syscall), caps_plan_apply (capget, capset,
+ * prctl), no_new_privs_apply, seccomp_bpf_load (seccomp, prctl), and on
+ * failure brig_fail/brig_wrap (the static error, vsnprintf of %s %d %u %x
+ * %zu into buffers on the stack, strerrordesc_np) and brig_debug (the
+ * same, then write). */
 static int proc_confine_cwd(const struct brig_process *p, const struct brig_bpf *bpf,
-                            bool in_userns, bool entered_as_root, struct brig_error **err)
+                            bool in_userns, bool entered_as_root, const struct proc_launch *l,
+                            struct brig_error **err)
 {
     TRY(identity_apply(&p->user, in_userns, err));
     /* The uid/gid switch made us as dumpable as fs.suid_dumpable says
@@ -202,7 +219,7 @@ static int proc_confine_cwd(const struct brig_process *p, const struct brig_bpf 
     TRY(proc_reenter_cwd(p, entered_as_root, err));
     TRY(proc_verify_cwd(err));
     if (p->no_new_privileges) {
-        TRY(caps_apply(&p->caps, err));
+        TRY(caps_plan_apply(&l->caps, err));
         TRY(no_new_privs_apply(p, err));
         if (bpf) TRY(seccomp_bpf_load(bpf, err));               /* last: fewest syscalls after */
     } else {
@@ -211,21 +228,21 @@ static int proc_confine_cwd(const struct brig_process *p, const struct brig_bpf 
          * whole (runc does the same), then narrow the capabilities. */
         if (bpf) TRY(caps_raise_effective_all(err));
         if (bpf) TRY(seccomp_bpf_load(bpf, err));
-        TRY(caps_apply(&p->caps, err));
+        TRY(caps_plan_apply(&l->caps, err));
     }
     return 0;
 }
 
 int proc_confine(const struct brig_process *p, const struct brig_bpf *bpf, bool in_userns,
-                 struct brig_error **err)
+                 const struct proc_launch *l, struct brig_error **err)
 {
-    return proc_confine_cwd(p, bpf, in_userns, false, err);
+    return proc_confine_cwd(p, bpf, in_userns, false, l, err);
 }
 
 int proc_confine_in_cwd(const struct brig_process *p, const struct brig_bpf *bpf,
-                        bool in_userns, struct brig_error **err)
+                        bool in_userns, const struct proc_launch *l, struct brig_error **err)
 {
-    return proc_confine_cwd(p, bpf, in_userns, !in_userns && geteuid() == 0, err);
+    return proc_confine_cwd(p, bpf, in_userns, !in_userns && geteuid() == 0, l, err);
 }
 
 /* The signals this process ignores (SigIgn of /proc/self/status, read only
@@ -264,44 +281,45 @@ static void proc_reset_signals(void)
     }
 }
 
-/* p->env plus home_env (may be NULL); the strings are p's. */
-static char **proc_env(const struct brig_process *p, const char *home_env)
+int proc_launch_prepare(const struct brig_process *p, const char *exe, const char *home_env,
+                        int via_fd, const char *via_name, struct proc_launch *l,
+                        struct brig_error **err)
 {
-    char **env = brig_calloc(p->n_env + 2, sizeof(char *));
-    for (size_t i = 0; i < p->n_env; i++) env[i] = p->env[i];
-    if (home_env != NULL) env[p->n_env] = (char *)home_env;
-    return env;
+    /* p->env plus home_env (may be NULL); the strings are p's. */
+    l->envp = brig_calloc(p->n_env + 2, sizeof(char *));
+    for (size_t i = 0; i < p->n_env; i++) l->envp[i] = p->env[i];
+    if (home_env != NULL) l->envp[p->n_env] = (char *)home_env;
+    l->exe = exe;
+    l->via_fd = via_fd;
+    l->via_name = via_name;
+    l->argv = p->args;
+    if (via_fd >= 0) {
+        l->argv = brig_calloc(p->n_args + 5, sizeof(char *));
+        l->argv[0] = (char *)via_name;
+        l->argv[1] = "--exec";
+        l->argv[2] = (char *)exe;
+        l->argv[3] = "--";
+        for (size_t i = 0; i < p->n_args; i++) l->argv[4 + i] = p->args[i];
+    }
+    return caps_plan(&p->caps, &l->caps, err);
 }
 
-int proc_execve_via(const struct brig_process *p, int via_fd, const char *via_name, const char *exe,
-                    const char *home_env, struct brig_error **err)
+int proc_execve(const struct proc_launch *l, struct brig_error **err)
 {
+    proc_reset_signals();
+    if (l->via_fd < 0) {
+        brig_debug("execve %s", l->exe);
+        execve(l->exe, l->argv, l->envp);
+        return brig_fail(err, errno, "exec %s", l->exe);
+    }
     /* What brig's own execve reported before anything ran (a file the
      * user may not execute, a noexec mount) is still reported so; other
      * failures are the trampoline's, on the command's stderr. The faccessat
      * syscall itself, not libc's choice of faccessat2: the one the caller
      * checked the filter allows. */
-    if (syscall(SYS_faccessat, AT_FDCWD, exe, X_OK) < 0 && errno == EACCES)
-        return brig_fail(err, errno, "exec %s", exe);
-    autofree char **argv = brig_calloc(p->n_args + 5, sizeof(char *));
-    argv[0] = (char *)via_name;
-    argv[1] = "--exec";
-    argv[2] = (char *)exe;
-    argv[3] = "--";
-    for (size_t i = 0; i < p->n_args; i++) argv[4 + i] = p->args[i];
-    autofree char **env = proc_env(p, home_env);
-    proc_reset_signals();
-    brig_debug("execve %s through %s", exe, via_name);
-    syscall(SYS_execveat, via_fd, "", argv, env, AT_EMPTY_PATH);
-    return brig_fail(err, errno, "exec %s through %s", exe, via_name);
-}
-
-int proc_execve(const struct brig_process *p, const char *exe, const char *home_env,
-                struct brig_error **err)
-{
-    autofree char **env = proc_env(p, home_env);
-    proc_reset_signals();
-    brig_debug("execve %s", exe);
-    execve(exe, p->args, env);
-    return brig_fail(err, errno, "exec %s", exe);
+    if (syscall(SYS_faccessat, AT_FDCWD, l->exe, X_OK) < 0 && errno == EACCES)
+        return brig_fail(err, errno, "exec %s", l->exe);
+    brig_debug("execve %s through %s", l->exe, l->via_name);
+    syscall(SYS_execveat, l->via_fd, "", l->argv, l->envp, AT_EMPTY_PATH);
+    return brig_fail(err, errno, "exec %s through %s", l->exe, l->via_name);
 }

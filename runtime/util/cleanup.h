@@ -8,8 +8,11 @@
 #include <unistd.h>
 #include <errno.h>
 
+#include "noheap.h"
+
 static inline void brig_freep(void *p)
 {
+    if (*(void **)p != NULL) brig_noheap_check("free (autofree)");
     free(*(void **)p);
 }
 

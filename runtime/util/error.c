@@ -6,10 +6,16 @@
 #include <string.h>
 
 #include "log.h"
+#include "noheap.h"
+
+/* The error of the no-heap stretch (noheap.h): that process makes at most
+ * one before it reports it and exits, and frees none. */
+static struct brig_error error_static;
 
 static struct brig_error *error_new(struct brig_error **err)
 {
     if (err == NULL) return NULL;
+    if (*err == NULL && brig_noheap()) *err = &error_static;
     if (*err == NULL) {
         *err = calloc(1, sizeof(**err));
         if (*err == NULL) abort(); /* cannot even report: nothing sane to do */
@@ -22,8 +28,14 @@ static int error_vset(struct brig_error **err, int errnum, const char *fmt, va_l
 {
     struct brig_error tmp = {0};
     int n = vsnprintf(tmp.msg, sizeof(tmp.msg), fmt, ap);
-    if (errnum != 0 && n >= 0 && (size_t)n < sizeof(tmp.msg))
-        snprintf(tmp.msg + n, sizeof(tmp.msg) - (size_t)n, ": %s", strerror(errnum));
+    /* Not strerror: for an unknown errnum glibc's mallocs its text
+     * ("Unknown error N") in a buffer it frees on the next such call. The
+     * same words (brig sets no locale), from glibc's static table. */
+    const char *desc = errnum != 0 ? strerrordesc_np(errnum) : NULL;
+    if (errnum != 0 && n >= 0 && (size_t)n < sizeof(tmp.msg)) {
+        if (desc != NULL) snprintf(tmp.msg + n, sizeof(tmp.msg) - (size_t)n, ": %s", desc);
+        else snprintf(tmp.msg + n, sizeof(tmp.msg) - (size_t)n, ": Unknown error %d", errnum);
+    }
     tmp.errnum = errnum;
     struct brig_error *e = error_new(err);
     if (e == NULL) {
@@ -70,13 +82,13 @@ int brig_wrap(struct brig_error **err, const char *fmt, ...)
 
 void brig_error_free(struct brig_error *e)
 {
-    free(e);
+    if (e != &error_static) free(e);
 }
 
 void brig_error_freep(struct brig_error **e)
 {
     if (e != NULL && *e != NULL) {
-        free(*e);
+        brig_error_free(*e);
         *e = NULL;
     }
 }

@@ -17,6 +17,7 @@ static int fs_read_fd(int fd, const char *name, size_t max, char **out, size_t *
                       struct brig_error **err)
 {
     size_t cap = 4096, n = 0;
+    brig_noheap_check("brig_read_file");
     autofree char *buf = malloc(cap);
     if (buf == NULL) abort();
     for (;;) {

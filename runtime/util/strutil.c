@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cleanup.h"
+#include "noheap.h"
 
 void brig_json_escape(const char *s, char *out, size_t outlen)
 {
@@ -43,6 +44,7 @@ void brig_json_escape(const char *s, char *out, size_t outlen)
 char *brig_strdup(const char *s)
 {
     if (s == NULL) return NULL;
+    brig_noheap_check("brig_strdup");
     char *r = strdup(s);
     if (r == NULL) abort();
     return r;
@@ -50,6 +52,7 @@ char *brig_strdup(const char *s)
 
 void *brig_calloc(size_t n, size_t size)
 {
+    brig_noheap_check("brig_calloc");
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (p == NULL) abort();
     return p;
@@ -58,6 +61,7 @@ void *brig_calloc(size_t n, size_t size)
 char *brig_asprintf(const char *fmt, ...)
 {
     char *r = NULL;
+    brig_noheap_check("brig_asprintf");
     va_list ap;
     va_start(ap, fmt);
     int n = vasprintf(&r, fmt, ap);

@@ -27,6 +27,32 @@ check_eq "exec returns the process's exit status" "$rc" 3
 b exec "$ID" /usr/bin/brig-probe kill-self TERM >/dev/null 2>&1; rc=$?
 check_eq "a process killed by SIGTERM gives 128+15" "$rc" 143
 
+# ---- the exec child in brig's memory, or a fork ------------------------------------
+# Before its identity switch brig's child allocates, and a process of a
+# container of root (or CAP_KILL) processes may kill it there: a fork. In a
+# container of none such (uid 1000, no_new_privs, no CAP_KILL/CAP_SETUID)
+# it runs in brig's memory (linux/spawn_vm.c), and an error after its
+# switch, made without the heap (util/noheap.h), comes back whole.
+b --debug --log "$T/mm-root.log" exec "$ID" /bin/true
+check "exec into a container of root processes: a fork" grep -q 'msg="exec: process is pid [0-9]*"' "$T/mm-root.log"
+NR=$(cid nr)
+mkb nr -- /usr/bin/brig-probe sleep 300 || bail "cannot build a bundle"
+cfg nr '.process.user = {uid: 1000, gid: 1000} | .process.noNewPrivileges = true
+  | .process.capabilities = {bounding: ["CAP_CHOWN"], effective: [], permitted: []}'
+run_ct nr -d
+b --debug --log "$T/mm-nr.log" exec "$NR" /bin/sh -c 'id -u' >"$T/mm-nr.out" 2>&1
+check_eq "exec as uid 1000 (no_new_privs, no CAP_KILL): runs" "$(cat "$T/mm-nr.out")" 1000
+check "... in brig's memory" grep -q 'in our memory until its execve' "$T/mm-nr.log"
+b exec --cwd /no-such "$NR" /bin/true >/dev/null 2>"$T/mm-cwd.err"; rc=$?
+check_eq "... an error after its uid switch: exit 1" "$rc" 1
+check "... names process.cwd and the errno" grep -q 'process.cwd (/no-such): open /no-such: No such file or directory' "$T/mm-cwd.err"
+b exec "$NR" /etc/passwd >/dev/null 2>"$T/mm-x.err"; rc=$?
+check_eq "... an execve that fails after it: exit 1" "$rc" 1
+check "... names the file and the errno" grep -q 'exec /etc/passwd: Permission denied' "$T/mm-x.err"
+check_eq "... and the next exec runs" "$(b exec "$NR" /bin/sh -c 'echo again' 2>&1)" again
+b delete -f "$NR" >/dev/null 2>&1
+assert_clean nr
+
 # A signal to `brig exec` reaches the process (which then dies of it).
 "$BRIG" --root "$STATE" exec "$ID" /usr/bin/brig-probe sleep 30 >/dev/null 2>&1 &
 bpid=$!

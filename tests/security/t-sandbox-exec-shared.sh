@@ -10,6 +10,14 @@
 # the mm stays non-dumpable across the uid switch (docs/security.md,
 # "sandbox exec without the sealed copy"), so every try must be denied.
 # (A regression guard: the fork it replaced was non-dumpable too.)
+# The attack on brig's heap: a killer in the sandbox SIGKILLs and SIGSTOPs
+# everything it may signal in a loop while the host runs execs into the
+# sandbox, two at a time: brig's children are killed (by it, or stopped and
+# then by brig's start timeout) anywhere between their switch to the
+# sandbox's uid and their execve. Were one killed inside malloc or free,
+# the root brig would go on with a torn heap (util/noheap.h): every exec
+# must end with a well-formed JSON result or a clean error, never a crash
+# by signal, a hang, or a sanitizer report, and the sandbox must work after.
 # The use side: a child that fails during its setup reports its error and
 # exit code as before, and brig's own state is intact afterwards (the next
 # exec runs; the state dir's lock is released while a command runs, so two
@@ -26,6 +34,7 @@ decoy_brig "$D"
 ROOTFS=$T/rootfs
 busybox_rootfs "$ROOTFS" sh true cat sleep touch
 build_static "$ROOTFS/usr/bin/peeker" "$SRC/peeker.c"
+build_static "$ROOTFS/usr/bin/killer" "$SRC/killer.c"
 WS=$T/ws
 mkdir -p "$WS" && chown 1000:1000 "$WS"
 SB_STATE=$T/sbstate
@@ -83,6 +92,77 @@ if [ "${seen:-0}" -gt 0 ]; then
 else
     skip "the peeker held brig's child before its execve and tried it" "it caught none in its window this time"
 fi
+# The attack on the heap.
+sbx exec --json --timeout 20s "$NAME" -- /usr/bin/killer 3 >"$T/killer.json" 2>&1 &
+KP=$!
+sleep 0.3
+exec_loop() {
+    local i=0 end=$(($(date +%s) + 3))
+    while [ "$(date +%s)" -lt "$end" ]; do
+        i=$((i + 1))
+        timeout -s KILL 15 "$D/brig" sandbox exec --json --state-root "$SB_STATE" --timeout 1s "$NAME" -- true \
+            >"$T/heap.$1.$i.out" 2>"$T/heap.$1.$i.err"
+        echo "$1.$i $?" >>"$T/heap.rc"
+    done
+}
+exec_loop a &
+LA=$!
+exec_loop b &
+LB=$!
+wait "$LA" "$LB" "$KP"
+rounds=$(jq -r '.stdout.preview_head' "$T/killer.json" | sed -n 's/^ROUNDS //p')
+n=0 json=0 clean=0 bad=""
+while read -r k rc; do
+    n=$((n + 1))
+    # The exit status the result's JSON gives (sandbox_exit_status): a brig
+    # killed by a signal, even after it printed, would not match it.
+    want=$(jq -r 'if type != "object" then "none" elif .error != null then 125
+                  elif .timed_out or .idle_timed_out then 124 elif .signal != null then 128 + .signal
+                  elif .exit_code != null then .exit_code else 125 end' "$T/heap.$k.out" 2>/dev/null)
+    if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error|BUG' "$T/heap.$k.err"; then
+        bad="$bad $k:report"
+    elif [ -n "$want" ] && [ "$want" != none ]; then
+        if [ "$rc" = "$want" ]; then json=$((json + 1)); else bad="$bad $k:$rc:json-says-$want"; fi
+    elif [ "$rc" -lt 124 ] && grep -q '^brig' "$T/heap.$k.err"; then
+        clean=$((clean + 1))
+    else
+        bad="$bad $k:$rc:no-result"     # a crash by signal (>= 128) or a hang (timeout's 137)
+    fi
+done <"$T/heap.rc"
+diag "killer: ${rounds:-?} rounds; $n execs beside it: $json JSON results, $clean clean errors"
+for k in $bad; do diag "bad: $k: $(head -c 300 "$T/heap.${k%%:*}.err" 2>/dev/null) $(head -c 300 "$T/heap.${k%%:*}.out" 2>/dev/null)"; done
+check "the killer ran to its end" test -n "$rounds"
+check "execs ran beside the killer" test "$n" -ge 10
+check_eq "every exec under the killer ended with a JSON result or a clean error (no crash, hang or sanitizer report)" "$bad" ""
+out=$(sbx exec --json "$NAME" -- sh -c 'echo alive' 2>&1)
+check_eq "the sandbox works after the attack" "$(jq -r '.stdout.preview_head' <<<"$out" 2>/dev/null)" alive
+
+# What brig's choice cannot see: a root process an earlier `brig exec --user
+# 0` left in the sandbox kills brig's children also before their uid
+# switch, where they allocate. A brig whose child died there exits at once
+# (125, and says so) without touching its heap: never a crash.
+timeout -k 2 10 "$D/brig" --root "$SB_STATE" exec -d --user 0:0 "$NAME" /usr/bin/killer 2 >"$T/rootkiller.out" 2>&1
+check_eq "a root killer started by brig exec --user 0" "$?" 0
+n=0 early=0 bad=""
+end=$(($(date +%s) + 2))
+while [ "$(date +%s)" -lt "$end" ]; do
+    n=$((n + 1))
+    timeout -s KILL 15 "$D/brig" sandbox exec --json --state-root "$SB_STATE" --timeout 1s "$NAME" -- true \
+        >"$T/root.$n.out" 2>"$T/root.$n.err"
+    rc=$?
+    if grep -qE 'AddressSanitizer|runtime error|BUG' "$T/root.$n.err"; then bad="$bad $n:report"
+    elif [ -s "$T/root.$n.out" ] && jq -e 'type == "object"' "$T/root.$n.out" >/dev/null 2>&1; then :
+    elif [ "$rc" = 125 ] && grep -q "^brig: exec: the process was killed before it was done with brig's memory" "$T/root.$n.err"; then
+        early=$((early + 1))
+    else bad="$bad $n:$rc"
+    fi
+done
+diag "root killer: $n execs, $early ended early (125)"
+check_eq "every exec beside a root killer ended with its result or 125 and its message (no crash, hang or report)" "$bad" ""
+sleep 1
+out=$(sbx exec --json "$NAME" -- sh -c 'echo alive' 2>&1)
+check_eq "the sandbox works after it" "$(jq -r '.stdout.preview_head' <<<"$out" 2>/dev/null)" alive
+
 sbx rm --force "$NAME"
 check_eq "rm --force: exit 0" "$?" 0
 check_eq "rm: no process left" "$(tagged_pids "$TAG-sb")" ""

@@ -1,4 +1,4 @@
-/* caps_from_name, caps_last_cap, and caps_apply in a forked child, judged
+/* caps_from_name, caps_last_cap, and caps_plan + caps_plan_apply in a forked child, judged
  * by the child's /proc/self/status. */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -78,11 +78,14 @@ static int apply_child(void *arg, int fd)
 {
     struct apply_arg *a = arg;
     struct brig_error *err = NULL;
-    if (a->user != NULL && identity_apply(a->user, false, &err) < 0) {
+    struct caps_plan pl;
+    /* As proc_confine: planned before the identity switch, applied after. */
+    int rc = caps_plan(&a->caps, &pl, &err);
+    if (rc == 0 && a->user != NULL && identity_apply(a->user, false, &err) < 0) {
         sec_out(fd, "identity: %s", err->msg);
         return 1;
     }
-    if (caps_apply(&a->caps, &err) < 0) {
+    if (rc < 0 || caps_plan_apply(&pl, &err) < 0) {
         sec_out(fd, "ERR %s|", err->msg);
         status_caps(fd);
         return 2;
@@ -190,7 +193,7 @@ Test(caps, effective_must_be_permitted)
 }
 
 /* The container's usual path: switch to a non-root uid with PR_SET_KEEPCAPS,
- * then caps_apply still grants what was asked. */
+ * then caps_plan_apply still grants what was asked. */
 Test(caps, apply_after_identity_switch)
 {
     need_root();
