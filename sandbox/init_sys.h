@@ -25,38 +25,14 @@
 #include <sys/wait.h>
 
 #if INIT_SYS_FREESTANDING
-#if defined(__x86_64__) && !defined(__ILP32__)
-static inline long sys_call6(long n, long a, long b, long c, long d, long e, long f)
-{
-    register long r10 __asm__("r10") = d;
-    register long r8 __asm__("r8") = e;
-    register long r9 __asm__("r9") = f;
-    long r;
-    __asm__ volatile("syscall"
-                     : "=a"(r)
-                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-                     : "rcx", "r11", "memory");
-    return r;
-}
-#elif defined(__aarch64__)
-static inline long sys_call6(long n, long a, long b, long c, long d, long e, long f)
-{
-    register long x8 __asm__("x8") = n;
-    register long x0 __asm__("x0") = a;
-    register long x1 __asm__("x1") = b;
-    register long x2 __asm__("x2") = c;
-    register long x3 __asm__("x3") = d;
-    register long x4 __asm__("x4") = e;
-    register long x5 __asm__("x5") = f;
-    __asm__ volatile("svc #0"
-                     : "+r"(x0)
-                     : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
-                     : "memory");
-    return x0;
-}
-#else
+#include "../runtime/util/raw_syscall.h"
+#if !RAW_SYSCALL_NATIVE
 #error "INIT_SYS_FREESTANDING: only x86_64 and aarch64 have a raw system call here (sandbox/meson.build)"
 #endif
+static inline long sys_call6(long n, long a, long b, long c, long d, long e, long f)
+{
+    return raw_syscall6(n, a, b, c, d, e, f);
+}
 #else
 #include <unistd.h>
 static inline long sys_call6(long n, long a, long b, long c, long d, long e, long f)

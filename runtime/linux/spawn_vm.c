@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../util/log.h"
+#include "../util/raw_syscall.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #include <sanitizer/asan_interface.h>
@@ -34,20 +35,22 @@ struct spawn_vm_clone_args {
         set_tid, set_tid_size, cgroup;
 };
 
-#if defined(__x86_64__)
+#if RAW_SYSCALL_NATIVE
 long spawn_vm_sys(long nr, long a, long b, long c, long d, long e)
 {
-    register long r10 __asm__("r10") = d;
-    register long r8 __asm__("r8") = e;
-    long ret;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
-                     : "rcx", "r11", "memory");
-    return ret;
+    return raw_syscall6(nr, a, b, c, d, e, 0);
 }
 bool spawn_vm_available(void) { return true; }
+#else
+long spawn_vm_sys(long nr, long a, long b, long c, long d, long e)
+{
+    (void)nr; (void)a; (void)b; (void)c; (void)d; (void)e;
+    return -ENOSYS;
+}
+bool spawn_vm_available(void) { return false; }
+#endif
 
+#if defined(__x86_64__)
 /* clone3 on a stack of the child's own, which glibc does not offer: the
  * child comes back from the syscall on that stack (rax 0) with our
  * registers, calls fn(arg) and never returns into our frames. -errno on
@@ -75,26 +78,6 @@ static long spawn_vm_clone3(struct spawn_vm_clone_args *a, int (*fn)(void *), vo
                      : "rcx", "r11", "memory");
     return ret;
 }
-#elif defined(__aarch64__)
-long spawn_vm_sys(long nr, long a, long b, long c, long d, long e)
-{
-    register long x8 __asm__("x8") = nr;
-    register long x0 __asm__("x0") = a;
-    register long x1 __asm__("x1") = b;
-    register long x2 __asm__("x2") = c;
-    register long x3 __asm__("x3") = d;
-    register long x4 __asm__("x4") = e;
-    __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4) : "memory");
-    return x0;
-}
-bool spawn_vm_available(void) { return true; }
-#else
-long spawn_vm_sys(long nr, long a, long b, long c, long d, long e)
-{
-    (void)nr; (void)a; (void)b; (void)c; (void)d; (void)e;
-    return -ENOSYS;
-}
-bool spawn_vm_available(void) { return false; }
 #endif
 
 /* Born in cgroup_fd's v2 cgroup where it can be (no cgroup.procs write by
