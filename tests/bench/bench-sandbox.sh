@@ -101,5 +101,5 @@ for rt in $runtimes; do
     m=$(median "$W/res/$rt")
     mn=$(sort -n "$W/res/$rt" | head -n 1); mx=$(sort -n "$W/res/$rt" | tail -n 1)
     awk -v rt="$rt" -v m="$m" -v mn="$mn" -v mx="$mx" -v sb="$sb" \
-        'BEGIN { printf "%-8s %10.1f %10.1f %10.1f  %.2fx\n", rt, m / 1e6, mn / 1e6, mx / 1e6, sb / m }'
+        'BEGIN { printf "%-8s %10.1f %10.1f %10.1f  %.3fx\n", rt, m / 1e6, mn / 1e6, mx / 1e6, sb / m }'
 done
