@@ -304,5 +304,36 @@ check "... and leaving no cgroup behind" test ! -e "$CGP/busy/ctr"
 kill "$busy" 2>/dev/null; wait "$busy" 2>/dev/null
 rmdir "$CGP/busy" 2>/dev/null
 
+# ---- exec: born in the container's cgroup, shared memory or fork -----------------------
+# brig exec of a process nothing in the container may signal before its uid switch (uid
+# 1000, no_new_privs, no capabilities) is spawned sharing brig's memory and born in the v2
+# cgroup by clone3 CLONE_VM | CLONE_INTO_CGROUP (runtime/linux/spawn_vm.c); one of a
+# container of root processes is a fork. Both must land in the container's cgroup.
+mk exu /bin/sleep 300
+cfg exu '.process.user = {uid: 1000, gid: 1000} | .process.noNewPrivileges = true |
+         .process.capabilities = {bounding: [], effective: [], permitted: []}'
+b run -d --bundle "$W/exu" exu >/dev/null 2>"$W/exu.err"
+check_eq "exec (shared, uid 1000): the process is in the container's cgroup" \
+    "$(b exec exu /bin/cat /proc/self/cgroup 2>&1)" "0::/"
+b exec exu /bin/sleep 3 >/dev/null 2>&1 &
+ex=$!
+n=0
+for _ in $(seq 50); do
+    n=$(wc -l <"$CGP/exu/cgroup.procs" 2>/dev/null); [ "${n:-0}" -ge 2 ] && break; sleep 0.1
+done
+check_eq "exec (shared, uid 1000): ... which the host sees in /brig-vm/exu" "$n" 2
+wait "$ex"
+check_eq "exec (shared): exit status passed through" \
+    "$(b exec exu /bin/sh -c 'exit 7' >/dev/null 2>&1; echo $?)" 7
+check "exec (shared): a missing command is refused" \
+    sh -c "! timeout 20 '$BRIG' --root '$ST' exec exu /nonexistent >/dev/null 2>&1"
+b delete --force exu >/dev/null 2>&1
+mk exr /bin/sleep 300
+b run -d --bundle "$W/exr" exr >/dev/null 2>"$W/exr.err"
+check_eq "exec (fork, root): the process is in the container's cgroup" \
+    "$(b exec exr /bin/cat /proc/self/cgroup 2>&1)" "0::/"
+b delete --force exr >/dev/null 2>&1
+check "exec: no cgroup left" sh -c "! ls -d '$CGP'/ex* 2>/dev/null"
+
 rmdir "$CGP" 2>/dev/null
 [ "$FAILED" = 0 ]
