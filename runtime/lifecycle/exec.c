@@ -139,7 +139,12 @@ static int exec_trampoline_check(const struct exec_run *X, const struct brig_cap
  * it when the container's process and this one are not uid 0, run with
  * no_new_privs (a container's every exec inherits the config's: no setuid
  * file raises them) and have neither CAP_KILL nor CAP_SETUID in any set
- * (the bounding set bounds every descendant). The sandbox's processes are
+ * (the bounding set bounds every descendant). Nor CAP_SYS_PTRACE, which
+ * signals nothing but is worse: outside a user namespace it passes
+ * ptrace_may_access (__ptrace_may_access, cap_ptrace_access_check) on our
+ * non-dumpable root child, and a /proc/<pid>/mem fd opened on it before
+ * its execve stays on our mm, live while we wait for the command (a
+ * fork's dies at its execve). The sandbox's processes are
  * so (policy user 1000, no capabilities, noNewPrivileges); a container of
  * root processes is not: there its exec child is a fork. Not seen from
  * here: an earlier exec run with another --user or --cap. saved: the
@@ -150,7 +155,7 @@ static bool exec_unsignalable(const struct brig_process *saved, const struct bri
     for (size_t i = 0; i < BRIG_ARRAY_SIZE(both); i++) {
         const struct brig_process *q = both[i];
         if (q->user.uid == 0 || !q->no_new_privileges || caps_in_any_set(&q->caps, CAP_KILL) ||
-            caps_in_any_set(&q->caps, CAP_SETUID))
+            caps_in_any_set(&q->caps, CAP_SETUID) || caps_in_any_set(&q->caps, CAP_SYS_PTRACE))
             return false;
     }
     return true;

@@ -52,6 +52,18 @@ check "... names the file and the errno" grep -q 'exec /etc/passwd: Permission d
 check_eq "... and the next exec runs" "$(b exec "$NR" /bin/sh -c 'echo again' 2>&1)" again
 b delete -f "$NR" >/dev/null 2>&1
 assert_clean nr
+# CAP_SYS_PTRACE signals nothing, but outside a user namespace it passes
+# ptrace_may_access on brig's non-dumpable root child: a fork.
+NP=$(cid np)
+mkb np -- /usr/bin/brig-probe sleep 300 || bail "cannot build a bundle"
+cfg np '.process.user = {uid: 1000, gid: 1000} | .process.noNewPrivileges = true
+  | .process.capabilities = {bounding: ["CAP_SYS_PTRACE"], effective: [], permitted: []}'
+run_ct np -d
+b --debug --log "$T/mm-np.log" exec "$NP" /bin/sh -c 'id -u' >"$T/mm-np.out" 2>&1
+check_eq "exec as uid 1000 with CAP_SYS_PTRACE in a set: runs" "$(cat "$T/mm-np.out")" 1000
+check "... in a fork" grep -q 'msg="exec: process is pid [0-9]*"' "$T/mm-np.log"
+b delete -f "$NP" >/dev/null 2>&1
+assert_clean np
 
 # A signal to `brig exec` reaches the process (which then dies of it).
 "$BRIG" --root "$STATE" exec "$ID" /usr/bin/brig-probe sleep 30 >/dev/null 2>&1 &
