@@ -146,9 +146,10 @@ static int exec_trampoline_check(const struct exec_run *X, const struct brig_cap
  * its execve stays on our mm, live while we wait for the command (a
  * fork's dies at its execve). The sandbox's processes are
  * so (policy user 1000, no capabilities, noNewPrivileges); a container of
- * root processes is not: there its exec child is a fork. Not seen from
- * here: an earlier exec run with another --user or --cap. saved: the
- * container's own process (before exec_build_process). */
+ * root processes is not: there its exec child is a fork. An earlier exec
+ * run with another --user or --cap is not seen from here: its mark is
+ * (exec_unshared_mark). saved: the container's own process (before
+ * exec_build_process). */
 static bool exec_unsignalable(const struct brig_process *saved, const struct brig_process *p)
 {
     const struct brig_process *both[] = { saved, p };
@@ -159,6 +160,29 @@ static bool exec_unsignalable(const struct brig_process *saved, const struct bri
             return false;
     }
     return true;
+}
+
+/* exec_unsignalable judges the container's saved process and this one;
+ * a process that an earlier exec started with another --user or --cap
+ * (uid 0, CAP_KILL, CAP_SYS_PTRACE) may still run in the container, where
+ * neither shows it. So an exec the gate refuses leaves a mark in the state
+ * dir (under the lock we hold, before its process exists), and no exec
+ * into that container shares our memory again. A mark that cannot be
+ * read for certain counts as there. */
+#define EXEC_UNSHARED_MARK "exec-unshared"
+static int exec_unshared_mark(struct exec_run *X, const struct brig_process *saved, struct brig_error **err)
+{
+    const struct brig_process *p = &X->spec->process;
+    X->unsignalable = false;
+    if (!exec_unsignalable(saved, saved)) return 0;          /* the container's own: never shared */
+    if (!exec_unsignalable(saved, p)) {
+        int fd = openat(X->dirfd, EXEC_UNSHARED_MARK, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0) return brig_fail(err, errno, "exec: mark the container as holding a process of another identity");
+        close(fd);
+        return 0;
+    }
+    X->unsignalable = faccessat(X->dirfd, EXEC_UNSHARED_MARK, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+    return 0;
 }
 
 static int exec_check_terminal(const struct brig_process *p, const struct brig_exec_opts *o,
@@ -227,7 +251,7 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
                                                 .no_new_privileges = X->spec->process.no_new_privileges,
                                                 .caps = saved };
     TRY(exec_build_process(X->spec, o, err));
-    X->unsignalable = exec_unsignalable(&saved_process, &X->spec->process);
+    TRY(exec_unshared_mark(X, &saved_process, err));
     TRY(spec_check_supported(X->spec, err));
     /* The trusted side's sandbox policy (the text a sandbox's create read,
      * if any), on the config with this process; under an egress policy the

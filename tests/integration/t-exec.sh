@@ -50,6 +50,13 @@ b exec "$NR" /etc/passwd >/dev/null 2>"$T/mm-x.err"; rc=$?
 check_eq "... an execve that fails after it: exit 1" "$rc" 1
 check "... names the file and the errno" grep -q 'exec /etc/passwd: Permission denied' "$T/mm-x.err"
 check_eq "... and the next exec runs" "$(b exec "$NR" /bin/sh -c 'echo again' 2>&1)" again
+# A process of another identity left by an exec (--user 0) is not in the
+# saved config: that exec marks the state, and every exec after it forks.
+b --debug --log "$T/mm-u0.log" exec --user 0 "$NR" /bin/true
+check "an exec --user 0 into it: a fork" grep -q 'msg="exec: process is pid [0-9]*"' "$T/mm-u0.log"
+b --debug --log "$T/mm-after.log" exec "$NR" /bin/true
+check "... and the uid-1000 exec after it: a fork too" grep -q 'msg="exec: process is pid [0-9]*"' "$T/mm-after.log"
+check "... (no exec in brig's memory)" sh -c "! grep -q 'in our memory' '$T/mm-after.log'"
 b delete -f "$NR" >/dev/null 2>&1
 assert_clean nr
 # CAP_SYS_PTRACE signals nothing, but outside a user namespace it passes
