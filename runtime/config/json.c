@@ -185,8 +185,10 @@ static int tree_open(struct tree_ctx *t, yajl_type type)
 static int tree_close(struct tree_ctx *t)
 {
     yajl_val v = t->kind[t->depth];
-    const union tree_member *m = t->stack + t->open[t->depth];
     size_t n = t->n - t->open[t->depth];
+    /* No member pushed yet anywhere (`[]` first): the stack is still NULL,
+     * and NULL + 0 is undefined. */
+    const union tree_member *m = n > 0 ? t->stack + t->open[t->depth] : NULL;
     if (v->type == yajl_t_object && n > 0) {
         size_t len = n / 2;
         v->u.object.len = len;
