@@ -148,18 +148,11 @@ static int exec_trampoline_check(const struct exec_run *X, const struct brig_cap
  * so (policy user 1000, no capabilities, noNewPrivileges); a container of
  * root processes is not: there its exec child is a fork. An earlier exec
  * run with another --user or --cap is not seen from here: its mark is
- * (exec_unshared_mark). saved: the container's own process (before
- * exec_build_process). */
-static bool exec_unsignalable(const struct brig_process *saved, const struct brig_process *p)
+ * (exec_unshared_mark, which asks this of both processes). */
+static bool exec_unsignalable(const struct brig_process *q)
 {
-    const struct brig_process *both[] = { saved, p };
-    for (size_t i = 0; i < BRIG_ARRAY_SIZE(both); i++) {
-        const struct brig_process *q = both[i];
-        if (q->user.uid == 0 || !q->no_new_privileges || caps_in_any_set(&q->caps, CAP_KILL) ||
-            caps_in_any_set(&q->caps, CAP_SETUID) || caps_in_any_set(&q->caps, CAP_SYS_PTRACE))
-            return false;
-    }
-    return true;
+    return q->user.uid != 0 && q->no_new_privileges && !caps_in_any_set(&q->caps, CAP_KILL) &&
+           !caps_in_any_set(&q->caps, CAP_SETUID) && !caps_in_any_set(&q->caps, CAP_SYS_PTRACE);
 }
 
 /* exec_unsignalable judges the container's saved process and this one;
@@ -174,8 +167,8 @@ static int exec_unshared_mark(struct exec_run *X, const struct brig_process *sav
 {
     const struct brig_process *p = &X->spec->process;
     X->unsignalable = false;
-    if (!exec_unsignalable(saved, saved)) return 0;          /* the container's own: never shared */
-    if (!exec_unsignalable(saved, p)) {
+    if (!exec_unsignalable(saved)) return 0;                 /* the container's own: never shared */
+    if (!exec_unsignalable(p)) {
         int fd = openat(X->dirfd, EXEC_UNSHARED_MARK, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0) return brig_fail(err, errno, "exec: mark the container as holding a process of another identity");
         close(fd);
@@ -375,22 +368,23 @@ __attribute__((noreturn)) static void exec_child(struct exec_run *X, const struc
     for (;;) syscall(SYS_exit_group, 127);
 }
 
+/* setns(pid) only changes the namespace of our next child: the caller
+ * clones, then goes back to our own through *saved (-1: nothing joined). */
+static int exec_pidns_enter(const struct exec_run *X, int *saved, struct brig_error **err)
+{
+    *saved = -1;
+    if (!X->join_pid) return 0;
+    *saved = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+    if (*saved < 0) return brig_fail(err, errno, "open /proc/self/ns/pid");
+    if (setns(X->pidfd, CLONE_NEWPID) < 0) return brig_fail(err, errno, "join the container's pid namespace");
+    return 0;
+}
+
 static pid_t exec_fork(struct exec_run *X, const struct brig_exec_opts *o, int child_end,
                        struct brig_error **err)
 {
-    /* Non-dumpable before the clone: the child is so from its birth, not
-     * from its first prctl (our own mm is the copy's model). We stay so:
-     * nothing outside needs to ptrace brig. */
-    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) return brig_fail(err, errno, "prctl PR_SET_DUMPABLE");
-    /* setns(pid) only changes the namespace of our next child: fork, then
-     * go back to our own. */
     autoclose int saved = -1;
-    if (X->join_pid) {
-        saved = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
-        if (saved < 0) return brig_fail(err, errno, "open /proc/self/ns/pid");
-        if (setns(X->pidfd, CLONE_NEWPID) < 0)
-            return brig_fail(err, errno, "join the container's pid namespace");
-    }
+    TRY(exec_pidns_enter(X, &saved, err));
     /* Born in the v2 cgroup where there is one; the child joins the v1
      * hierarchies itself. A fork, otherwise (no namespace flags). */
     bool cloned_into = false;
@@ -495,19 +489,12 @@ static int exec_vm_result(enum spawn_vm_end end, const struct sync_msg *m, int r
 static int exec_spawn_shared(struct exec_run *X, const struct brig_exec_opts *o, int *child_end,
                              struct brig_error **err)
 {
-    /* Per mm: the child shares it, so it is non-dumpable from its birth,
-     * and stays so across its uid switch (proc_confine sets it again). */
-    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) return brig_fail(err, errno, "prctl PR_SET_DUMPABLE");
     uint64_t ms = o->start_timeout_ms;
     struct timeval tv = { .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
     if (ms > 0 && setsockopt(X->sync_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
         return brig_fail(err, errno, "sync: set a receive timeout");
     autoclose int saved = -1;
-    if (X->join_pid) {
-        saved = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
-        if (saved < 0) return brig_fail(err, errno, "open /proc/self/ns/pid");
-        if (setns(X->pidfd, CLONE_NEWPID) < 0) return brig_fail(err, errno, "join the container's pid namespace");
-    }
+    TRY(exec_pidns_enter(X, &saved, err));
     const int log_fd = brig_log_fd();
     const char *log_tag = brig_log_tag();
     X->shared_mm = true;
@@ -558,6 +545,11 @@ static int exec_spawn(struct exec_run *X, const struct brig_exec_opts *o, struct
     TRY(sync_socketpair(sv, err));
     X->sync_fd = sv[0];
     autoclose int child_end = sv[1];
+    /* Non-dumpable before the clone: the child is so from its birth, not
+     * from its first prctl (a fork's mm is a copy of ours; a shared one is
+     * ours), and across its uid switch (proc_confine sets it again). We
+     * stay so: nothing outside needs to ptrace brig. */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) return brig_fail(err, errno, "prctl PR_SET_DUMPABLE");
     if (exec_shares_mm(X)) return exec_spawn_shared(X, o, &child_end, err);
     pid_t pid = exec_fork(X, o, child_end, err);
     if (pid < 0) return -1;
