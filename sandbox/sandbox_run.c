@@ -79,6 +79,12 @@ static int run_started(struct launch *L, const struct sandbox_opts *o, const str
     return 0;
 }
 
+/* A one-shot's slot is forgotten at its end: its init is reaped by then. */
+static void run_slot_release(struct sandbox_slot *s)
+{
+    sandbox_slot_release(s, true);
+}
+
 int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
 {
     autoerr struct brig_error *err = NULL;
@@ -103,7 +109,11 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     sandbox_stream_init(&r->err, lim.output_max);
     autofree char *init = NULL;
     autofree char *config = NULL;
-    if (sandbox_find_init(&init, &err) < 0 || sandbox_config(p, o, r->id, init, &config, &err) < 0)
+    /* Its host ids, held until the run is over (its init recorded, too,
+     * for a brig killed before that: sandbox_ids.c). */
+    __attribute__((cleanup(run_slot_release))) struct sandbox_slot slot = { .fd = -1 };
+    if (sandbox_slot_claim(&slot, &err) < 0 || sandbox_find_init(&init, &err) < 0 ||
+        sandbox_config(p, o, r->id, init, slot.base, &config, &err) < 0)
         return sandbox_fail(r, err);
     /* Before anything is made: a re-exec starts this all over. */
     bool unsealed;
@@ -120,7 +130,9 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     int rc = sandbox_io_open(&io, o->stdin_path, &err);
 
     const struct brig_globals g = { .root = state_root, .policy = policy_flag, .policy_text = text };
-    const struct brig_create_opts co = { .id = r->id, .bundle = "/", .config_text = config };
+    const struct brig_userns_own own = { .base = slot.base, .size = SANDBOX_IDS_SLOT, .born = sandbox_slot_born,
+                                         .arg = &slot };
+    const struct brig_create_opts co = { .id = r->id, .bundle = "/", .config_text = config, .userns = &own };
     struct launch L;
     if (rc == 0) {
         rc = sandbox_io_swap(&io, &err);

@@ -18,6 +18,8 @@ enum sync_type {
     SYNC_ERROR,         /* either way: payload is the error message */
     SYNC_CONSOLE,       /* child -> parent: carries the pty master (SCM_RIGHTS) */
     SYNC_CREATED_ACK,   /* parent -> child (create only): state says created, wait on exec.fifo */
+    SYNC_USERNS,        /* child -> parent: its own user namespace is made, map it */
+    SYNC_USERNS_DONE,   /* parent -> child: mapped */
 };
 
 #define SYNC_MAX_PAYLOAD (64 * 1024)
