@@ -156,8 +156,12 @@ static int exec_trampoline_check(const struct exec_run *X, const struct brig_cap
  * It is uid 0 then (real, effective, saved) with brig's caps, and in the
  * container's pid namespace: kill_ok_by_cred (kernel/signal.c) lets a
  * process signal it when its real or effective uid is 0, or with CAP_KILL
- * over the init user namespace (a shared mm has no user namespace of its
- * own, exec_shares_mm). No process of the container is uid 0 or can become
+ * over the init user namespace. In a container's user namespace (a child
+ * of ours, exec_shares_mm: a sandbox's) the child joins it and becomes its
+ * root before the switch: then uid 0 and CAP_KILL of that namespace, read
+ * as the container's processes have them, and nothing inside holds any
+ * capability over ours, where our mm was made (ptrace of it needs
+ * CAP_SYS_PTRACE there). No process of the container is uid 0 or can become
  * it when the container's process and this one are not uid 0, run with
  * no_new_privs (a container's every exec inherits the config's: no setuid
  * file raises them) and have neither CAP_KILL nor CAP_SETUID in any set

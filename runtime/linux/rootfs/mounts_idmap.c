@@ -133,7 +133,8 @@ int mounts_idmap_prepare(struct brig_spec *s, size_t i, int srcfd, bool lock_mat
     if (mount_setattr(tree, "", flags, &attr, sizeof(attr)) < 0) {
         if (errno == EINVAL || errno == EPERM)
             return brig_fail(err, errno, "the filesystem of source %s cannot be idmapped%s "
-                             "(mount_setattr MOUNT_ATTR_IDMAP)", m->source,
+                             "(mount_setattr MOUNT_ATTR_IDMAP): use a directory on one that can (ext4, "
+                             "xfs, btrfs; tmpfs since Linux 6.3; not ramfs, NFS, most FUSE)", m->source,
                              m->opts.idmap_recursive ? " (with every submount: ridmap)" : "");
         return brig_fail(err, errno, "idmap %s (mount_setattr MOUNT_ATTR_IDMAP)", m->source);
     }
