@@ -135,6 +135,7 @@ int sandbox_ids_range(struct sandbox_ids *r, struct brig_error **err);
  * callback, arg the slot) records the init that keeps it taken after
  * release; clear: forget it now (its init is gone, or never ran). */
 struct sandbox_slot { int fd; uint32_t base; };
+/* EAGAIN: every slot is taken */
 int sandbox_slot_claim(struct sandbox_slot *s, struct brig_error **err);
 int sandbox_slot_born(void *arg, pid_t pid, struct brig_error **err);
 void sandbox_slot_release(struct sandbox_slot *s, bool clear);

@@ -216,9 +216,9 @@ int sandbox_slot_claim(struct sandbox_slot *s, struct brig_error **err)
         brig_debug("sandbox: host ids %u-%u", base, base + SANDBOX_IDS_SLOT - 1);
         return 0;
     }
-    return brig_failx(err, "no free host ids for a sandbox: all %u slots of %u ids from %u (%s) belong to live "
-                      "sandboxes; remove some (brig sandbox ls) or give brig a larger range there",
-                      r.count, SANDBOX_IDS_SLOT, r.first, r.source);
+    return brig_fail(err, EAGAIN, "no free host ids for a sandbox: all %u slots of %u ids from %u (%s) belong to "
+                     "live sandboxes; remove some (brig sandbox ls) or give brig a larger range there",
+                     r.count, SANDBOX_IDS_SLOT, r.first, r.source);
 }
 
 int sandbox_slot_born(void *arg, pid_t pid, struct brig_error **err)

@@ -111,15 +111,22 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     autofree char *config = NULL;
     /* Its host ids, held until the run is over (its init recorded, too,
      * for a brig killed before that: sandbox_ids.c). */
+    const char *state_root = o->state_root ? o->state_root : SANDBOX_STATE_ROOT;
     __attribute__((cleanup(run_slot_release))) struct sandbox_slot slot = { .fd = -1 };
-    if (sandbox_slot_claim(&slot, &err) < 0 || sandbox_find_init(&init, &err) < 0 ||
+    int claimed = sandbox_slot_claim(&slot, &err);
+    if (claimed < 0 && err->errnum == EAGAIN) {
+        /* all taken: an init a killed brig left may hold one */
+        brig_error_freep(&err);
+        sandbox_reap_stale(state_root);
+        claimed = sandbox_slot_claim(&slot, &err);
+    }
+    if (claimed < 0 || sandbox_find_init(&init, &err) < 0 ||
         sandbox_config(p, o, r->id, init, slot.base, &config, &err) < 0)
         return sandbox_fail(r, err);
     /* Before anything is made: a re-exec starts this all over. */
     bool unsealed;
     if (sandbox_seal_decide(p, config, &unsealed, &err) < 0) return sandbox_fail(r, err);
 
-    const char *state_root = o->state_root ? o->state_root : SANDBOX_STATE_ROOT;
     sandbox_reap_stale(state_root);
     if (sandbox_cgroup_parent(&err) < 0) return sandbox_fail(r, err);
     /* Held from before the state exists to after the delete: a run whose
