@@ -103,10 +103,11 @@ run_demo() {
 # The README's main job: one agent command in a fresh sandbox, on the
 # default runner rootfs (built from the host's own sh and coreutils by
 # brig-rootfs from-host on first use, in /var/lib/brig/rootfs/default:
-# nothing is downloaded), the workspace ./demo owned by the sandbox user.
+# nothing is downloaded), the workspace ./demo as it is (idmapped: what the
+# command writes there is the owner's, no chown needed).
 run_sandbox_demo() {
     local brig=$SRC/$BUILD/runtime/brig
-    mkdir -p demo && chown 1000:1000 demo
+    mkdir -p demo
     log "demo: brig sandbox run --json --workspace ./demo -- sh -c '...'"
     local rc=0
     "$brig" sandbox run --json --workspace ./demo -- \
