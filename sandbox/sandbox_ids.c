@@ -30,8 +30,6 @@
  * and never before. */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,27 +91,39 @@ static bool ids_overlap(const struct ids_range *r, uint64_t first, uint64_t n)
     return n > 0 && first < r->end && first + n > r->first;
 }
 
-/* /etc/subuid and /etc/subgid: "owner:first:count" per line. */
-static int ids_check_subids(const char *path, const struct ids_range *r, struct brig_error **err)
+/* The entries of an /etc file whose ids fall in r, each line
+ * "name:f1:f2:...": the id in field id_at (passwd, group: 2), and with
+ * count_at > 0 that many from it (subuid, subgid: 1 and 2). Read whole,
+ * once: stdio's fgetpwent seeks twice per line. */
+static int ids_check_file(const char *path, int id_at, int count_at, const char *what, const struct ids_range *r,
+                          struct brig_error **err)
 {
-    FILE *f = fopen(path, "re");
-    if (f == NULL) return 0;
-    char line[512];
-    int rc = 0;
-    while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
-        char *c1 = strchr(line, ':');
-        char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        if (c2 == NULL) continue;
+    autofree char *text = NULL;
+    size_t len = 0;
+    autoerr struct brig_error *e = NULL;
+    if (brig_read_file(path, 16u << 20, &text, &len, &e) < 0) return 0;     /* none: nobody there */
+    for (char *line = text, *next; line != NULL && *line != '\0'; line = next) {
+        next = strchr(line, '\n');
+        if (next != NULL) *next++ = '\0';
+        const char *f[4] = { line };
+        int n = 1;
+        for (char *c = line; n < 4 && (c = strchr(c, ':')) != NULL; n++) {
+            *c++ = '\0';
+            f[n] = c;
+        }
+        if (n <= id_at || (count_at > 0 && n <= count_at) || line[0] == '#') continue;
         char *end;
-        unsigned long long first = strtoull(c1 + 1, &end, 10);
-        if (end != c2) continue;
-        unsigned long long n = strtoull(c2 + 1, &end, 10);
-        if (ids_overlap(r, first, n))
-            rc = brig_failx(err, "%.*s's subordinate ids %llu-%llu in %s", (int)(c1 - line), line, first,
-                            first + n - 1, path);
+        errno = 0;
+        unsigned long long first = strtoull(f[id_at], &end, 10);
+        if (errno != 0 || end == f[id_at] || (*end != '\0' && *end != ':')) continue;
+        unsigned long long count = 1;
+        if (count_at > 0 && ((count = strtoull(f[count_at], &end, 10)) == 0 || end == f[count_at])) continue;
+        if (!ids_overlap(r, first, count)) continue;
+        if (count_at > 0)
+            return brig_failx(err, "%.64s's subordinate ids %llu-%llu in %s", f[0], first, first + count - 1, path);
+        return brig_failx(err, "%s %.64s (%cid %llu) in %s", what, f[0], what[0] == 'u' ? 'u' : 'g', first, path);
     }
-    fclose(f);
-    return rc;
+    return 0;
 }
 
 /* No id of the range may belong to anyone else on this host: a user or
@@ -123,26 +133,10 @@ static int ids_check_free(const struct ids_range *r, struct brig_error **err)
 {
     if (ids_overlap(r, IDS_EGRESS_FIRST, IDS_EGRESS_END - IDS_EGRESS_FIRST))
         return brig_failx(err, "the egress proxy's ids %u-%llu", IDS_EGRESS_FIRST, IDS_EGRESS_END - 1);
-    FILE *f = fopen("/etc/passwd", "re");
-    struct passwd *pw;
-    while (f != NULL && (pw = fgetpwent(f)) != NULL) {
-        if (!ids_overlap(r, pw->pw_uid, 1)) continue;
-        int rc = brig_failx(err, "user %.64s (uid %u) in /etc/passwd", pw->pw_name, (unsigned)pw->pw_uid);
-        fclose(f);
-        return rc;
-    }
-    if (f != NULL) fclose(f);
-    f = fopen("/etc/group", "re");
-    struct group *gr;
-    while (f != NULL && (gr = fgetgrent(f)) != NULL) {
-        if (!ids_overlap(r, gr->gr_gid, 1)) continue;
-        int rc = brig_failx(err, "group %.64s (gid %u) in /etc/group", gr->gr_name, (unsigned)gr->gr_gid);
-        fclose(f);
-        return rc;
-    }
-    if (f != NULL) fclose(f);
-    TRY(ids_check_subids("/etc/subuid", r, err));
-    return ids_check_subids("/etc/subgid", r, err);
+    TRY(ids_check_file("/etc/passwd", 2, 0, "user", r, err));
+    TRY(ids_check_file("/etc/group", 2, 0, "group", r, err));
+    TRY(ids_check_file("/etc/subuid", 1, 2, NULL, r, err));
+    return ids_check_file("/etc/subgid", 1, 2, NULL, r, err);
 }
 
 int sandbox_ids_range(struct sandbox_ids *r, struct brig_error **err)
