@@ -241,6 +241,9 @@ int ns_own_unshare(uint32_t owner, struct brig_error **err)
         if (e == EINVAL || e == ENOSYS)
             return brig_fail(err, e, "user namespace: this kernel has none (CONFIG_USER_NS): a sandbox runs "
                              "under a host identity of its own and needs one");
+        if (e == ENOSPC)
+            return brig_fail(err, e, "user namespace: none left for uid %u (user.max_user_namespaces, "
+                             "/proc/sys/user/max_user_namespaces; 0 turns them off)", owner);
         return brig_fail(err, e, "user namespace: unshare (owner uid %u)", owner);
     }
     return 0;
