@@ -118,6 +118,38 @@ check "... the cwd was made inside the root" test -d "$T/base/rootfs$T/outside/s
 check_not "... and not on the host" test -e "$T/outside/sub"
 assert_clean nohome
 
+# HOME from a symlinked /etc/passwd (/etc/passwd -> ../usr/share/passwd, as
+# some distributions ship): followed inside the root, as runc and crun
+# follow it. Attack variants: a link pointing out of the root (absolute, or
+# by ../) reads the file at that path inside the root, never the host's; a
+# device, a huge file and a symlink loop give HOME=/, at once.
+cp -a "$T/base/rootfs" "$T/pwroot" && mkdir -p "$T/pwroot/usr/share" "$T/pwroot$T" ||
+    bail "cannot copy the rootfs"
+echo "u:x:1000:1000::/home/via-link:/bin/sh" >"$T/pwroot/usr/share/passwd"
+echo "u:x:1000:1000::/HOST-LEAK:/bin/sh" >"$T/hostpw"
+echo "u:x:1000:1000::/home/in-root:/bin/sh" >"$T/pwroot$T/hostpw"
+truncate -s 1G "$T/pwroot/usr/share/huge"
+pw_case() { # NAME LINK-TARGET WANT-HOME DESC
+    local name=$1 target=$2 want=$3 desc=$4
+    rm -f "$T/pwroot/etc/passwd" && ln -s "$target" "$T/pwroot/etc/passwd"
+    runc_bundle "$name" '["/usr/bin/brig-probe", "report"]' || return
+    cfg "$name" '.process.user = {uid: 1000, gid: 1000} | .root.path = $r' --arg r "$T/pwroot"
+    BRIG_TIMEOUT=20 run_ct "$name"
+    check_ran "$desc: runs" "$name"
+    check_probe "... HOME is $want" "$name" '[.env[] | select(startswith("HOME="))] == ["HOME=" + $h]' --arg h "$want"
+    assert_clean "$name"
+}
+pw_case pwlink ../usr/share/passwd /home/via-link "/etc/passwd -> ../usr/share/passwd"
+other_run runc pwlink && check "runc follows it too (HOME=/home/via-link)" \
+    bash -c "grep '^{' '$T/pwlink.runc.out' | tail -n 1 | jq -e '.env | index(\"HOME=/home/via-link\")'"
+pw_case pwabs "$T/hostpw" /home/in-root "/etc/passwd -> $T/hostpw (a host path)"
+pw_case pwrel "../../../../../../../..$T/hostpw" /home/in-root "/etc/passwd -> ../../..$T/hostpw"
+pw_case pwdev /dev/zero / "/etc/passwd -> /dev/zero"
+pw_case pwhuge /usr/share/huge / "/etc/passwd -> a 1 GiB file"
+ln -s /etc/passwd "$T/pwroot/etc/pw2"
+pw_case pwloop /etc/pw2 / "/etc/passwd -> /etc/pw2 -> /etc/passwd (a loop)"
+check_not "no HOME ever came from the host's file" grep -rq "HOST-LEAK" "$T"/pw*.out
+
 # ---- start: returns once the process has exec'd, or fails ----------------
 # start_fails NAME WANT-MESSAGE DESC: `brig start` exits 1 with the init's
 # error; the container is then stopped and a plain delete removes it all.
