@@ -295,7 +295,7 @@ static const char *probe_ok =
     "\"fstype\":{\"/tmp\":\"tmpfs\",\"/var/tmp\":\"tmpfs\"},"
     "\"syscalls\":{\"mount\":\"EPERM\",\"unshare-user\":\"EPERM\",\"ptrace-pid1\":\"EPERM\",\"setuid0\":\"EPERM\","
     "\"keyctl\":\"EPERM\",\"bpf\":\"EPERM\",\"perf_event_open\":\"EPERM\",\"io_uring_setup\":\"EPERM\","
-    "\"userfaultfd\":\"EPERM\",\"socketcall32\":\"signal SYS\"},"
+    "\"userfaultfd\":\"EPERM\",\"socketcall32\":\"signal SYS\",\"netlink-uevent\":\"EPERM\"},"
     "\"kcore\":\"ENOENT\",\"proc_sys_write\":\"EACCES\",\"host_dirs\":[],\"cgroup_writable\":false,"
     "\"cgroup_writable_at\":\"\",\"sysfs_writable\":false,"
     "\"sockets\":{\"/var/run/docker.sock\":\"ENOENT\"},\"env_names\":[\"PATH\",\"HOME\"],"
@@ -342,6 +342,7 @@ Test(policy_boundaries, a_closed_report_passes_and_each_hole_shows)
         { "\"NoNewPrivs\":\"1\"", "\"NoNewPrivs\":\"0\"", "nnp" },
         { "\"bpf\":\"EPERM\"", "\"bpf\":\"ok\"", "seccomp.bpf" },
         { "\"socketcall32\":\"signal SYS\"", "\"socketcall32\":\"EFAULT\"", "seccomp.socketcall32" },
+        { "\"netlink-uevent\":\"EPERM\"", "\"netlink-uevent\":\"ok\"", "seccomp.netlink" },
         { "\"kcore\":\"ENOENT\"", "\"kcore\":\"readable\"", "proc.kcore" },
         { "\"cgroup_writable\":false", "\"cgroup_writable\":true", "cgroup.readonly" },
         { "\"/var/run/docker.sock\":\"ENOENT\"", "\"/var/run/docker.sock\":\"present\"", "engine.sockets" },
