@@ -1,0 +1,1 @@
+echo "1..0 # SKIP not yet"
