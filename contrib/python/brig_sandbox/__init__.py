@@ -31,6 +31,7 @@ All are BrigError. Standard library only; Python 3.8+. brig must run as
 root, or through sudo (run(..., sudo=True), docs/sandbox.md).
 """
 
+from . import aio
 from ._cli import BRIG_DIRS
 from ._sync import Sandbox, list_sandboxes, remove, run
 from ._types import (BadResult, BrigError, BrigNotFound, BrigTimeout, Event, SandboxInfo, SandboxRefused,
@@ -38,5 +39,5 @@ from ._types import (BadResult, BrigError, BrigNotFound, BrigTimeout, Event, San
 
 __version__ = "0.1.0"
 
-__all__ = ["run", "Sandbox", "list_sandboxes", "remove", "SandboxResult", "StreamResult", "SandboxInfo", "Event",
+__all__ = ["aio", "run", "Sandbox", "list_sandboxes", "remove", "SandboxResult", "StreamResult", "SandboxInfo", "Event",
            "BrigError", "SandboxRefused", "BrigNotFound", "BrigTimeout", "BadResult", "BRIG_DIRS"]
