@@ -105,7 +105,6 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
     TRY(rootfs_finish(s, err));                                /* read-only root last */
     TRY(personality_apply(&s->linux_cfg, err));
     TRY(oom_score_adj_apply(&s->process, err));
-    TRY(scheduler_apply(&s->process, err));
     TRY(io_priority_apply(&s->process, err));
     TRY(rlimits_apply(&s->process, err));
     TRY(mempolicy_apply(&s->linux_cfg, err));                 /* inherited by execve */
