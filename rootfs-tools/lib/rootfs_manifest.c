@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../../runtime/util/cleanup.h"
+#include "../../runtime/util/fs.h"
 #include "../../runtime/util/sha256.h"
 #include "../../runtime/util/strutil.h"
 
@@ -241,11 +242,9 @@ int rootfs_manifest_parse(const char *text, size_t len, struct rootfs_manifest *
 int rootfs_manifest_load(int dirfd, const char *name, struct rootfs_manifest *out, struct timespec *ctime,
                          struct brig_error **err)
 {
-    autoclose int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     struct stat st;
-    if (fd < 0) return brig_fail(err, errno, "manifest %s", name);
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-        return brig_failx(err, "manifest %s: not a regular file", name);
+    autoclose int fd = brig_open_input(dirfd, name, BRIG_INPUT_NOFOLLOW, &st, err);
+    if (fd < 0) return brig_wrap(err, "manifest");
     if ((uint64_t)st.st_size > MANIFEST_MAX_SIZE) return brig_failx(err, "manifest %s: larger than 256 MiB", name);
     autofree char *text = brig_calloc((size_t)st.st_size + 1, 1);
     size_t got = 0;
