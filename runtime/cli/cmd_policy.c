@@ -187,7 +187,8 @@ static int policy_show_cmd(const struct brig_globals *g, int argc, char **argv, 
     if (text == NULL) {
         size_t len = 0;
         autopolicy struct brig_policy *p = NULL;
-        if (policy_load(name, &p, err) < 0 || brig_read_file(name, 1u << 20, &file, &len, err) < 0)
+        /* read once: what is printed is what was validated */
+        if (policy_read(name, &file, &len, err) < 0 || policy_parse(file, len, &p, err) < 0)
             return policy_bad_input(err, status);
         text = file;
     }
