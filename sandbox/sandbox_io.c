@@ -381,6 +381,10 @@ void sandbox_stats(const struct brig_cgroup *cg, struct sandbox_result *r)
         r->memory_peak_bytes = cs.mem_max;
     }
     if (cs.has_oom && cs.oom_kills > 0) r->oom_killed = true;
+    if (cs.has_pids_peak) {
+        r->has_pids_peak = true;
+        r->pids_peak = cs.pids_peak;
+    }
     cgroup_stats_clear(&cs);
 }
 

@@ -151,7 +151,7 @@ static int sandbox_cmd_create(int argc, char **argv, int *status, struct brig_er
     bool help = false;
     const struct cli_flag flags[] = {
         { "policy", 0, CLI_STRING, &o.policy, "NAME|FILE", "the sandbox policy (default: agent)" },
-        { "rootfs", 0, CLI_STRING, &o.rootfs, "DIR", "the root filesystem, mounted read-only (required for now)" },
+        { "rootfs", 0, CLI_STRING, &o.rootfs, "DIR", "the root filesystem, mounted read-only (default: the runner rootfs, as for run)" },
         { "workspace", 0, CLI_STRING, &o.workspace, "DIR", "host directory bound writable at /workspace" },
         { "env", 'e', CLI_STRING, NULL, "K=V", "set an environment variable for every command (repeatable)" },
         SANDBOX_FLAG_STATE_ROOT(o.state_root),
