@@ -6,12 +6,12 @@
 // secrets in brig-mcp's own environment from inside the sandbox.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
 import * as bs from '../src/index.js';
-import { realFixture, realSkip } from './fixture.js';
+import { hasEvents, realFixture, realSkip } from './fixture.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const sdk = path.join(here, '..', 'node_modules', '@modelcontextprotocol', 'sdk');
@@ -58,6 +58,26 @@ describe('brig-mcp', { skip }, () => {
     const t = await client.callTool({ name: 'run', arguments: { command: 'sleep 600', timeout: '1s' } });
     assert.equal(t.structuredContent.limit, 'wall');
     assert.match(t.content[0].text, /timed out \(wall limit\)/);
+  });
+
+  test('live output as progress notifications', { skip: !skip && !hasEvents() ? 'brig has no --events' : false }, async () => {
+    // the command ends only once the test has seen both lines as progress:
+    // they came while it ran (and not in one read with the response, which
+    // the SDK client's handler may drop)
+    const go = path.join(fx.opts.workspace, 'mcp-go');
+    const progress = [];
+    try {
+      const r = await client.callTool({ name: 'run', arguments: { command: 'echo one; echo two >&2; while [ ! -e /workspace/mcp-go ]; do sleep 0.05; done' } },
+        undefined, {
+          onprogress: (p) => {
+            progress.push(p.message);
+            if (progress.includes('stdout: one\n') && progress.includes('stderr: two\n')) writeFileSync(go, '');
+          },
+        });
+      assert.equal(r.structuredContent.exit_code, 0);
+    } finally {
+      rmSync(go, { force: true });
+    }
   });
 
   test('session_exec: state lasts between calls; session_reset', async () => {

@@ -108,13 +108,21 @@ async def _call(cmd: List[str], stdin: Stdin, process_timeout: Optional[float],
     return p.returncode, b"".join(out), b"".join(err), result[-1] if result else None
 
 
-async def _stream(cmd: List[str], stdin: Stdin, after_kill: Optional[Callable[[], "asyncio.Future[None]"]] = None
-                  ) -> AsyncIterator[Event]:
+async def _stream(cmd: List[str], stdin: Stdin, process_timeout: Optional[float],
+                  after_kill: Optional[Callable[[], "asyncio.Future[None]"]] = None) -> AsyncIterator[Event]:
     p = await _spawn(cmd, stdin)
     out: List[bytes] = []
     err: List[bytes] = []
     last: Optional[SandboxResult] = None
     done = False
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        expired = True
+        with contextlib.suppress(ProcessLookupError):
+            p.kill()
+    timer = asyncio.get_running_loop().call_later(process_timeout, expire) if process_timeout is not None else None
     try:
         async for ev in _events_of(p, stdin, out, err):
             if ev.result is not None:
@@ -123,10 +131,16 @@ async def _stream(cmd: List[str], stdin: Stdin, after_kill: Optional[Callable[[]
             yield ev
         done = True
     finally:
+        if timer is not None:
+            timer.cancel()
         if not done:            # the caller stopped iterating, or was cancelled
             await asyncio.shield(_kill(p))
             if after_kill is not None:
                 await asyncio.shield(after_kill())
+    if expired:
+        if after_kill is not None:
+            await after_kill()
+        raise BrigTimeout(f"brig did not finish within {process_timeout} s (killed)")
     assert p.returncode is not None
     r = _cli.outcome(p.returncode, b"".join(out), b"".join(err), events=True, result=last)
     yield Event(event="result", result=r, raw={"event": "result"})
@@ -151,7 +165,7 @@ def stream(argv: Sequence[str], *, policy: Optional[str] = None, rootfs: Optiona
            workspace: Optional[str] = None, timeout: Optional[str] = None, idle_timeout: Optional[str] = None,
            output_limit: Optional[str] = None, env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
            stdin: Stdin = None, tty: bool = False, state_root: Optional[str] = None, brig: str = "brig",
-           sudo: bool = False) -> AsyncIterator[Event]:
+           sudo: bool = False, process_timeout: Optional[float] = None) -> AsyncIterator[Event]:
     """run() as an async iterator of its events (`--events`): start,
     output, limit, ..., and last an Event "result" whose `result` is run()'s
     (brig failing raises there, as run() would). Leaving the loop early
@@ -159,7 +173,7 @@ def stream(argv: Sequence[str], *, policy: Optional[str] = None, rootfs: Optiona
     args = _cli.run_args(argv, policy=policy, rootfs=rootfs, workspace=workspace, timeout=timeout,
                          idle_timeout=idle_timeout, output_limit=output_limit, env=env, cwd=cwd, stdin=stdin,
                          tty=tty, state_root=state_root, events=True)
-    return _stream(_cli.prefix(brig, sudo) + args, stdin)
+    return _stream(_cli.prefix(brig, sudo) + args, stdin, process_timeout)
 
 
 async def list_sandboxes(*, state_root: Optional[str] = None, brig: str = "brig",
@@ -209,10 +223,12 @@ class Sandbox(_cli.SandboxSpec):
 
     def stream(self, argv: Sequence[str], *, timeout: Optional[str] = None, idle_timeout: Optional[str] = None,
                output_limit: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
-               cwd: Optional[str] = None, stdin: Stdin = None) -> AsyncIterator[Event]:
+               cwd: Optional[str] = None, stdin: Stdin = None,
+               process_timeout: Optional[float] = None) -> AsyncIterator[Event]:
         """exec() as an async iterator of its events, as aio.stream()."""
         cmd = self._exec_cmd(argv, True, timeout, idle_timeout, output_limit, env, cwd, stdin)
-        return _stream(cmd, stdin, after_kill=lambda: asyncio.ensure_future(self._reap()))
+        pt = process_timeout if process_timeout is not None else self.process_timeout
+        return _stream(cmd, stdin, pt, after_kill=lambda: asyncio.ensure_future(self._reap()))
 
     async def remove(self, force: bool = False) -> None:
         await remove(self.name, force=force, state_root=self.state_root, brig=self.brig,

@@ -245,6 +245,13 @@ class Async(unittest.TestCase):
         self.assertEqual(evs[-1].event, "result")
         self.assertEqual(evs[-1].result.stdout.text, "ready\ndone\n")
 
+        async def session():
+            async with aio.Sandbox(**KW) as sb:
+                return [e async for e in sb.stream(["sh", "-c", "echo in-session; exit 3"])]
+        evs = asyncio.run(session())
+        self.assertEqual("".join(e.data for e in evs if e.event == "output"), "in-session\n")
+        self.assertEqual((evs[-1].result.exit_code, evs[-1].result.sandbox is not None), (3, True))
+
 
 if __name__ == "__main__":
     unittest.main()
