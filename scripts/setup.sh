@@ -25,7 +25,7 @@ BUILD=${BRIG_BUILD_DIR:-build}
 # a machine without them would silently test less); sudo is the sandbox's
 # unprivileged-worker test's (t-sandbox-sudo); binutils' readelf, man-db's man
 # (the install test), python3-venv and Debian's setuptools and wheel wheels
-# (the Python client, installed offline into a venv), lintian, debhelper,
+# (the Python client, installed offline into a venv), mypy (its types), lintian, debhelper,
 # dpkg-dev, fakeroot and build-essential (the .deb, tests/clients/t-deb.sh).
 # Node.js and npm (the Node client, brig-mcp) come from Debian unless a
 # `node` and `npm` are already there. The VM and engines suites install their
@@ -35,7 +35,7 @@ BUILD_PKGS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev
             libyajl-dev nettle-dev libyaml-dev libarchive-dev libcriterion-dev git python3)
 TEST_PKGS=(busybox-static jq clang iproute2 util-linux procps coreutils findutils
            python3-jsonschema crun runc strace umoci skopeo zstd sudo binutils man-db
-           python3-venv python3-setuptools-whl python3-wheel-whl
+           python3-venv python3-setuptools-whl python3-wheel-whl mypy
            lintian debhelper dpkg-dev fakeroot build-essential)
 NODE_PKGS=(nodejs npm)
 
