@@ -25,6 +25,11 @@ BUILD_PKGS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev
             libyajl-dev nettle-dev libyaml-dev libarchive-dev libcriterion-dev git python3)
 TEST_PKGS=(busybox-static jq clang iproute2 util-linux procps coreutils findutils
            python3-jsonschema crun runc strace umoci skopeo zstd)
+# What the default runner rootfs of `brig sandbox run` copies from the host
+# (brig-rootfs from-host's default list, rootfs-tools/lib/rootfs.h): it
+# leaves out what a host lacks, so a host without these has a thinner one.
+RUNNER_PKGS=(dash coreutils findutils diffutils mawk sed grep tar gzip xz-utils zstd procps libc-bin
+             util-linux debianutils ca-certificates)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -40,7 +45,7 @@ pkg_missing() {
 
 setup_deps() {
     local missing
-    mapfile -t missing < <(pkg_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}")
+    mapfile -t missing < <(pkg_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${RUNNER_PKGS[@]}")
     if [ ${#missing[@]} -eq 0 ]; then
         log "Debian packages: all present"
         return 0
