@@ -38,6 +38,11 @@ TEST_PKGS=(busybox-static jq clang iproute2 util-linux procps coreutils findutil
            python3-venv python3-setuptools-whl python3-wheel-whl mypy
            lintian debhelper dpkg-dev fakeroot build-essential)
 NODE_PKGS=(nodejs npm)
+# What the default runner rootfs of `brig sandbox run` copies from the host
+# (brig-rootfs from-host's default list, rootfs-tools/lib/rootfs.h): it
+# leaves out what a host lacks, so a host without these has a thinner one.
+RUNNER_PKGS=(dash coreutils findutils diffutils mawk sed grep tar gzip xz-utils zstd procps libc-bin
+             util-linux debianutils ca-certificates)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -56,7 +61,7 @@ setup_deps() {
     # A node and npm of another origin (NodeSource's nodejs bundles npm) are
     # kept: Debian's npm package would conflict with them.
     command -v node >/dev/null && command -v npm >/dev/null || node=("${NODE_PKGS[@]}")
-    mapfile -t missing < <(pkg_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${node[@]}")
+    mapfile -t missing < <(pkg_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${node[@]}" "${RUNNER_PKGS[@]}")
     if [ ${#missing[@]} -eq 0 ]; then
         log "Debian packages: all present"
         return 0
