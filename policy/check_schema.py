@@ -26,7 +26,11 @@ for bad in ['{"capabilites": []}', '{"limits": {"memroy": "1G"}}', '{"limits": {
             '{"workspace": {"path": "/w", "maxsize": "4MiB"}}', '{"workspace": {"path": "/w", "maxSize": "4 MiB"}}', '{"env": {"denny": []}}', '{"timeouts": {"wall": "10 min"}}',
             '{"network": {"mode": "egress", "allow": ["api.example.com"]}}', '{"network": {"mode": "egress", "alow": []}}',
             '{"network": {"mode": "none", "allow": ["*:*"]}}', '{"network": {"mode": "egress", "allow": ["api.*.com:443"]}}',
-            '{"network": {"mode": "egress", "maxConnections": 0}}']:
+            '{"network": {"mode": "egress", "maxConnections": 0}}',
+            '{"network": {"mode": "egress", "credentials": [{"host": "a.example", "header": "x-api-key", "value": "sk-123"}]}}',
+            '{"network": {"mode": "egress", "credentials": [{"host": "a.example", "header": "x api key", "value": "env:K"}]}}',
+            '{"network": {"mode": "egress", "credentials": [{"host": "a.example", "header": "x", "value": "env:K", "port": 0}]}}',
+            '{"env": {"set": {"A B": "x"}}}', '{"env": {"set": {"A": 1}}}']:
     if validator.is_valid(json.loads(bad)):
         print('schema accepts %s, which brig refuses' % bad)
         failed += 1

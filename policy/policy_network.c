@@ -54,7 +54,7 @@ static int network_size(brig_json v, const char *key, uint64_t *out, struct brig
 int policy_parse_egress(struct brig_policy *p, brig_json v, struct brig_error **err)
 {
     static const char *const keys[] = { "mode", "allow", "deny", "privateRanges", "maxConnections", "maxBytes",
-                                        NULL };
+                                        "credentials", "tlsCA", NULL };
     for (size_t i = 0; i < json_object_len(v); i++) {
         const char *k = json_object_key(v, i);
         bool known = false;
@@ -76,7 +76,7 @@ int policy_parse_egress(struct brig_policy *p, brig_json v, struct brig_error **
     if (r->max_conns == 0 || r->max_conns > NETWORK_MAX_CONNS)
         return brig_failx(err, "network.maxConnections: %llu: expected 1 to %d",
                           (unsigned long long)r->max_conns, NETWORK_MAX_CONNS);
-    return 0;
+    return policy_parse_credentials(r, v, err);     /* after the rules: judged by them */
 }
 
 char *policy_egress_sample(const struct brig_policy *p)

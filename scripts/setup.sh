@@ -22,9 +22,9 @@ BUILD=${BRIG_BUILD_DIR:-build}
 # install their own extras on first use (tests/vm/setup-vm.sh,
 # tests/engines/setup-engines.sh). docs/testing.md has the whole list.
 BUILD_PKGS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev
-            libyajl-dev nettle-dev libyaml-dev libarchive-dev libcriterion-dev git python3)
+            libyajl-dev nettle-dev libyaml-dev libarchive-dev libcriterion-dev libssl-dev git python3)
 TEST_PKGS=(busybox-static jq clang iproute2 util-linux procps coreutils findutils
-           python3-jsonschema crun runc strace umoci skopeo zstd)
+           python3-jsonschema crun runc strace umoci skopeo zstd openssl)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
