@@ -74,6 +74,15 @@ eg_client stream 127.0.0.1 3128 "GET http://$API/stream HTTP/1.1\r\nHost: $API\r
 check "SSE: piece-1 reached the client while the server waited (it then sent piece-2)" \
     bash -c "grep -q 'data: piece-1' '$T/out' && grep -q 'data: piece-2' '$T/out' && ! grep -q TIMEOUT '$T/out'"
 
+# ---- a real client, started by the Python client's run() ----
+ln -sf /bin/busybox "$ROOTFS/bin/wget"
+mark_log
+BRIG=$BRIG /usr/bin/python3 "$(dirname "$0")/egress-cred-client.py" "$(dirname "$0")/../../contrib/python" "$T/pol.json" \
+    "$ROOTFS" "$SB_STATE" "http://$API/echo" > "$T/py.out" 2>&1
+[ "$(grep -c '^ok ' "$T/py.out")" = 3 ] || diag "$(cat "$T/py.out")"
+check_eq "contrib/python run(): busybox wget through http_proxy, a credential added" "$(grep -c '^ok ' "$T/py.out")" 3
+check_eq "run(): the server got the key" "$(keys_seen)" "$KEY"
+
 # ---- refused ----
 eg_connect "$API"
 check "CONNECT to the credential's host:port: 403 (one way there, the proxy's)" \
