@@ -20,6 +20,7 @@
 #define COMPOSE_MAX_BYTES (1u << 20)
 #define COMPOSE_MERGE_DEPTH 8
 #define COMPOSE_MERGE_MAX 64      /* mappings one lookup may visit through `<<` */
+#define COMPOSE_MAX_ANCHORS 256
 
 static int compose_read(const char *path, char **text, size_t *len, struct brig_error **err)
 {
@@ -101,11 +102,43 @@ static int compose_merges_bounded(yaml_document_t *doc, struct brig_error **err)
     return 0;
 }
 
+/* libyaml's loader looks every new anchor and every alias up among all
+ * the anchors before it, one by one: n anchors cost n^2/2 string compares
+ * (1 MiB of them, ~4 s; minutes under ASan). A compose file names a few
+ * (`x-common: &common`): more than COMPOSE_MAX_ANCHORS are refused before
+ * the load, counted in one pass over the parser's events. A syntax error
+ * ends the count: the load reports it. */
+static int compose_anchors_bounded(const char *text, size_t len, struct brig_error **err)
+{
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) return brig_failx(err, "libyaml: out of memory");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    size_t anchors = 0;
+    int r = 0;
+    for (bool end = false; !end;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&parser, &ev)) break;
+        end = ev.type == YAML_STREAM_END_EVENT;
+        const yaml_char_t *a = ev.type == YAML_SCALAR_EVENT ? ev.data.scalar.anchor
+                             : ev.type == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.anchor
+                             : ev.type == YAML_MAPPING_START_EVENT ? ev.data.mapping_start.anchor : NULL;
+        if (a != NULL && ++anchors > COMPOSE_MAX_ANCHORS) {
+            r = brig_failx(err, "line %zu: more than %d anchors (&name): brig judges compose files "
+                           "that name a few", (size_t)ev.start_mark.line + 1, COMPOSE_MAX_ANCHORS);
+            end = true;
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&parser);
+    return r;
+}
+
 int compose_parse(const char *text, size_t len, const char *dir, struct compose_doc *out,
                   struct brig_error **err)
 {
     *out = (struct compose_doc){ 0 };
     if (len > COMPOSE_MAX_BYTES) return brig_failx(err, "%zu bytes, more than a compose file may have", len);
+    TRY(compose_anchors_bounded(text, len, err));
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser)) return brig_failx(err, "libyaml: out of memory");
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);

@@ -30,6 +30,11 @@ struct policy_rule {
     const char *summary;
 };
 extern const struct policy_rule policy_rules[];
+/* policy_seccomp.c: seccomp.present and seccomp.netlink. */
+void policy_rule_seccomp(const struct brig_policy *p, const struct brig_spec *s, struct policy_report *rep,
+                         const char *rule);
+void policy_rule_seccomp_netlink(const struct brig_policy *p, const struct brig_spec *s,
+                                 struct policy_report *rep, const char *rule);
 extern const size_t policy_n_rules;
 
 /* Syscalls the built-in seccomp profile blocks and check requires blocked

@@ -218,7 +218,7 @@ static char *policy_find_probe(void)
         self[n] = '\0';
         char *dir = dirname(self);
         /* Installed side by side, or brig's own build tree. */
-        const char *rel[] = { "brig-probe", "../tests/probe/brig-probe", "../libexec/brig/brig-probe" };
+        const char *rel[] = { "brig-probe", "../tests/probe/brig-probe", BRIG_LIBEXEC_FROM_SBIN "/brig-probe" };
         for (size_t i = 0; i < BRIG_ARRAY_SIZE(rel); i++) {
             char *p = brig_asprintf("%s/%s", dir, rel[i]);
             if (access(p, X_OK) == 0) return p;

@@ -268,18 +268,21 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     L->st->pid_start_time = state_pid_start_time(L->pid);
     /* The pid goes to state.json now only for the hooks of create, which
      * may ask `brig state` (they get it on stdin too); otherwise the write
-     * that says "created" records it. Until then the state reads
-     * "creating" either way, and a brig killed meanwhile leaves the init in
+     * that says "created" records it. Until then `brig state` reads
+     * "creating" either way (the create operation has not finished: start
+     * is not possible yet), and a brig killed meanwhile leaves the init in
      * its cgroup (joined before SYNC_HOOKS), where `delete --force` kills
      * it, while it exits by itself on the sync socket's EOF. */
     if (hooks_any(L->spec, BRIG_HOOK_PRESTART, BRIG_HOOK_CREATE_CONTAINER))
         TRY(state_write(L->dirfd, L->st, err));
     /* The state the hooks of create read on stdin (prestart and
      * createRuntime here, createContainer and startContainer in the init);
-     * without any, the init gets no payload. */
+     * without any, the init gets no payload. Its status is "created", as
+     * crun's: runtime.md's "created" is "after step 2 in the lifecycle"
+     * (the environment made), and these hooks are steps 3 to 5. */
     autofree char *state_json = NULL;
     if (hooks_any(L->spec, BRIG_HOOK_PRESTART, BRIG_HOOK_START_CONTAINER))
-        state_json = state_to_oci_json(L->st, BRIG_STATUS_CREATING, false);
+        state_json = state_to_oci_json(L->st, BRIG_STATUS_CREATED, false);
     TRY(hooks_run(L->spec, BRIG_HOOK_PRESTART, state_json, err));
     TRY(hooks_run(L->spec, BRIG_HOOK_CREATE_RUNTIME, state_json, err));
     TRY(sync_send(L->sync_fd, SYNC_HOOKS_DONE, state_json, err));

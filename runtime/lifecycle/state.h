@@ -94,6 +94,14 @@ int state_check_size(const struct brig_state *st, struct brig_error **err);
  * Fails when neither the init nor the cgroup can be known. */
 int state_read_salvage(int dirfd, const char *id, struct brig_state **out,
                        struct brig_error **err);
+/* state_read, and where it refuses the file (corrupt, cut short, too
+ * large) what state_read_salvage still reads of it, with *broken set to
+ * why (malloc'd): `state`, `list`, `kill`, `ps` and `events` report such a
+ * container as broken and act on what it still says. Fails with both
+ * reasons when not even that can be read, and as state_read (ENOENT) when
+ * there is no state.json. */
+int state_read_tolerant(int dirfd, const char *id, struct brig_state **out, char **broken,
+                        struct brig_error **err);
 void state_free(struct brig_state *st);
 void state_freep(struct brig_state **st);
 #define autostate __attribute__((cleanup(state_freep)))

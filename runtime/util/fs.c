@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,19 +57,29 @@ int brig_read_file_at(int dirfd, const char *name, size_t max, char **out, size_
  * driver, and O_NOFOLLOW opens a symlink itself. Only a regular file is
  * then opened for reading, through that fd (the same inode, whatever the
  * name means by then). */
+int brig_read_regular_fd(int pfd, const char *name, size_t max, char **out, size_t *len,
+                         struct brig_error **err)
+{
+    struct stat st;
+    if (fstat(pfd, &st) < 0) return brig_fail(err, errno, "stat %s", name);
+    if (S_ISLNK(st.st_mode)) return brig_failx(err, "%s: a symlink, refusing to follow it", name);
+    if (!S_ISREG(st.st_mode)) return brig_failx(err, "%s: not a regular file, refusing to read it", name);
+    /* st_size says nothing of what a read returns (procfs, a file still
+     * growing): the read itself stops past max. This only saves reading
+     * max bytes of a file that is known to be larger. */
+    if ((uint64_t)st.st_size > max) return brig_fail(err, EFBIG, "read %s", name);
+    char p[32];
+    autoclose int fd = open(brig_fd_path(pfd, p, sizeof(p)), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return brig_fail(err, errno, "open %s", name);
+    return fs_read_fd(fd, name, max, out, len, err);
+}
+
 static int fs_read_regular(int dirfd, const char *name, bool follow, size_t max, char **out, size_t *len,
                            struct brig_error **err)
 {
     autoclose int pfd = openat(dirfd, name, O_PATH | (follow ? 0 : O_NOFOLLOW) | O_CLOEXEC);
     if (pfd < 0) return brig_fail(err, errno, "open %s", name);
-    struct stat st;
-    if (fstat(pfd, &st) < 0) return brig_fail(err, errno, "stat %s", name);
-    if (S_ISLNK(st.st_mode)) return brig_failx(err, "%s: a symlink, refusing to follow it", name);
-    if (!S_ISREG(st.st_mode)) return brig_failx(err, "%s: not a regular file, refusing to read it", name);
-    char p[32];
-    autoclose int fd = open(brig_fd_path(pfd, p, sizeof(p)), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return brig_fail(err, errno, "open %s", name);
-    return fs_read_fd(fd, name, max, out, len, err);
+    return brig_read_regular_fd(pfd, name, max, out, len, err);
 }
 
 int brig_read_regular_at(int dirfd, const char *name, size_t max, char **out, size_t *len,

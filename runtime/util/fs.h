@@ -20,6 +20,10 @@ int brig_read_file_at(int dirfd, const char *name, size_t max, char **out, size_
  * reading. The errors name the file, never quote it. */
 int brig_read_regular_at(int dirfd, const char *name, size_t max, char **out, size_t *len,
                          struct brig_error **err);
+/* The same for what pfd (an O_PATH fd, opened by whatever rule the caller
+ * chose, e.g. brig_open_in_root) is: a regular file, read through it. */
+int brig_read_regular_fd(int pfd, const char *name, size_t max, char **out, size_t *len,
+                         struct brig_error **err);
 /* The same for a path whose symlinks the caller may follow (a compose
  * file's own env_file, Dockerfile, seccomp profile): only the end must be
  * a regular file, so a fifo or a device never blocks or feeds the read. */

@@ -62,11 +62,14 @@ check_probe "the domainname is set" sysd '.domainname == "d1"'
 assert_clean sysd
 runc_bundle sysd2 '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
 cfg sysd2 '.domainname = "d1" | .linux.sysctl = {"kernel.domainname": "d2"}'
-run_ct sysd2
-check_ran "kernel.domainname beside another domainname runs (runc: the sysctl wins)" sysd2
-check_probe "the sysctl's value wins, as in runc" sysd2 '.domainname == "d2"'
-check "and brig says so" grep -q 'linux.sysctl.kernel.domainname ("d2") overrides domainname' "$T/sysd2.err"
-assert_clean sysd2
+refused sysd2 'linux.sysctl.kernel.domainname: "d2" conflicts with the "domainname" field ("d1")'
+# crun refuses it too; runc runs it and lets the sysctl win.
+if other_run crun sysd2; then
+    check_eq "crun refuses the same bundle" "$OTHER_RC" 1
+    check "... as a conflict" grep -qF "conflicts with OCI field \`domainname\`" "$T/sysd2.crun.err"
+fi
+other_run runc sysd2 && check "runc runs it, the sysctl's d2 winning (the difference)" \
+    bash -c "grep '^{' '$T/sysd2.runc.out' | tail -n 1 | jq -e '.domainname == \"d2\"'"
 
 # ---- tmpfs over an existing directory keeps its mode (runc does) ------------
 runc_bundle tmode '["/bin/busybox", "stat", "-c", "%a %n", "/dir712", "/tmp", "/dirset"]' ||

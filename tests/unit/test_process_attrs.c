@@ -201,10 +201,15 @@ Test(sysctl, hostname_conflicts_with_kernel_hostname)
     struct brig_error *err = NULL;
     r = sysctl_validate(&s, &err);
     expect_err(r, err, "linux.sysctl.kernel.hostname: not allowed, it conflicts with the \"hostname\" field");
-    /* as runc: kernel.domainname is taken, also beside a domainname (it wins) */
+    /* as crun: kernel.domainname beside another domainname is a conflict */
     kv.key = "kernel.domainname";
     s.hostname = NULL;
     s.domainname = "c";
+    err = NULL;
+    r = sysctl_validate(&s, &err);
+    expect_err(r, err, "linux.sysctl.kernel.domainname: \"a\" conflicts with the \"domainname\" field (\"c\")");
+    /* the same value in both is no conflict */
+    s.domainname = "a";
     err = NULL;
     r = sysctl_validate(&s, &err);
     expect_ok(r, err);
