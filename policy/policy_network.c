@@ -85,7 +85,8 @@ char *policy_egress_sample(const struct brig_policy *p)
     for (size_t i = 0; r != NULL && i < r->n_allow; i++) {
         const struct egress_rule *a = &r->allow[i];
         char why[256];
-        if (a->kind == EGRESS_NAME && a->port > 0 &&
+        /* Not a credential's host: CONNECT to it is refused (docs/egress.md). */
+        if (a->kind == EGRESS_NAME && a->port > 0 && egress_cred_at(r, a->name, (uint16_t)a->port) == NULL &&
             egress_check_name(r, a->name, (uint16_t)a->port, why, sizeof(why)) == 0)
             return brig_asprintf("%s:%d", a->name, a->port);
     }

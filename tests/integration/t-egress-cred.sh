@@ -109,6 +109,20 @@ BRIG_TEST_KEY='' eg_run sh -c :
 check_eq "the key's variable unset: refused, nothing runs (exit 125)" "$RC" 125
 check "the error names the handle" said 'network.credentials[0].value: env:BRIG_TEST_KEY is not set in brig'"'"'s environment'
 
+# ---- the pi-egress profile: the key for the proxy, never for the sandbox ----
+mkdir -p "$ROOTFS/run/pi-session" "$ROOTFS/workspace"
+pi_run() { "$BRIG" sandbox run --policy pi-egress --state-root "$SB_STATE" --rootfs "$ROOTFS" "$@" > "$T/out" 2> "$T/err"; }
+env -u ANTHROPIC_API_KEY "$BRIG" sandbox run --policy pi-egress --state-root "$SB_STATE" --rootfs "$ROOTFS" -- env \
+    > "$T/out" 2> "$T/err"
+check_eq "pi-egress without ANTHROPIC_API_KEY in brig's environment: refused (exit 125)" "$?" 125
+check "the error names the handle" said 'network.credentials[0].value: env:ANTHROPIC_API_KEY is not set'
+ANTHROPIC_API_KEY=$KEY pi_run --env "ANTHROPIC_API_KEY=$KEY" -- env
+check "pi-egress: --env ANTHROPIC_API_KEY is still refused (env.deny)" said "--env ANTHROPIC_API_KEY: refused by the policy pi-egress"
+ANTHROPIC_API_KEY=$KEY pi_run -- env
+check "pi-egress: the client is pointed at http://api.anthropic.com through the proxy" \
+    bash -c "grep -qx 'ANTHROPIC_BASE_URL=http://api.anthropic.com' '$T/out' && grep -qx 'HTTP_PROXY=http://127.0.0.1:3128' '$T/out'"
+no_key "pi-egress: the sandbox's environment or brig's output" "$T/out" "$T/err"
+
 # ---- file: a key only root reads ----
 printf '%s\n' "$KEY" > "$T/keyfile"
 chmod 0644 "$T/keyfile"
