@@ -23,7 +23,7 @@ export BRIG_SANDBOX_IDS=$T/ids.json
 sbx() { timeout -k 5 60 "$BRIG" sandbox "$1" --state-root "$SB_STATE" "${@:2}"; }
 j() { jq -r "$1" "$T/out.json" 2>/dev/null; }
 trap 'rc=$?; for n in A B; do sbx rm --force "ids-$n-$TAG" >/dev/null 2>&1; done; (exit $rc); it_finish' EXIT
-run_in() { sbx run --json --rootfs "$ROOTFS" --workspace "$T/ws" --env "BRIG_IT_TAG=$TAG-sb" "$@" > "$T/out.json" 2>&1; }
+run_in() { sbx run --json --rootfs "$ROOTFS" --workspace "$T/ws" --env "BRIG_IT_TAG=$TAG-sb" "$@" > "$T/out.json" 2>> "$T/brig.err"; }
 # refused DESC MESSAGE: the last run_in refused before anything ran
 refused() {
     check_eq "$1: exit 125" "$RC" 125
@@ -37,7 +37,7 @@ check_eq "a one-shot in the test's range: exit 0" "$RC" 0
 check_eq "its ids are the range's one slot" "$(j .stdout.preview_head | awk 'NR == 1 {print $1, $2, $3}')" "0 $FIRST 65536"
 sbx create --rootfs "$ROOTFS" --workspace "$T/ws" --env "BRIG_IT_TAG=$TAG-sb" "ids-A-$TAG" > /dev/null
 check_eq "a long-lived sandbox takes the slot: exit 0" "$?" 0
-sbx exec --json "ids-A-$TAG" -- cat /proc/self/uid_map > "$T/out.json" 2>&1
+sbx exec --json "ids-A-$TAG" -- cat /proc/self/uid_map > "$T/out.json" 2>> "$T/brig.err"
 check_eq "an exec, brig gone since the create: the same slot" "$(j .stdout.preview_head | awk '{print $2}')" "$FIRST"
 sbx create --rootfs "$ROOTFS" --workspace "$T/ws" "ids-B-$TAG" > "$T/out.json" 2>&1
 check_eq "a second long-lived sandbox while it lives: exit 125" "$?" 125
@@ -89,7 +89,7 @@ for f in passwd group subuid; do
     RC=0
     unshare -m bash -c 'mount --bind "$1" "/etc/$2" && exec "${@:3}"' _ "$T/$f" "$f" \
         timeout -k 5 60 "$BRIG" sandbox run --json --state-root "$SB_STATE" --rootfs "$ROOTFS" \
-        --workspace "$T/ws" -- true > "$T/out.json" 2>&1 || RC=$?
+        --workspace "$T/ws" -- true > "$T/out.json" 2>> "$T/brig.err" || RC=$?
     case $f in
         passwd) msg="user brigtest (uid $((FIRST + 1000))) in /etc/passwd" ;;
         group) msg="group brigtest (gid $((FIRST + 7))) in /etc/group" ;;

@@ -28,7 +28,7 @@ for owner in 43210:43211 0:0 65534:65534; do
     ws=$T/ws-${owner%%:*}
     mkdir -p "$ws" && echo given > "$ws/given" && chown -R "$owner" "$ws"
     sbx run --json --rootfs "$ROOTFS" --workspace "$ws" --env "BRIG_IT_TAG=$TAG-sb" -- sh -c "$write" \
-        > "$T/out.json" 2>&1
+        > "$T/out.json" 2>> "$T/brig.err"
     check_eq "run, workspace of $owner: the command writes it (exit 0)" "$(j .exit_status)" 0 ||
         diag "$(cat "$T/out.json")"
     check_eq "run, workspace of $owner: inside, it is the policy's user's (1000)" \
@@ -41,7 +41,7 @@ done
 ws=$T/ws-43210
 sbx create --rootfs "$ROOTFS" --workspace "$ws" --env "BRIG_IT_TAG=$TAG-sb" "$NAME" > /dev/null
 check_eq "create on a workspace of 43210: exit 0" "$?" 0
-sbx exec --json "$NAME" -- sh -c 'echo x > /workspace/from-exec && id -u' > "$T/out.json" 2>&1
+sbx exec --json "$NAME" -- sh -c 'echo x > /workspace/from-exec && id -u' > "$T/out.json" 2>> "$T/brig.err"
 check_eq "exec: the command writes the workspace as 1000" "$(j .stdout.preview_head)" 1000
 check_eq "exec: on the host the file is 43210's" "$(stat -c %u:%g "$ws/from-exec")" 43210:43211
 sbx rm --force "$NAME" > /dev/null
@@ -50,7 +50,7 @@ sbx rm --force "$NAME" > /dev/null
 ws=$T/ws-0
 echo theirs > "$ws/other" && chown 43999:43999 "$ws/other" && chmod 0644 "$ws/other"
 sbx run --json --rootfs "$ROOTFS" --workspace "$ws" -- sh -c 'stat -c %u /workspace/other; echo no >> /workspace/other' \
-    > "$T/out.json" 2>&1
+    > "$T/out.json" 2>> "$T/brig.err"
 check_eq "another host user's file: nobody's inside (65534)" "$(j .stdout.preview_head)" 65534
 check "another host user's file: the command cannot write it" grep -q "Permission denied" <<<"$(j .stderr.preview_head)"
 check_eq "another host user's file: unchanged on the host" "$(cat "$ws/other")" theirs
@@ -59,7 +59,7 @@ check_eq "another host user's file: unchanged on the host" "$(cat "$ws/other")" 
 mkdir -p "$T/ramfs" && mount -t ramfs none "$T/ramfs" || bail "cannot mount a ramfs"
 mkdir "$T/ramfs/ws"
 sbx run --json --rootfs "$ROOTFS" --workspace "$T/ramfs/ws" --env "BRIG_IT_TAG=$TAG-sb" -- touch /workspace/x \
-    > "$T/out.json" 2>&1
+    > "$T/out.json" 2>> "$T/brig.err"
 check_eq "a workspace on ramfs: exit 125" "$?" 125
 check "a workspace on ramfs: refused, naming it and the fix" \
     grep -qF "the filesystem of source $T/ramfs/ws cannot be idmapped (mount_setattr MOUNT_ATTR_IDMAP): use a directory on one that can" \

@@ -54,7 +54,7 @@ check_eq "its user namespace is owned by the slot's first id, not by root" "$own
 
 # eight one-shot runs at once: eight different slots
 for i in 1 2 3 4 5 6 7 8; do
-    sbx run --json --rootfs "$ROOTFS" --workspace "$T/wsb" -- cat /proc/self/uid_map > "$T/c$i.json" 2>&1 &
+    sbx run --json --rootfs "$ROOTFS" --workspace "$T/wsb" -- cat /proc/self/uid_map > "$T/c$i.json" 2>> "$T/brig.err" &
 done
 wait
 bases=$(for i in 1 2 3 4 5 6 7 8; do jq -r .stdout.preview_head "$T/c$i.json" | awk '{print $2}'; done)
@@ -70,7 +70,7 @@ for kind in inotify mqueue; do
     read -r _ took why < <(grep "^TOOK" "$T/hog.out")
     diag "$kind: the hog in $A took ${took:-?} before ${why:-?}"
     check "$kind: the hog took some and then hit the limit (EMFILE)" test "${took:-0}" -gt 0 -a "${why:-}" = EMFILE
-    res=$(sbx run --json --rootfs "$ROOTFS" --workspace "$T/wsb" -- /usr/bin/hog probe "$kind" 2>&1 |
+    res=$(sbx run --json --rootfs "$ROOTFS" --workspace "$T/wsb" -- /usr/bin/hog probe "$kind" 2>> "$T/brig.err" |
           jq -r .stdout.preview_head)
     check_eq "$kind: a second sandbox still gets its own" "$res" GOT
     check_eq "$kind: a host process of uid 1000 still gets one" \

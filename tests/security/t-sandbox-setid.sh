@@ -72,7 +72,7 @@ for owner in 0:0 54321:54322 1000:1000; do
     for pol in agent "$T/wide.json"; do
         rm -rf "${ws:?}"/*
         sbx run --json --policy "$pol" --rootfs "$ROOTFS" --workspace "$ws" --env "BRIG_IT_TAG=$TAG-sb" \
-            -- /usr/bin/setid /workspace > "$T/out.json" 2>&1
+            -- /usr/bin/setid /workspace > "$T/out.json" 2>> "$T/brig.err"
         judge "run, workspace of $owner, policy $(basename "$pol" .json)" "$ws" "$T/out.json"
         check_eq "run, workspace of $owner: the command's files are $owner on the host" \
             "$(stat -c %u:%g "$ws/c-create" 2>/dev/null)" "$owner"
@@ -84,7 +84,7 @@ ws=$T/ws-0
 rm -rf "${ws:?}"/*
 sbx create --policy "$T/wide.json" --rootfs "$ROOTFS" --workspace "$ws" --env "BRIG_IT_TAG=$TAG-sb" "$NAME" >/dev/null
 check_eq "create: exit 0" "$?" 0
-sbx exec --json "$NAME" -- /usr/bin/setid /workspace > "$T/out.json" 2>&1
+sbx exec --json "$NAME" -- /usr/bin/setid /workspace > "$T/out.json" 2>> "$T/brig.err"
 judge "exec, workspace of 0:0, policy wide" "$ws" "$T/out.json"
 sbx rm --force "$NAME" >/dev/null
 check_eq "nothing of the sandboxes left" "$(tagged_pids "$TAG-sb" | tr '\n' ' ')" ""
