@@ -64,10 +64,10 @@ check_eq "8 concurrent runs: 8 different host id slots, none the long-lived sand
 # ---- the counters: one sandbox takes all it can ----
 for kind in inotify mqueue; do
     rm -f "$T/wsa/release"
-    sbx exec "$A" -- /usr/bin/hog hog "$kind" /workspace/release > "$T/hog.out" 2>&1 &
+    sbx exec "$A" -- /usr/bin/hog hog "$kind" /workspace/release > "$T/hog-$kind.out" 2>&1 &
     hp=$!
-    wait_until 30 grep -q "^TOOK" "$T/hog.out"
-    read -r _ took why < <(grep "^TOOK" "$T/hog.out")
+    wait_until 30 grep -q "^TOOK" "$T/hog-$kind.out"
+    read -r _ took why < <(grep "^TOOK" "$T/hog-$kind.out")
     diag "$kind: the hog in $A took ${took:-?} before ${why:-?}"
     check "$kind: the hog took some and then hit the limit (EMFILE)" test "${took:-0}" -gt 0 -a "${why:-}" = EMFILE
     res=$(sbx run --json --rootfs "$ROOTFS" --workspace "$T/wsb" -- /usr/bin/hog probe "$kind" 2>> "$T/brig.err" |
