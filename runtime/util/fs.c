@@ -92,7 +92,7 @@ int brig_read_regular_fd(int pfd, const char *name, size_t max, char **out, size
 {
     autoclose int fd = fs_reopen_input(pfd, name, 0, max, NULL, err);
     if (fd < 0) return -1;
-    return fs_read_fd(fd, name, max, out, len, err);
+    return brig_read_fd(fd, name, max, out, len, err);
 }
 
 static int fs_read_regular(int dirfd, const char *name, bool follow, size_t max, char **out, size_t *len,
