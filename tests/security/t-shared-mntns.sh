@@ -77,13 +77,13 @@ cfg esc-ct '.process.args = ["/esc", $d] | .process.terminal = false | .root.rea
             | .linux.namespaces = [.linux.namespaces[] | select(.type != "mount")]
             | del(.mounts) | del(.linux.maskedPaths) | del(.linux.readonlyPaths)' \
     --arg d "$T/decoy" --arg id "$(cid esc-ct)"
-mounts_before=$(wc -l </proc/self/mountinfo)
+keys_before=$(host_key_mounts)
 run_ct esc-ct
 check_eq "the hostile program ran in brig's mount namespace (exit 0)" "$RC" 0
 check "it tried all five ways" test "$(grep -c '^blocked\|^ESCAPED' "$T/esc-ct.out")" -ge 5
 check_not "no way out of the chroot reached the decoy" grep -q "ESCAPED" "$T/esc-ct.out"
 check_not "the decoy's content is nowhere in its output" grep -q "TOP-SECRET" "$T/esc-ct.out"
-check_eq "not one mount was added to the host" "$(wc -l </proc/self/mountinfo)" "$mounts_before"
+check_eq "not one mount was added to the host" "$(host_key_mounts)" "$keys_before"
 diag "$(cat "$T/esc-ct.out")"
 assert_clean esc-ct
 
@@ -103,19 +103,18 @@ done
 # no further; while it runs, every mount it has is under its root.
 cfg esc-ct '.mounts = [{destination: "/proc", type: "proc", source: "proc"},
                        {destination: "/tmp", type: "tmpfs", source: "tmpfs"}]'
-other_mounts() { awk -v r="$T/esc-ct/rootfs" '$5 != r && index($5, r "/") != 1 { print $5 }' /proc/self/mountinfo | sort; }
-outside_before=$(other_mounts)
 create_ct esc-ct
 check_eq "with /proc and a tmpfs to mount: created" "$RC" 0
-check "... its mounts are in the host's table" test "$(wc -l </proc/self/mountinfo)" -gt "$mounts_before"
-check_eq "... all of them under its root: no other mount point appeared or changed" "$(other_mounts)" "$outside_before"
+check "... its mounts are in the host's table" test -n "$(mounts_under "$T/esc-ct/rootfs")"
+check_eq "... all of them under its root: no other mount point appeared or changed" \
+    "$(host_key_mounts "$T/esc-ct/rootfs")" "$keys_before"
 b start "$(cid esc-ct)" >/dev/null 2>&1
 wait_status "$(cid esc-ct)" stopped 10
 check "it tried all five ways again" test "$(grep -c '^blocked\|^ESCAPED' "$T/esc-ct.out")" -ge 5
 check_not "no way out of the chroot reached the decoy" grep -q "ESCAPED" "$T/esc-ct.out"
 check_not "the decoy's content is nowhere in its output" grep -q "TOP-SECRET" "$T/esc-ct.out"
 b delete "$(cid esc-ct)" >/dev/null 2>&1
-check_eq "after delete, not one mount is left on the host" "$(wc -l </proc/self/mountinfo)" "$mounts_before"
+check_eq "after delete, not one mount is left on the host" "$(mounts_under "$T")" ""
 diag "$(cat "$T/esc-ct.out")"
 assert_clean esc-ct
 
@@ -155,7 +154,7 @@ run_ct esc-ct
 check_eq "/proc -> / in the image: refused with exit 1" "$RC" 1
 check "... naming it" grep -qF "proc must be mounted on a directory, /proc is a symlink" "$T/esc-ct.err"
 check_eq "... the host's / has no new mount" "$(awk '$5 == "/" { print $0 }' /proc/self/mountinfo)" "$root_before"
-check_eq "... not one mount is left" "$(wc -l </proc/self/mountinfo)" "$mounts_before"
+check_eq "... not one mount is left" "$(mounts_under "$T")" ""
 assert_clean esc-ct
 rm -f "$T/esc-ct/rootfs/proc" && mkdir "$T/esc-ct/rootfs/proc"
 cfg esc-ct '.mounts[1].destination = "/scratch" | .process.args = ["/bin/sh", "-c", "echo in-tmpfs > /scratch/f && echo WROTE"]'
@@ -166,7 +165,7 @@ check "... the process wrote through it" grep -qx WROTE "$T/esc-ct.out"
 check_eq "... the tmpfs was mounted inside the root, not on the host directory" "$(mounts_under "$T/host-dir")" ""
 check_not "... and nothing was written there" test -e "$T/host-dir/f"
 check "... the link's target was made inside the root" test -d "$T/esc-ct/rootfs$T/host-dir"
-check_eq "... not one mount is left" "$(wc -l </proc/self/mountinfo)" "$mounts_before"
+check_eq "... not one mount is left" "$(mounts_under "$T")" ""
 assert_clean esc-ct
 rm -f "$T/esc-ct/rootfs/scratch"
 

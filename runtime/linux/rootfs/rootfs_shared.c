@@ -155,7 +155,10 @@ int rootfs_shared_bind(const struct brig_spec *s, bool joined, int sync_fd, int 
     if (shared_same_file(dirfd, "/"))
         return brig_failx(err, "root.path: %s is the \"/\" of the mount namespace: refusing to mount "
                           "over its own directories", s->root.path);
-    autoclose int tree = mnt_clone(dirfd, true, err);
+    /* Not recursive: whatever is mounted below root.path in this namespace
+     * (another such container's /proc, a bind of its secrets) is not the
+     * container's, and its view would show it. */
+    autoclose int tree = mnt_clone(dirfd, false, err);
     if (tree < 0) return brig_wrap(err, "root.path: bind %s onto itself", s->root.path);
     struct rootfs_shared_mnt rec = {0};
     struct stat st;
@@ -173,7 +176,7 @@ int rootfs_shared_bind(const struct brig_spec *s, bool joined, int sync_fd, int 
      * peers: private now, before anything is mounted in it, so that none
      * of the container's mounts propagates anywhere (the copies go when
      * this mount does). */
-    if (mnt_setattr(tree, true, 0, 0, MS_PRIVATE, err) < 0)
+    if (mnt_setattr(tree, false, 0, 0, MS_PRIVATE, err) < 0)
         return brig_wrap(err, "root.path: make the bind of %s private", s->root.path);
     brig_debug("rootfs: no mount namespace of its own: %s bound onto itself (mount %" PRIu64 ")",
                s->root.path, rec.id);
@@ -219,6 +222,44 @@ int rootfs_shared_parse(const char *text, struct rootfs_shared_mnt *m)
     return 0;
 }
 
+/* statmount(2) (Linux 6.8), not in this libc's headers; the syscall
+ * number is the same on every architecture. */
+#ifndef SYS_statmount
+#define SYS_statmount 457
+#endif
+struct shared_mnt_id_req {
+    uint32_t size, spare;
+    uint64_t mnt_id, param;
+};
+#define SHARED_STATMOUNT_SB_BASIC 0x1
+
+/* Whether our bind is still mounted somewhere in this namespace, though
+ * not on top at root: covered by another mount since (a second such
+ * container on the same root.path binds over ours). */
+static bool shared_still_mounted(const char *root, const struct rootfs_shared_mnt *m)
+{
+    if (m->unique) {
+        struct shared_mnt_id_req req = { .size = sizeof(req), .mnt_id = m->id, .param = SHARED_STATMOUNT_SB_BASIC };
+        char buf[512];
+        return syscall(SYS_statmount, &req, buf, sizeof(buf), 0) == 0 || errno != ENOENT;
+    }
+    autofree char *text = NULL;
+    if (brig_read_file("/proc/self/mountinfo", 16u << 20, &text, NULL, NULL) < 0) return true;
+    autofree char *want = brig_asprintf("%" PRIu64 " ", m->id);
+    for (char *l = text; l != NULL && *l != '\0';) {
+        char *nl = strchr(l, '\n');
+        if (nl != NULL) *nl = '\0';
+        /* "ID PARENT MAJ:MIN ROOT MOUNTPOINT ...": the id and, escaped as
+         * mountinfo escapes it, the mount point */
+        char mp[4096];
+        if (strncmp(l, want, strlen(want)) == 0 && sscanf(l, "%*s %*s %*s %*s %4095s", mp) == 1 &&
+            strcmp(mp, root) == 0)
+            return true;
+        l = nl != NULL ? nl + 1 : NULL;
+    }
+    return false;
+}
+
 /* In the namespace the mounts are in (a child of ours: it changes its
  * cwd, and for a joined namespace its mount namespace): the mount at root
  * (the top one) is ours when it has our id and our root directory;
@@ -240,7 +281,12 @@ static int shared_detach_here(const char *root, const struct rootfs_shared_mnt *
     if (fstat(fd, &st) < 0) return brig_fail(err, errno, "stat %s", root);
     if (stx.stx_mnt_id != m->id || unique != m->unique || st.st_dev != m->root_dev ||
         st.st_ino != m->root_ino) {
-        brig_debug("rootfs: mount %" PRIu64 " is no longer the top of %s: nothing to detach", m->id, root);
+        /* Detaching a covered one would take what covers it along: say so,
+         * and keep the state for a later delete. */
+        if (shared_still_mounted(root, m))
+            return brig_failx(err, "its mounts at %s are covered by a later mount (another container "
+                              "without a mount namespace on the same root.path?): delete that one first", root);
+        brig_debug("rootfs: mount %" PRIu64 " is gone from %s: nothing to detach", m->id, root);
         return 0;
     }
     if (fchdir(fd) < 0) return brig_fail(err, errno, "chdir %s", root);
