@@ -103,7 +103,8 @@ static ssize_t tls_secret(const struct egress_cred *c, size_t i, char *buf, size
  * file. The secrets are wiped from this process as they are sent. */
 static int tls_configure(const struct egress_rules *r, int sock, char *why, size_t len)
 {
-    char *msg = brig_calloc(1, TLS_MSG_MAX + TLS_SECRET_MAX);
+    /* On this (the proxy's main) thread's stack, wiped after each send. */
+    char msg[TLS_MSG_MAX + TLS_SECRET_MAX];
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < r->n_creds; i++) {
         const struct egress_cred *c = &r->creds[i];
@@ -121,9 +122,8 @@ static int tls_configure(const struct egress_rules *r, int sock, char *why, size
         if (n < 0) rc = -1;
         else if (send(sock, msg, off + (size_t)n, MSG_NOSIGNAL) < 0)
             rc = (snprintf(why, len, "TLS helper: send: %s", strerror(errno)), -1);
-        explicit_bzero(msg, TLS_MSG_MAX + TLS_SECRET_MAX);
+        explicit_bzero(msg, sizeof(msg));
     }
-    free(msg);
     if (rc == 0 && r->tls_ca != NULL) {
         autoclose int fd = open(r->tls_ca, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         struct stat st;
