@@ -153,15 +153,9 @@ int egress_tls_start(const struct egress_rules *r, pid_t *pid, int *fd, char *wh
         return snprintf(why, len, "network.credentials: %s not found (installed with brig, in %s)", TLS_HELPER_NAME,
                         BRIG_LIBEXECDIR), -1;
     int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-        return snprintf(why, len, "TLS helper: socketpair: %s", strerror(errno)), -1;
     pid_t self = getpid();
-    pid_t child = fork();
-    if (child < 0) {
-        close(sv[0]);
-        close(sv[1]);
-        return snprintf(why, len, "TLS helper: fork: %s", strerror(errno)), -1;
-    }
+    pid_t child = egress_fork_peer("TLS helper", sv, why, len);
+    if (child < 0) return -1;
     if (child == 0) {
         /* Dies with the proxy; nothing of it but the control socket, and
          * no environment at all. */
@@ -176,7 +170,6 @@ int egress_tls_start(const struct egress_rules *r, pid_t *pid, int *fd, char *wh
         execve(path, argv, envp);
         _exit(127);
     }
-    close(sv[1]);
     if (tls_configure(r, sv[0], why, len) < 0) {
         close(sv[0]);
         kill(child, SIGKILL);
