@@ -82,7 +82,7 @@ int policy_read(const char *name_or_path, char **text, size_t *len, struct brig_
         *len = strlen(builtin);
         return 0;
     }
-    if (brig_read_file(name_or_path, POLICY_FILE_MAX, text, len, err) < 0) return brig_wrap(err, "policy");
+    if (brig_read_regular(name_or_path, POLICY_FILE_MAX, text, len, err) < 0) return brig_wrap(err, "policy");
     return 0;
 }
 

@@ -26,7 +26,7 @@ int rootfs_cmd_from_host(int argc, char **argv, int *status, struct brig_error *
     *status = 2;
     TRY(cli_parse(flags, BRIG_ARRAY_SIZE(flags), argc, argv, false, NULL, pos, &npos, err));
     if (help) {
-        cli_usage("rootfs from-host", "[options] DEST", "Build DEST from the host's programs, their "
+        cli_usage("from-host", "[options] DEST", "Build DEST from the host's programs, their "
                   "interpreters and shared libraries (read from the ELF headers), /etc/passwd and "
                   "/etc/group with user 1000, and empty /tmp /workspace /dev /proc /sys.",
                   flags, BRIG_ARRAY_SIZE(flags));

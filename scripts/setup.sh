@@ -161,7 +161,11 @@ run_demo() {
             echo "write to /: refused: ${err##*: }"
             grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status | sed "s/^/status:     /"
         ' || die "brig-mkbundle failed"
-    log "demo: brig run (read-only root, new namespaces, default capabilities)"
+    # brig spec's config, like runc spec's, has no seccomp filter: the demo
+    # gets brig's default one (what the policies use), so Seccomp: 2 below.
+    jq --slurpfile s "$SRC/policy/seccomp-default.json" '.linux.seccomp = $s[0]' "$tmp/bundle/config.json" \
+        > "$tmp/config.json" && mv "$tmp/config.json" "$tmp/bundle/config.json" || die "jq failed"
+    log "demo: brig run (read-only root, new namespaces, default capabilities, brig's default seccomp filter)"
     local rc=0
     "$brig" --root "$tmp/state" run --bundle "$tmp/bundle" "$id" </dev/null || rc=$?
     rmdir "/sys/fs/cgroup"/*/brig-demo 2>/dev/null || true

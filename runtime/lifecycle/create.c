@@ -159,6 +159,7 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     TRY(state_check_size(L->st, err));
     TRY(sysctl_validate(L->spec, err));
     TRY(hostname_validate(L->spec, err));
+    TRY(scheduler_validate(&L->spec->process, err));
     /* Compiled once per profile, then loaded from the state root's cache. */
     if (L->spec->linux_cfg.seccomp.present)
         TRY(seccomp_compile_cached(&L->spec->linux_cfg.seccomp, g->root, &L->bpf, err));
@@ -264,6 +265,9 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
 
     static const char eof[] = "container init exited during setup";
     TRY(sync_expect(L->sync_fd, SYNC_HOOKS, eof, NULL, err));
+    /* In its cgroups now (joined before SYNC_HOOKS), and inherited by
+     * everything it runs: set from here, with host privileges, as crun. */
+    TRY(scheduler_apply(&L->spec->process, L->pid, err));
     L->st->pid = L->pid;
     L->st->pid_start_time = state_pid_start_time(L->pid);
     /* The pid goes to state.json now only for the hooks of create, which
