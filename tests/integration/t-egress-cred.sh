@@ -130,8 +130,14 @@ eg_cred_policy
 sed -i "s|env:BRIG_TEST_KEY|file:$T/keyfile|" "$T/pol.json"
 env -u BRIG_TEST_KEY "$BRIG" sandbox run --policy "$T/pol.json" --state-root "$SB_STATE" --rootfs "$ROOTFS" -- sh -c : > "$T/out" 2> "$T/err"
 check_eq "a key file others can read: refused (exit 125)" "$?" 125
-check "the error names the file and the fix" said "file:$T/keyfile: expected a regular file owned by root that only root reads (chown root; chmod 0600): it is a file, uid 0, mode 0644"
+check "the error names the file and the fix" said "file:$T/keyfile: expected a file owned by root that only root reads (chown root; chmod 0600): it is uid 0, mode 0644"
 no_key "the refusal" "$T/out" "$T/err"
+mkfifo "$T/keyfifo"
+sed -i "s|file:$T/keyfile|file:$T/keyfifo|" "$T/pol.json"
+env -u BRIG_TEST_KEY timeout 20 "$BRIG" sandbox run --policy "$T/pol.json" --state-root "$SB_STATE" --rootfs "$ROOTFS" -- sh -c : > "$T/out" 2> "$T/err"
+check_eq "a fifo for a key file: refused at once (exit 125, not a wait)" "$?" 125
+check "the error names it" said "network.credentials[0].value: $T/keyfifo"
+sed -i "s|file:$T/keyfifo|file:$T/keyfile|" "$T/pol.json"
 chmod 0600 "$T/keyfile"
 mark_log
 env -u BRIG_TEST_KEY "$BRIG" sandbox run --policy "$T/pol.json" --state-root "$SB_STATE" --rootfs "$ROOTFS" -- \
