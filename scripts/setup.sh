@@ -28,7 +28,8 @@ BUILD=${BRIG_BUILD_DIR:-build}
 # (the Python client, installed offline into a venv), mypy (its types), lintian, debhelper,
 # dpkg-dev, fakeroot and build-essential (the .deb, tests/clients/t-deb.sh).
 # Node.js and npm (the Node client, brig-mcp) come from Debian unless a
-# `node` and `npm` are already there. The VM and engines suites install their
+# `node` and `npm` are already there, with ca-certificates (npm reaches its
+# registry over HTTPS). The VM and engines suites install their
 # own extras on first use (tests/vm/setup-vm.sh, tests/engines/setup-engines.sh).
 # docs/testing.md has the whole list.
 BUILD_PKGS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev
@@ -37,7 +38,7 @@ TEST_PKGS=(busybox-static jq clang iproute2 util-linux procps coreutils findutil
            python3-jsonschema crun runc strace umoci skopeo zstd sudo binutils man-db
            python3-venv python3-setuptools-whl python3-wheel-whl mypy
            lintian debhelper dpkg-dev fakeroot build-essential)
-NODE_PKGS=(nodejs npm)
+NODE_PKGS=(nodejs npm ca-certificates)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }

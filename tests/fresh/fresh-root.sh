@@ -101,6 +101,14 @@ else
     fi
     # A fresh install has these; debootstrap leaves them to the installer.
     cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+    # What a machine of this site comes with to reach the npm registry over
+    # HTTPS: the site's own CA certificates (picked up when setup.sh installs
+    # ca-certificates) and npm's global settings.
+    if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+        mkdir -p "$root/usr/local/share/ca-certificates"
+        cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+    fi
+    [ ! -f /etc/npmrc ] || cp /etc/npmrc "$root/etc/npmrc"
     echo fresh-root > "$root/etc/hostname"
 fi
 
