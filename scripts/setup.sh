@@ -22,23 +22,30 @@ BUILD=${BRIG_BUILD_DIR:-build}
 # python3 runs policy/embed.py at build time; python3-jsonschema checks the
 # policy schema (policy-schema test); crun, runc and strace are what
 # tests/bench compares brig with (bench.sh --ci leaves out what is missing, so
-# a machine without them would silently test less); sudo is the sandbox's
-# unprivileged-worker test's (t-sandbox-sudo); binutils' readelf, man-db's man
+# a machine without them would silently test less); libssl-dev is the egress
+# proxy's TLS helper's (brig-egress-tls), openssl makes the credential tests'
+# CA; sudo is the sandbox's unprivileged-worker test's (t-sandbox-sudo);
+# binutils' readelf, man-db's man
 # (the install test), python3-venv and Debian's setuptools and wheel wheels
 # (the Python client, installed offline into a venv), mypy (its types), lintian, debhelper,
 # dpkg-dev, fakeroot and build-essential (the .deb, tests/clients/t-deb.sh).
 # Node.js and npm (the Node client, brig-mcp) come from Debian unless a
-# `node` and `npm` are already there, with ca-certificates (npm reaches its
-# registry over HTTPS). The VM and engines suites install their
+# `node` and `npm` are already there (npm reaches its registry over HTTPS:
+# ca-certificates, below, always). The VM and engines suites install their
 # own extras on first use (tests/vm/setup-vm.sh, tests/engines/setup-engines.sh).
 # docs/testing.md has the whole list.
 BUILD_PKGS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev
-            libyajl-dev nettle-dev libyaml-dev libarchive-dev libcriterion-dev git python3)
+            libyajl-dev nettle-dev libyaml-dev libarchive-dev libcriterion-dev libssl-dev git python3)
 TEST_PKGS=(busybox-static jq clang iproute2 util-linux procps coreutils findutils
-           python3-jsonschema crun runc strace umoci skopeo zstd sudo binutils man-db
+           python3-jsonschema crun runc strace umoci skopeo zstd openssl sudo binutils man-db
            python3-venv python3-setuptools-whl python3-wheel-whl mypy
            lintian debhelper dpkg-dev fakeroot build-essential)
-NODE_PKGS=(nodejs npm ca-certificates)
+NODE_PKGS=(nodejs npm)
+# What the default runner rootfs of `brig sandbox run` copies from the host
+# (brig-rootfs from-host's default list, rootfs-tools/lib/rootfs.h): it
+# leaves out what a host lacks, so a host without these has a thinner one.
+RUNNER_PKGS=(dash coreutils findutils diffutils mawk sed grep tar gzip xz-utils zstd procps libc-bin
+             util-linux debianutils ca-certificates)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -57,7 +64,7 @@ setup_deps() {
     # A node and npm of another origin (NodeSource's nodejs bundles npm) are
     # kept: Debian's npm package would conflict with them.
     command -v node >/dev/null && command -v npm >/dev/null || node=("${NODE_PKGS[@]}")
-    mapfile -t missing < <(pkg_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${node[@]}")
+    mapfile -t missing < <(pkg_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${node[@]}" "${RUNNER_PKGS[@]}")
     if [ ${#missing[@]} -eq 0 ]; then
         log "Debian packages: all present"
         return 0
@@ -160,7 +167,11 @@ run_demo() {
             echo "write to /: refused: ${err##*: }"
             grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status | sed "s/^/status:     /"
         ' || die "brig-mkbundle failed"
-    log "demo: brig run (read-only root, new namespaces, default capabilities)"
+    # brig spec's config, like runc spec's, has no seccomp filter: the demo
+    # gets brig's default one (what the policies use), so Seccomp: 2 below.
+    jq --slurpfile s "$SRC/policy/seccomp-default.json" '.linux.seccomp = $s[0]' "$tmp/bundle/config.json" \
+        > "$tmp/config.json" && mv "$tmp/config.json" "$tmp/bundle/config.json" || die "jq failed"
+    log "demo: brig run (read-only root, new namespaces, default capabilities, brig's default seccomp filter)"
     local rc=0
     "$brig" --root "$tmp/state" run --bundle "$tmp/bundle" "$id" </dev/null || rc=$?
     rmdir "/sys/fs/cgroup"/*/brig-demo 2>/dev/null || true
