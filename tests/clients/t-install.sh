@@ -25,6 +25,7 @@ want=(sbin/brig bin/brig-rootfs bin/brig-mkbundle bin/brig-mcp libexec/brig/brig
       share/brig/policy/pi.json share/brig/policy/pygent.json share/brig/policy/policy.schema.json
       share/man/man8/brig.8 share/man/man8/brig-sandbox.8 share/man/man1/brig-rootfs.1
       lib/systemd/system/brig-runner.slice "lib/systemd/system/brig-runner@.service"
+      lib/systemd/system/brig-sandbox-gc.service lib/systemd/system/brig-sandbox-gc.timer
       lib/tmpfiles.d/brig-sandbox.conf
       lib/node_modules/brig-sandbox/package.json lib/node_modules/brig-sandbox/src/index.js
       lib/node_modules/brig-sandbox/src/mcp.js lib/node_modules/brig-sandbox/types/index.d.ts
