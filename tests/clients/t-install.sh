@@ -66,7 +66,7 @@ mkdir -p "$ROOTFS"/{bin,dev,proc,sys,tmp,workspace} && cp /bin/busybox "$ROOTFS/
     ln -s busybox "$ROOTFS/bin/true" || bail "cannot make the rootfs"
 mkdir -p "$T/ws" && chown 1000:1000 "$T/ws"
 SBX=(--rootfs "$ROOTFS" --workspace "$T/ws" --state-root "$T/sb")
-out=$(cd / && "$P/sbin/brig" sandbox run --json "${SBX[@]}" -- sh -c 'echo from-install' 2>&1)
+out=$(cd / && "$P/sbin/brig" sandbox run --json "${SBX[@]}" -- sh -c 'echo from-install' 2>"$T/sb.err")
 check_eq "the installed brig runs a sandbox from /" "$(jq -r '.stdout.preview_head' <<<"$out" 2>&1)" "from-install"
 
 py=/usr/bin/python3
