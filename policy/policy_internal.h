@@ -103,6 +103,11 @@ int policy_quota_apply(const struct brig_policy *p, const struct brig_spec *s, c
 const struct brig_mount *policy_workspace_mount(const struct brig_policy *p, const struct brig_spec *s,
                                                 size_t *idx);
 
+/* policy_extends.c: the text of a policy by name or path, its "extends"
+ * resolved (merged into one object without "extends"); without one, the
+ * text exactly as read. */
+int policy_extends_read(const char *name_or_path, char **text, size_t *len, struct brig_error **err);
+
 /* tmpfs "size=" option in bytes: 1 found, 0 absent, -1 unparseable/percent. */
 int policy_tmpfs_size(char *const *options, uint64_t *bytes);
 

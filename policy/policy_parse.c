@@ -517,6 +517,9 @@ static int pp_small_objects(struct brig_policy *p, brig_json root, struct brig_e
 
 static int pp_root(struct brig_policy *p, brig_json root, struct brig_error **err)
 {
+    if (json_is_object(root) && json_get(root, "extends") != NULL)
+        return brig_failx(err, "extends: resolved only when a policy is read by its name or path "
+                          "(brig policy show FILE prints the result)");
     static const char *const keys[] = {
         "name", "description", "mode", "network", "rootReadonly", "tmpfs", "workspace", "user",
         "capabilities", "noNewPrivileges", "seccomp", "limits", "rlimits", "devices",

@@ -148,7 +148,9 @@ int sandbox_env_check(const struct brig_policy *p, char **env, struct brig_error
 int sandbox_find_init(char **out, struct brig_error **err);
 
 /* sandbox_rootfs.c: the default runner rootfs (built on first use,
- * verified before each), its path malloc'd into *out. */
+ * verified before each), its path malloc'd into *out: NAME in
+ * /var/lib/brig/rootfs (or BRIG_ROOTFS_DIR). */
+#define SANDBOX_ROOTFS_DEFAULT "default-2"
 int sandbox_rootfs_default(char **out, struct brig_error **err);
 
 /* sandbox_cgroup.c: make the shared cgroup parent once and keep it. */

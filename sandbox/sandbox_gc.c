@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
 
@@ -272,8 +273,30 @@ static void gc_leaves_in(char *const *roots, struct sandbox_gc_report *rep)
     gc_parents_close(&p);
 }
 
+/* A sweep of the leaves costs a few hundred system calls (every hierarchy
+ * listed, every leaf's owner looked up in every root): each run's stale
+ * sweep does it at most once every GC_LEAF_SWEEP_EVERY seconds on a host,
+ * by the time stamp of SANDBOX_STATE_ROOT/.leaf-sweep; gc always. */
+#define GC_LEAF_SWEEP_EVERY 10
+
+static bool gc_leaf_sweep_due(void)
+{
+    autoclose int rootfd = open(SANDBOX_STATE_ROOT, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (rootfd < 0) return true;
+    struct stat st;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (fstatat(rootfd, ".leaf-sweep", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+        st.st_mtim.tv_sec <= now.tv_sec && now.tv_sec - st.st_mtim.tv_sec < GC_LEAF_SWEEP_EVERY)
+        return false;
+    autoclose int fd = openat(rootfd, ".leaf-sweep", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) futimens(fd, NULL);
+    return true;
+}
+
 void sandbox_gc_leaves(void)
 {
+    if (!gc_leaf_sweep_due()) return;
     autostrv char **roots = gc_known_roots(NULL);
     gc_leaves_in(roots, NULL);
 }

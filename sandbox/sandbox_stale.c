@@ -46,13 +46,18 @@ int sandbox_owner_claim(const char *root, const char *id, struct sandbox_owner *
     autoclose int rootfd = -1;
     TRY(state_root_open(root, true, &rootfd, err));
     autoclose int fd = openat(rootfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR) return brig_fail(err, errno, "%s: owner lock", root);
+    if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR) {
+        brig_fail(err, errno, "%s: owner lock", root);
+        return state_root_hint(err);
+    }
     if (fd >= 0) {
         if (flock(fd, LOCK_EX) < 0) return brig_fail(err, errno, "%s: lock the owner file", root);
         char proc[64];
         snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-        if (linkat(AT_FDCWD, proc, rootfd, ow->name, AT_SYMLINK_FOLLOW) < 0)
-            return brig_fail(err, errno, "%s/%s", root, ow->name);
+        if (linkat(AT_FDCWD, proc, rootfd, ow->name, AT_SYMLINK_FOLLOW) < 0) {
+            brig_fail(err, errno, "%s/%s", root, ow->name);
+            return state_root_hint(err);
+        }
     } else {
         /* no O_TMPFILE on this filesystem: a name no reaper reads
          * (".owner-tmp-..."), locked, then renamed into place */

@@ -27,7 +27,7 @@ BUILD=${BRIG_BUILD_DIR:-build}
 # CA; sudo is the sandbox's unprivileged-worker test's (t-sandbox-sudo);
 # binutils' readelf, man-db's man
 # (the install test), python3-venv and Debian's setuptools and wheel wheels
-# (the Python client, installed offline into a venv), lintian, debhelper,
+# (the Python client, installed offline into a venv), mypy (its types), lintian, debhelper,
 # dpkg-dev, fakeroot and build-essential (the .deb, tests/clients/t-deb.sh).
 # Node.js and npm (the Node client, brig-mcp) come from Debian unless a
 # `node` and `npm` are already there. The VM and engines suites install their
@@ -37,9 +37,14 @@ BUILD_PKGS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev
             libyajl-dev nettle-dev libyaml-dev libarchive-dev libcriterion-dev libssl-dev git python3)
 TEST_PKGS=(busybox-static jq clang iproute2 util-linux procps coreutils findutils
            python3-jsonschema crun runc strace umoci skopeo zstd openssl sudo binutils man-db
-           python3-venv python3-setuptools-whl python3-wheel-whl
+           python3-venv python3-setuptools-whl python3-wheel-whl mypy
            lintian debhelper dpkg-dev fakeroot build-essential)
 NODE_PKGS=(nodejs npm)
+# What the default runner rootfs of `brig sandbox run` copies from the host
+# (brig-rootfs from-host's default list, rootfs-tools/lib/rootfs.h): it
+# leaves out what a host lacks, so a host without these has a thinner one.
+RUNNER_PKGS=(dash coreutils findutils diffutils mawk sed grep tar gzip xz-utils zstd procps libc-bin
+             util-linux debianutils ca-certificates)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -58,7 +63,7 @@ setup_deps() {
     # A node and npm of another origin (NodeSource's nodejs bundles npm) are
     # kept: Debian's npm package would conflict with them.
     command -v node >/dev/null && command -v npm >/dev/null || node=("${NODE_PKGS[@]}")
-    mapfile -t missing < <(pkg_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${node[@]}")
+    mapfile -t missing < <(pkg_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${node[@]}" "${RUNNER_PKGS[@]}")
     if [ ${#missing[@]} -eq 0 ]; then
         log "Debian packages: all present"
         return 0

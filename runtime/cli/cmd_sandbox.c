@@ -103,7 +103,7 @@ static int sandbox_cmd_run(int argc, char **argv, int *status, struct brig_error
     bool json = false, events = false, help = false;
     const struct cli_flag flags[] = {
         { "policy", 0, CLI_STRING, &o.policy, "NAME|FILE", "the sandbox policy (default: agent)" },
-        { "rootfs", 0, CLI_STRING, &o.rootfs, "DIR", "the root filesystem, mounted read-only (default: the runner rootfs built by brig-rootfs from-host in /var/lib/brig/rootfs/default; BRIG_ROOTFS_DIR moves it)" },
+        { "rootfs", 0, CLI_STRING, &o.rootfs, "DIR", "the root filesystem, mounted read-only (default: the runner rootfs built by brig-rootfs from-host in /var/lib/brig/rootfs/" SANDBOX_ROOTFS_DEFAULT "; BRIG_ROOTFS_DIR moves it)" },
         { "workspace", 0, CLI_STRING, &o.workspace, "DIR", "host directory bound writable at /workspace" },
         SANDBOX_FLAGS_BOUNDS(o),
         SANDBOX_FLAGS_COMMAND(o, json, events, help),

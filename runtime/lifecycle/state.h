@@ -73,6 +73,11 @@ int state_dir_remove_known(int rootfd, int dirfd, const char *id, struct brig_er
  * world writable, no symlink); made when missing and create is set. */
 int state_root_open(const char *root, bool create, int *out, struct brig_error **err);
 
+/* A failed write under the state root: when it failed for want of room
+ * (ENOSPC, EDQUOT) or on a read-only file system (EROFS), *err says so and
+ * what to do about it. Returns -1. */
+int state_root_hint(struct brig_error **err);
+
 /* Ids of the container directories under root, sorted, NULL-terminated.
  * A root that does not exist yet holds no containers. */
 int state_list_ids(const char *root, char ***ids, size_t *n, struct brig_error **err);

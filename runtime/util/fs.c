@@ -14,8 +14,7 @@
 #include "cleanup.h"
 
 /* Read what fd (open for reading) holds, at most max bytes. */
-static int fs_read_fd(int fd, const char *name, size_t max, char **out, size_t *len,
-                      struct brig_error **err)
+int brig_read_fd(int fd, const char *name, size_t max, char **out, size_t *len, struct brig_error **err)
 {
     size_t cap = 4096, n = 0;
     brig_noheap_check("brig_read_file");
@@ -49,7 +48,7 @@ int brig_read_file_at(int dirfd, const char *name, size_t max, char **out, size_
 {
     autoclose int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) return brig_fail(err, errno, "open %s", name);
-    return fs_read_fd(fd, name, max, out, len, err);
+    return brig_read_fd(fd, name, max, out, len, err);
 }
 
 /* A name is judged before anything is opened for reading: O_PATH opens a
@@ -93,7 +92,7 @@ int brig_read_regular_fd(int pfd, const char *name, size_t max, char **out, size
 {
     autoclose int fd = fs_reopen_input(pfd, name, 0, max, NULL, err);
     if (fd < 0) return -1;
-    return fs_read_fd(fd, name, max, out, len, err);
+    return brig_read_fd(fd, name, max, out, len, err);
 }
 
 static int fs_read_regular(int dirfd, const char *name, bool follow, size_t max, char **out, size_t *len,
@@ -101,7 +100,7 @@ static int fs_read_regular(int dirfd, const char *name, bool follow, size_t max,
 {
     autoclose int fd = brig_open_input(dirfd, name, follow ? 0 : BRIG_INPUT_NOFOLLOW, NULL, err);
     if (fd < 0) return -1;
-    return fs_read_fd(fd, name, max, out, len, err);
+    return brig_read_fd(fd, name, max, out, len, err);
 }
 
 int brig_read_regular_at(int dirfd, const char *name, size_t max, char **out, size_t *len,

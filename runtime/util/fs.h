@@ -25,6 +25,9 @@ struct stat;
 #define BRIG_INPUT_DIR 2
 #define BRIG_INPUT_IN_ROOT 4    /* path resolved inside dirfd (brig_open_in_root) */
 int brig_open_input(int dirfd, const char *path, int flags, struct stat *st, struct brig_error **err);
+/* Read what fd (open for reading) holds, at most max bytes, NUL-terminated;
+ * errors name name. */
+int brig_read_fd(int fd, const char *name, size_t max, char **out, size_t *len, struct brig_error **err);
 
 /* Read a whole (small) file; fails with EFBIG past max bytes. NUL-terminated.
  * For files of the system (/proc, /sys) and brig's own state: a file a

@@ -81,6 +81,8 @@ struct bad_policy {
 
 static const struct bad_policy bad[] = {
     { "{\"capabilites\": []}", "capabilites: unknown key" },
+    /* a text handed to the parser (a snapshot, a config annotation) never reads a base file */
+    { "{\"extends\": \"pi\"}", "extends: resolved only when a policy is read by its name or path" },
     { "{\"limits\": {\"memroy\": \"1G\"}}", "limits.memroy: unknown key" },
     { "{\"limits\": {\"memory\": \"1 GB\"}}", "limits.memory: \"1 GB\" is not a size" },
     { "{\"limits\": {\"memory\": true}}", "limits.memory" },

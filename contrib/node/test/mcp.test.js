@@ -2,14 +2,16 @@
 // (BRIG, as root): initialize, list the tools, a one-shot run, a session
 // whose state lasts between calls, a refusal (a tool error the model sees),
 // bad arguments (a JSON-RPC error), and nothing left once the client goes.
+// Attacks by the model: tool arguments shaped as brig flags, and reading the
+// secrets in brig-mcp's own environment from inside the sandbox.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
 import * as bs from '../src/index.js';
-import { realFixture, realSkip } from './fixture.js';
+import { hasEvents, realFixture, realSkip } from './fixture.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const sdk = path.join(here, '..', 'node_modules', '@modelcontextprotocol', 'sdk');
@@ -19,6 +21,7 @@ describe('brig-mcp', { skip }, () => {
   let fx;
   let client;
   let McpError;
+  const secret = `sk-brig-mcp-${process.pid}-${Date.now()}`;
   before(async () => {
     fx = realFixture();
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
@@ -31,6 +34,8 @@ describe('brig-mcp', { skip }, () => {
       args: [path.join(here, '..', 'bin', 'brig-mcp.js'), '--policy', 'agent', '--workspace', o.workspace, '--rootfs', o.rootfs,
         '--state-root', o.stateRoot, '--brig', o.brig, '--timeout', '30s'],
       stderr: 'inherit',
+      // what an agent's environment holds: a key brig-mcp itself must never pass on
+      env: { ...process.env, ANTHROPIC_API_KEY: secret, BRIG_MCP_MARK: secret },
     }));
   });
   after(() => fx.cleanup());
@@ -55,6 +60,26 @@ describe('brig-mcp', { skip }, () => {
     assert.match(t.content[0].text, /timed out \(wall limit\)/);
   });
 
+  test('live output as progress notifications', { skip: !skip && !hasEvents() ? 'brig has no --events' : false }, async () => {
+    // the command ends only once the test has seen both lines as progress:
+    // they came while it ran (and not in one read with the response, which
+    // the SDK client's handler may drop)
+    const go = path.join(fx.opts.workspace, 'mcp-go');
+    const progress = [];
+    try {
+      const r = await client.callTool({ name: 'run', arguments: { command: 'echo one; echo two >&2; while [ ! -e /workspace/mcp-go ]; do sleep 0.05; done' } },
+        undefined, {
+          onprogress: (p) => {
+            progress.push(p.message);
+            if (progress.includes('stdout: one\n') && progress.includes('stderr: two\n')) writeFileSync(go, '');
+          },
+        });
+      assert.equal(r.structuredContent.exit_code, 0);
+    } finally {
+      rmSync(go, { force: true });
+    }
+  });
+
   test('session_exec: state lasts between calls; session_reset', async () => {
     const a = await client.callTool({ name: 'session_exec', arguments: { command: 'echo kept > /tmp/state' } });
     assert.equal(a.structuredContent.exit_code, 0);
@@ -76,6 +101,27 @@ describe('brig-mcp', { skip }, () => {
     assert.match(r.content[0].text, /brig refused: .*timeouts\.wall/);
     const s = await client.callTool({ name: 'session_exec', arguments: { command: 'true', timeout: '999h' } });
     assert.equal(s.isError, true);
+  });
+
+  test('attack: brig-mcp\'s own environment is not readable inside', async () => {
+    const dump = 'env; for f in /proc/[0-9]*/environ; do tr "\\0" "\\n" < "$f"; done 2>/dev/null; echo end';
+    for (const name of ['run', 'session_exec']) {
+      const r = await client.callTool({ name, arguments: { command: dump } });
+      assert.equal(r.isError, false);
+      assert.match(r.structuredContent.stdout.preview_head, /end\n$/);
+      assert.doesNotMatch(JSON.stringify(r), new RegExp(secret), `${name}: the secret reached the sandbox`);
+    }
+  });
+
+  test('attack: arguments shaped as brig flags stay values', async () => {
+    // each would widen the sandbox if it reached brig as a flag
+    for (const a of [{ cwd: '--rootfs=/' }, { timeout: '--policy=/nonexistent/permissive.json' }, { timeout: '1s --rootfs /' },
+      { cwd: '/workspace', timeout: '--' }]) {
+      const r = await client.callTool({ name: 'run', arguments: { command: 'ls /usr/bin | head -n 3', ...a } });
+      assert.equal(r.isError, true, `${JSON.stringify(a)} ran: ${JSON.stringify(r.structuredContent ?? r.content)}`);
+    }
+    const r = await client.callTool({ name: 'run', arguments: { command: '--rootfs=/' } });
+    assert.notEqual(r.structuredContent?.exit_code ?? 1, 0);   // a command named so, in the sandbox's sh
   });
 
   test('bad arguments and unknown tools are MCP errors', async () => {

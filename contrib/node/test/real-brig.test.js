@@ -59,6 +59,28 @@ describe('the real brig', { skip: realSkip }, () => {
     }
   });
 
+  test('attack: the caller\'s environment is not readable inside', async () => {
+    const secret = `sk-brig-js-${process.pid}-${Date.now()}`;
+    const dump = ['sh', '-c', 'env; for f in /proc/[0-9]*/environ; do tr "\\0" "\\n" < "$f"; done 2>/dev/null; echo end'];
+    Object.assign(process.env, { ANTHROPIC_API_KEY: secret, BRIG_JS_MARK: secret });
+    try {
+      const outs = [await bs.run(dump, o)];
+      const sb = await bs.Sandbox.create(o);
+      try {
+        outs.push(await sb.exec(dump));
+      } finally {
+        await sb.remove({ force: true });
+      }
+      for (const r of outs) {
+        assert.match(r.stdout.text, /end\n$/);
+        assert.doesNotMatch(r.stdout.text + r.stderr.text, new RegExp(secret));
+      }
+    } finally {
+      delete process.env.ANTHROPIC_API_KEY;
+      delete process.env.BRIG_JS_MARK;
+    }
+  });
+
   test('brig missing', async () => {
     await assert.rejects(bs.run(['true'], { ...o, brig: path.join(fx.dir, 'no-brig') }), bs.BrigNotFound);
   });

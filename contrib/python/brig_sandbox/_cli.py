@@ -9,7 +9,7 @@ import os
 import re
 import shutil
 import signal
-from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._types import BadResult, BrigNotFound, Event, SandboxInfo, SandboxRefused, SandboxResult
 
@@ -21,6 +21,21 @@ REFUSED = 125            # brig failed: SandboxRefused
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
 Stdin = Union[bytes, str, None]
+OnOutput = Callable[[str, str], None]
+OnEvent = Callable[[Event], None]
+
+
+def event_handler(on_output: Optional[OnOutput], on_event: Optional[OnEvent]) -> Optional[OnEvent]:
+    """One handler for each event (None: the caller wants the result only)."""
+    if on_output is None and on_event is None:
+        return None
+
+    def handle(ev: Event) -> None:
+        if on_output is not None and ev.event == "output" and ev.stream is not None and ev.data is not None:
+            on_output(ev.stream, ev.data)
+        if on_event is not None:
+            on_event(ev)
+    return handle
 
 
 def find_program(name: str, dirs: Optional[Iterable[str]] = None) -> str:
@@ -201,5 +216,29 @@ def parse_ls(stdout: bytes) -> List[SandboxInfo]:
         raise BadResult(f"brig sandbox ls --json: {e}", stdout, b"", 0) from e
 
 
-def new_name() -> str:
-    return "py-" + os.urandom(6).hex()
+class SandboxSpec:
+    """What a long-lived sandbox is made of, and its command lines; the
+    sync and async Sandbox classes run them."""
+
+    def __init__(self, name: Optional[str] = None, *, policy: Optional[str] = None, rootfs: Optional[str] = None,
+                 workspace: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+                 state_root: Optional[str] = None, brig: str = "brig", process_timeout: Optional[float] = None):
+        self.name = check_name(name) if name is not None else "py-" + os.urandom(6).hex()
+        self.policy, self.rootfs, self.workspace, self.env = policy, rootfs, workspace, env
+        self.state_root, self.brig, self.process_timeout = state_root, brig, process_timeout
+        self.created = False
+
+    def _create_cmd(self) -> List[str]:
+        return prefix(self.brig, False) + create_args(self.name, policy=self.policy, rootfs=self.rootfs,
+                                                      workspace=self.workspace, env=self.env,
+                                                      state_root=self.state_root)
+
+    def _exec_cmd(self, argv: Sequence[str], events: bool, timeout: Optional[str], idle_timeout: Optional[str],
+                  output_limit: Optional[str], env: Optional[Mapping[str, str]], cwd: Optional[str],
+                  stdin: Stdin) -> List[str]:
+        return prefix(self.brig, False) + exec_args(
+            self.name, argv, timeout=timeout, idle_timeout=idle_timeout, output_limit=output_limit, env=env, cwd=cwd,
+            stdin=stdin, state_root=self.state_root, events=events)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__module__}.Sandbox({self.name!r}, policy={self.policy!r}, workspace={self.workspace!r})"

@@ -5,14 +5,11 @@ from __future__ import annotations
 import subprocess
 import threading
 from types import TracebackType
-from typing import Callable, List, Mapping, Optional, Sequence, Tuple, Type
+from typing import List, Mapping, Optional, Sequence, Tuple, Type
 
 from . import _cli
-from ._cli import Stdin
-from ._types import BrigNotFound, BrigTimeout, Event, SandboxInfo, SandboxResult
-
-OnOutput = Callable[[str, str], None]
-OnEvent = Callable[[Event], None]
+from ._cli import OnEvent, OnOutput, Stdin
+from ._types import BrigNotFound, BrigTimeout, SandboxInfo, SandboxResult
 
 
 def _call(cmd: List[str], stdin: Stdin, process_timeout: Optional[float],
@@ -22,13 +19,13 @@ def _call(cmd: List[str], stdin: Stdin, process_timeout: Optional[float],
     data = _cli.stdin_bytes(stdin)
     if on_event is None:
         try:
-            p = subprocess.run(cmd, input=data, stdin=None if data is not None else subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=process_timeout, check=False)
+            done = subprocess.run(cmd, input=data, stdin=None if data is not None else subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=process_timeout, check=False)
         except FileNotFoundError as e:
             raise BrigNotFound(f"{cmd[0]}: not found") from e
         except subprocess.TimeoutExpired as e:
             raise BrigTimeout(f"brig did not finish within {process_timeout} s (killed)") from e
-        return p.returncode, p.stdout, p.stderr, None
+        return done.returncode, done.stdout, done.stderr, None
     try:
         p = subprocess.Popen(cmd, stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -92,18 +89,6 @@ def _call(cmd: List[str], stdin: Stdin, process_timeout: Optional[float],
     return p.returncode, b"".join(out), b"".join(err_chunks), result
 
 
-def _events(on_output: Optional[OnOutput], on_event: Optional[OnEvent]) -> Optional[OnEvent]:
-    if on_output is None and on_event is None:
-        return None
-
-    def handle(ev: Event) -> None:
-        if on_output is not None and ev.event == "output" and ev.stream is not None and ev.data is not None:
-            on_output(ev.stream, ev.data)
-        if on_event is not None:
-            on_event(ev)
-    return handle
-
-
 def run(argv: Sequence[str], *, policy: Optional[str] = None, rootfs: Optional[str] = None,
         workspace: Optional[str] = None, timeout: Optional[str] = None, idle_timeout: Optional[str] = None,
         output_limit: Optional[str] = None, env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
@@ -121,7 +106,7 @@ def run(argv: Sequence[str], *, policy: Optional[str] = None, rootfs: Optional[s
     `on_output(stream, text)` and `on_event(event)` see the command's output
     as it comes (`brig sandbox run --events`); the result is the same.
     """
-    handle = _events(on_output, on_event)
+    handle = _cli.event_handler(on_output, on_event)
     args = _cli.run_args(argv, policy=policy, rootfs=rootfs, workspace=workspace, timeout=timeout,
                          idle_timeout=idle_timeout, output_limit=output_limit, env=env, cwd=cwd, stdin=stdin,
                          tty=tty, state_root=state_root, events=handle is not None)
@@ -145,28 +130,20 @@ def remove(name: str, *, force: bool = False, state_root: Optional[str] = None, 
     _cli.checked(rc, out, err)
 
 
-class Sandbox:
+class Sandbox(_cli.SandboxSpec):
     """A long-lived sandbox for an agent session: made by create() (or on
     entering a `with` block), many commands through exec(), removed by
     remove() (or, with force, on leaving the block, whatever happened).
+    Sandbox(name=None, *, policy, rootfs, workspace, env, state_root, brig,
+    process_timeout); the name is py-<12 hex> unless given.
 
         with Sandbox(workspace="/srv/ws/task1", policy="pygent") as sb:
             r = sb.exec(["pytest", "-q"], timeout="10m")
     """
 
-    def __init__(self, name: Optional[str] = None, *, policy: Optional[str] = None, rootfs: Optional[str] = None,
-                 workspace: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
-                 state_root: Optional[str] = None, brig: str = "brig", process_timeout: Optional[float] = None):
-        self.name = _cli.check_name(name) if name is not None else _cli.new_name()
-        self.policy, self.rootfs, self.workspace, self.env = policy, rootfs, workspace, env
-        self.state_root, self.brig, self.process_timeout = state_root, brig, process_timeout
-        self.created = False
-
     def create(self) -> "Sandbox":
         """Make the sandbox (`brig sandbox create`); SandboxRefused if brig cannot."""
-        args = _cli.create_args(self.name, policy=self.policy, rootfs=self.rootfs, workspace=self.workspace,
-                                env=self.env, state_root=self.state_root)
-        rc, out, err, _ = _call(_cli.prefix(self.brig, False) + args, None, self.process_timeout)
+        rc, out, err, _ = _call(self._create_cmd(), None, self.process_timeout)
         _cli.checked(rc, out, err)
         self.created = True
         return self
@@ -177,12 +154,11 @@ class Sandbox:
              on_event: Optional[OnEvent] = None) -> SandboxResult:
         """Run argv in this sandbox (`brig sandbox exec`): the result as run()'s.
         A timeout kills this command and what it started, not the sandbox."""
-        handle = _events(on_output, on_event)
-        args = _cli.exec_args(self.name, argv, timeout=timeout, idle_timeout=idle_timeout, output_limit=output_limit,
-                              env=env, cwd=cwd, stdin=stdin, state_root=self.state_root, events=handle is not None)
+        handle = _cli.event_handler(on_output, on_event)
+        cmd = self._exec_cmd(argv, handle is not None, timeout, idle_timeout, output_limit, env, cwd, stdin)
         pt = process_timeout if process_timeout is not None else self.process_timeout
         try:
-            rc, out, err, res = _call(_cli.prefix(self.brig, False) + args, stdin, pt, handle)
+            rc, out, err, res = _call(cmd, stdin, pt, handle)
         except BaseException:
             # brig was killed: its command is an orphan until the next
             # exec or ls of the sandbox reaps it. Reap it now.
@@ -209,6 +185,3 @@ class Sandbox:
                  tb: Optional[TracebackType]) -> None:
         if self.created:
             self.remove(force=True)
-
-    def __repr__(self) -> str:
-        return f"Sandbox({self.name!r}, policy={self.policy!r}, workspace={self.workspace!r})"

@@ -20,13 +20,10 @@ from types import TracebackType
 from typing import AsyncIterator, Callable, List, Mapping, Optional, Sequence, Tuple, Type
 
 from . import _cli
-from ._cli import Stdin
+from ._cli import OnEvent, OnOutput, Stdin
 from ._types import BrigNotFound, BrigTimeout, Event, SandboxInfo, SandboxResult
 
 __all__ = ["run", "stream", "Sandbox", "list_sandboxes", "remove"]
-
-OnOutput = Callable[[str, str], None]
-OnEvent = Callable[[Event], None]
 # A line of --events may carry a whole output chunk: more than asyncio's 64 KiB default.
 _LINE_LIMIT = 16 << 20
 
@@ -111,25 +108,21 @@ async def _call(cmd: List[str], stdin: Stdin, process_timeout: Optional[float],
     return p.returncode, b"".join(out), b"".join(err), result[-1] if result else None
 
 
-def _events(on_output: Optional[OnOutput], on_event: Optional[OnEvent]) -> Optional[OnEvent]:
-    if on_output is None and on_event is None:
-        return None
-
-    def handle(ev: Event) -> None:
-        if on_output is not None and ev.event == "output" and ev.stream is not None and ev.data is not None:
-            on_output(ev.stream, ev.data)
-        if on_event is not None:
-            on_event(ev)
-    return handle
-
-
-async def _stream(cmd: List[str], stdin: Stdin, after_kill: Optional[Callable[[], "asyncio.Future[None]"]] = None
-                  ) -> AsyncIterator[Event]:
+async def _stream(cmd: List[str], stdin: Stdin, process_timeout: Optional[float],
+                  after_kill: Optional[Callable[[], "asyncio.Future[None]"]] = None) -> AsyncIterator[Event]:
     p = await _spawn(cmd, stdin)
     out: List[bytes] = []
     err: List[bytes] = []
     last: Optional[SandboxResult] = None
     done = False
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        expired = True
+        with contextlib.suppress(ProcessLookupError):
+            p.kill()
+    timer = asyncio.get_running_loop().call_later(process_timeout, expire) if process_timeout is not None else None
     try:
         async for ev in _events_of(p, stdin, out, err):
             if ev.result is not None:
@@ -138,10 +131,16 @@ async def _stream(cmd: List[str], stdin: Stdin, after_kill: Optional[Callable[[]
             yield ev
         done = True
     finally:
+        if timer is not None:
+            timer.cancel()
         if not done:            # the caller stopped iterating, or was cancelled
             await asyncio.shield(_kill(p))
             if after_kill is not None:
                 await asyncio.shield(after_kill())
+    if expired:
+        if after_kill is not None:
+            await after_kill()
+        raise BrigTimeout(f"brig did not finish within {process_timeout} s (killed)")
     assert p.returncode is not None
     r = _cli.outcome(p.returncode, b"".join(out), b"".join(err), events=True, result=last)
     yield Event(event="result", result=r, raw={"event": "result"})
@@ -154,7 +153,7 @@ async def run(argv: Sequence[str], *, policy: Optional[str] = None, rootfs: Opti
               sudo: bool = False, process_timeout: Optional[float] = None, on_output: Optional[OnOutput] = None,
               on_event: Optional[OnEvent] = None) -> SandboxResult:
     """brig_sandbox.run, awaited."""
-    handle = _events(on_output, on_event)
+    handle = _cli.event_handler(on_output, on_event)
     args = _cli.run_args(argv, policy=policy, rootfs=rootfs, workspace=workspace, timeout=timeout,
                          idle_timeout=idle_timeout, output_limit=output_limit, env=env, cwd=cwd, stdin=stdin,
                          tty=tty, state_root=state_root, events=handle is not None)
@@ -166,7 +165,7 @@ def stream(argv: Sequence[str], *, policy: Optional[str] = None, rootfs: Optiona
            workspace: Optional[str] = None, timeout: Optional[str] = None, idle_timeout: Optional[str] = None,
            output_limit: Optional[str] = None, env: Optional[Mapping[str, str]] = None, cwd: Optional[str] = None,
            stdin: Stdin = None, tty: bool = False, state_root: Optional[str] = None, brig: str = "brig",
-           sudo: bool = False) -> AsyncIterator[Event]:
+           sudo: bool = False, process_timeout: Optional[float] = None) -> AsyncIterator[Event]:
     """run() as an async iterator of its events (`--events`): start,
     output, limit, ..., and last an Event "result" whose `result` is run()'s
     (brig failing raises there, as run() would). Leaving the loop early
@@ -174,7 +173,7 @@ def stream(argv: Sequence[str], *, policy: Optional[str] = None, rootfs: Optiona
     args = _cli.run_args(argv, policy=policy, rootfs=rootfs, workspace=workspace, timeout=timeout,
                          idle_timeout=idle_timeout, output_limit=output_limit, env=env, cwd=cwd, stdin=stdin,
                          tty=tty, state_root=state_root, events=True)
-    return _stream(_cli.prefix(brig, sudo) + args, stdin)
+    return _stream(_cli.prefix(brig, sudo) + args, stdin, process_timeout)
 
 
 async def list_sandboxes(*, state_root: Optional[str] = None, brig: str = "brig",
@@ -193,31 +192,14 @@ async def remove(name: str, *, force: bool = False, state_root: Optional[str] = 
     _cli.checked(rc, out, err)
 
 
-class Sandbox:
+class Sandbox(_cli.SandboxSpec):
     """brig_sandbox.Sandbox, awaited: `async with aio.Sandbox(...) as sb`."""
 
-    def __init__(self, name: Optional[str] = None, *, policy: Optional[str] = None, rootfs: Optional[str] = None,
-                 workspace: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
-                 state_root: Optional[str] = None, brig: str = "brig", process_timeout: Optional[float] = None):
-        self.name = _cli.check_name(name) if name is not None else _cli.new_name()
-        self.policy, self.rootfs, self.workspace, self.env = policy, rootfs, workspace, env
-        self.state_root, self.brig, self.process_timeout = state_root, brig, process_timeout
-        self.created = False
-
     async def create(self) -> "Sandbox":
-        args = _cli.create_args(self.name, policy=self.policy, rootfs=self.rootfs, workspace=self.workspace,
-                                env=self.env, state_root=self.state_root)
-        rc, out, err, _ = await _call(_cli.prefix(self.brig, False) + args, None, self.process_timeout)
+        rc, out, err, _ = await _call(self._create_cmd(), None, self.process_timeout)
         _cli.checked(rc, out, err)
         self.created = True
         return self
-
-    def _exec_cmd(self, argv: Sequence[str], events: bool, timeout: Optional[str], idle_timeout: Optional[str],
-                  output_limit: Optional[str], env: Optional[Mapping[str, str]], cwd: Optional[str],
-                  stdin: Stdin) -> List[str]:
-        return _cli.prefix(self.brig, False) + _cli.exec_args(
-            self.name, argv, timeout=timeout, idle_timeout=idle_timeout, output_limit=output_limit, env=env, cwd=cwd,
-            stdin=stdin, state_root=self.state_root, events=events)
 
     async def _reap(self) -> None:
         # A killed brig exec leaves its command to the next exec or ls.
@@ -229,7 +211,7 @@ class Sandbox:
                    cwd: Optional[str] = None, stdin: Stdin = None, process_timeout: Optional[float] = None,
                    on_output: Optional[OnOutput] = None, on_event: Optional[OnEvent] = None) -> SandboxResult:
         """brig_sandbox.Sandbox.exec, awaited; cancelled, its command is killed."""
-        handle = _events(on_output, on_event)
+        handle = _cli.event_handler(on_output, on_event)
         cmd = self._exec_cmd(argv, handle is not None, timeout, idle_timeout, output_limit, env, cwd, stdin)
         pt = process_timeout if process_timeout is not None else self.process_timeout
         try:
@@ -241,10 +223,12 @@ class Sandbox:
 
     def stream(self, argv: Sequence[str], *, timeout: Optional[str] = None, idle_timeout: Optional[str] = None,
                output_limit: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
-               cwd: Optional[str] = None, stdin: Stdin = None) -> AsyncIterator[Event]:
+               cwd: Optional[str] = None, stdin: Stdin = None,
+               process_timeout: Optional[float] = None) -> AsyncIterator[Event]:
         """exec() as an async iterator of its events, as aio.stream()."""
         cmd = self._exec_cmd(argv, True, timeout, idle_timeout, output_limit, env, cwd, stdin)
-        return _stream(cmd, stdin, after_kill=lambda: asyncio.ensure_future(self._reap()))
+        pt = process_timeout if process_timeout is not None else self.process_timeout
+        return _stream(cmd, stdin, pt, after_kill=lambda: asyncio.ensure_future(self._reap()))
 
     async def remove(self, force: bool = False) -> None:
         await remove(self.name, force=force, state_root=self.state_root, brig=self.brig,
@@ -258,6 +242,3 @@ class Sandbox:
                         tb: Optional[TracebackType]) -> None:
         if self.created:
             await asyncio.shield(self.remove(force=True))
-
-    def __repr__(self) -> str:
-        return f"aio.Sandbox({self.name!r}, policy={self.policy!r}, workspace={self.workspace!r})"

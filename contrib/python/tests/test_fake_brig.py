@@ -162,6 +162,11 @@ class FakeBrig(unittest.TestCase):
         with self.assertRaises(bs.BrigTimeout):
             asyncio.run(aio.run(["true"], brig=self.brig, process_timeout=0.5))
 
+        async def collect():
+            return [e async for e in aio.stream(["true"], brig=self.brig, process_timeout=0.5)]
+        with self.assertRaises(bs.BrigTimeout):
+            asyncio.run(collect())
+
     def test_events(self):
         lines = [{"event": "start", "id": "sb-1", "policy": "agent", "time_ms": 0},
                  {"event": "output", "stream": "stdout", "data": "hi\n", "time_ms": 3},

@@ -114,6 +114,22 @@ class Run(unittest.TestCase):
         else:
             self.assertEqual((r.exit_code, r.ran), (127, False))
 
+    def test_attack_caller_env_not_readable(self):
+        # the agent process's own secrets never reach the sandbox: not through
+        # run, exec or aio, whatever the command reads
+        secret = f"sk-brig-py-{os.getpid()}-{time.monotonic_ns()}"
+        dump = ["sh", "-c", "env; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null; echo end"]
+        os.environ["ANTHROPIC_API_KEY"] = os.environ["BRIG_PY_MARK"] = secret
+        try:
+            outs = [bs.run(dump, **KW), asyncio.run(aio.run(dump, **KW))]
+            with bs.Sandbox(**KW) as sb:
+                outs.append(sb.exec(dump))
+        finally:
+            del os.environ["ANTHROPIC_API_KEY"], os.environ["BRIG_PY_MARK"]
+        for r in outs:
+            self.assertTrue(r.stdout.text.endswith("end\n"), r.stdout.text)
+            self.assertNotIn(secret, r.stdout.text + r.stderr.text)
+
     def test_missing_brig(self):
         with self.assertRaises(bs.BrigNotFound):
             bs.run(["true"], **dict(KW, brig=os.path.join(D, "no-brig")))
@@ -228,6 +244,13 @@ class Async(unittest.TestCase):
         self.assertEqual(evs[0].event, "start")
         self.assertEqual(evs[-1].event, "result")
         self.assertEqual(evs[-1].result.stdout.text, "ready\ndone\n")
+
+        async def session():
+            async with aio.Sandbox(**KW) as sb:
+                return [e async for e in sb.stream(["sh", "-c", "echo in-session; exit 3"])]
+        evs = asyncio.run(session())
+        self.assertEqual("".join(e.data for e in evs if e.event == "output"), "in-session\n")
+        self.assertEqual((evs[-1].result.exit_code, evs[-1].result.sandbox is not None), (3, True))
 
 
 if __name__ == "__main__":

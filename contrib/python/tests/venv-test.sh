@@ -21,6 +21,12 @@ done
 env -u PIP_FIND_LINKS -u PIP_INDEX_URL -u PIP_EXTRA_INDEX_URL PIP_CONFIG_FILE=/dev/null \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     "$T/venv/bin/pip" install -q --no-index --find-links /usr/share/python-wheels ./contrib/python
+# typed: the package checks under mypy --strict (Debian's mypy)
+if "$py" -m mypy --version >/dev/null 2>&1; then
+    "$py" -m mypy --strict --cache-dir "$T/mypy-cache" "$src/contrib/python/brig_sandbox"
+else
+    echo "SKIP: no mypy for $py (Debian: mypy): the types are not checked" >&2; exit 77
+fi
 cd "$T"
 BRIG_CLIENT_INSTALLED=$T/venv "$T/venv/bin/python" -W error::ResourceWarning -m unittest discover -v \
     -s "$src/contrib/python/tests" -t "$src/contrib/python/tests"
