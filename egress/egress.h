@@ -23,8 +23,13 @@ struct egress;
 
 #define EGRESS_HTTP_PORT 3128
 #define EGRESS_SOCKS_PORT 1080
-/* Tests (and only they) point the resolver at a hosts file. */
+/* Tests (and only they) point the resolver at a hosts file, and shorten
+ * the time a TLS record begun in a tunnel has to be whole (ms, 1 to the
+ * default EGRESS_TLS_WAIT_MS): brig's own environment, never the
+ * container's; refused through sudo. */
 #define EGRESS_HOSTS_ENV "BRIG_EGRESS_HOSTS"
+#define EGRESS_TLS_WAIT_ENV "BRIG_EGRESS_TLS_WAIT_MS"
+#define EGRESS_TLS_WAIT_MS 10000
 
 /* The environment a container under an egress policy gets, NULL-ended:
  * HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY in upper and lower case. */

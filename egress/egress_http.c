@@ -224,10 +224,12 @@ static void http_connect(struct egress_conn *c, const char *target, size_t tlen,
     /* The name was judged; a TLS client must ask the server for it too. */
     struct egress_addr ip;
     char ignored[EGRESS_NAME_MAX + 2];
+    autofree char *first = NULL;
+    size_t nfirst = nrest;
     if (egress_host_parse(host, ignored, sizeof(ignored), &ip) == EGRESS_HOST_NAME &&
-        egress_sni_check(c, rest, nrest) < 0)
+        egress_sni_check(c, rest, nrest, &first, &nfirst) < 0)
         return egress_audit(c, "deny");
-    egress_relay(c, rest, nrest, EGRESS_RELAY_ALL);
+    egress_relay(c, first != NULL ? first : rest, nfirst, EGRESS_RELAY_ALL);
     egress_audit(c, "allow");
 }
 

@@ -20,6 +20,7 @@ struct egress_ctx {
     const char *hosts_path;             /* EGRESS_HOSTS_ENV, or NULL: getaddrinfo */
     int hosts_fd;                       /* hosts_path, opened before the sandbox */
     int audit_fd;                       /* to the audit writer, or -1: no audit.path */
+    unsigned tls_wait_ms;               /* a TLS record begun must be whole by then */
     atomic_uint_fast64_t conns;         /* open now */
     atomic_uint_fast64_t bytes;         /* spent of rules->max_bytes */
 };
@@ -63,8 +64,13 @@ int egress_resolve(const struct egress_ctx *x, const char *name, struct egress_a
 int egress_dial(struct egress_conn *c, const char *host, uint16_t port);
 
 /* egress_sni.c: -1 (c->why set) when the client's TLS ClientHello names
- * another server than CONNECT did; 0 otherwise (not TLS, no SNI, same). */
-int egress_sni_check(struct egress_conn *c, const char *pending, size_t n_pending);
+ * another server than CONNECT did, or its first record is not whole within
+ * ctx->tls_wait_ms of its first byte; 0 otherwise (not TLS, no SNI, same,
+ * the server spoke first, the client ended). pending: the client's bytes
+ * already read. *first (malloc'd, the caller frees it, also on -1) gets
+ * *n_first bytes read from the client, pending first: what goes upstream
+ * before the relay. */
+int egress_sni_check(struct egress_conn *c, const char *pending, size_t n_pending, char **first, size_t *n_first);
 
 /* egress_relay.c: splice both ways until both sides end (or the budget).
  * pending goes upstream first; then at most up_max more bytes of the

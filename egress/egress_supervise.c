@@ -47,7 +47,8 @@ static void sup_reply(int ctl, const char *msg)
 }
 
 /* The proxy's main, in the forked child; never returns. */
-static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, const char *id, int ctl, pid_t parent)
+static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, const char *id, int ctl, pid_t parent,
+                                                 unsigned tls_wait_ms)
 {
     int netns = -1, pidfd = -1;
     char msg[16];
@@ -72,7 +73,7 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
     /* What the confined proxy can no longer open: the hosts file, /dev/null
      * (for its detach) and the audit log (through its writer). */
     struct egress_ctx x = { .policy = p, .rules = p->network.egress, .id = id,
-                            .hosts_path = getenv(EGRESS_HOSTS_ENV), .hosts_fd = -1 };
+                            .hosts_path = getenv(EGRESS_HOSTS_ENV), .hosts_fd = -1, .tls_wait_ms = tls_wait_ms };
     if (x.hosts_path != NULL) x.hosts_fd = open(x.hosts_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
     pid_t auditor = -1;
@@ -117,10 +118,24 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
     _exit(0);
 }
 
+/* EGRESS_TLS_WAIT_ENV, or the default. */
+static int sup_tls_wait(unsigned *ms, struct brig_error **err)
+{
+    const char *v = getenv(EGRESS_TLS_WAIT_ENV);
+    uint64_t n = EGRESS_TLS_WAIT_MS;
+    if (v != NULL && (brig_parse_u64(v, &n) < 0 || n == 0 || n > EGRESS_TLS_WAIT_MS))
+        return brig_failx(err, "network egress: %s=%s: expected 1..%u (ms)", EGRESS_TLS_WAIT_ENV, v,
+                          EGRESS_TLS_WAIT_MS);
+    *ms = (unsigned)n;
+    return 0;
+}
+
 int egress_start(const struct brig_policy *p, const char *id, struct egress **out, struct brig_error **err)
 {
     *out = NULL;
     if (p == NULL || p->network.mode != POLICY_NET_EGRESS) return 0;
+    unsigned tls_wait_ms = EGRESS_TLS_WAIT_MS;
+    TRY(sup_tls_wait(&tls_wait_ms, err));
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
         return brig_fail(err, errno, "network egress: socketpair");
@@ -144,7 +159,7 @@ int egress_start(const struct brig_policy *p, const char *id, struct egress **ou
         int null = open("/dev/null", O_RDWR);
         if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0) _exit(1);
         syscall(SYS_close_range, EGRESS_CTL_FD + 1, ~0u, 0);
-        sup_child(p, id, EGRESS_CTL_FD, parent);
+        sup_child(p, id, EGRESS_CTL_FD, parent, tls_wait_ms);
     }
     close(sv[1]);
     struct egress *e = brig_calloc(1, sizeof(*e));

@@ -69,18 +69,40 @@ eg_audit() {
     jq -c 'select(.op == "egress") | {proto, name, address, port, decision, reason, bytes_out, bytes_in}' "$AUDIT"
 }
 eg_accepted() { wc -l < "$SRV_LOG"; }
-# The proxy of the last run is gone (its pid is in its audit lines). A
-# proxy drains open connections for up to 1.5 s after its container: wait
-# up to 10 s (a loaded host) before calling it left behind.
+# eg_own_pids NAME: the processes named NAME (brig-egress, brig-egress-log)
+# of this test: forked from a brig whose command line names the test's
+# temp dir (--policy, --state-root, -b under $T), never another test's or
+# another user's on the same machine.
+eg_own_pids() {
+    local p
+    for p in $(pgrep -x "$1"); do
+        tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -qF "$T/" && echo "$p"
+    done
+}
+# eg_own_proxy: this test's running proxy (waits up to 10 s for it).
+eg_own_proxy() {
+    local p _
+    for _ in $(seq 100); do
+        p=$(eg_own_pids brig-egress | head -1)
+        [ -n "$p" ] && { echo "$p"; return 0; }
+        sleep 0.1
+    done
+    return 1
+}
+# The proxy of the last run is gone (its pid is in its audit lines), and
+# no proxy or audit writer of this test runs. A proxy ends within ms of
+# its container: wait up to 10 s (a loaded host) before calling it left
+# behind.
 eg_proxy_gone_now() {
     local pid
     for pid in $(jq -r 'select(.op == "egress") | .pid' "$AUDIT" | sort -u); do
         [ ! -e "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null ||
             { echo "proxy $pid still runs"; return 1; }
     done
-    ! pgrep -x brig-egress >/dev/null || { echo "a brig-egress process runs: $(pgrep -x brig-egress)"; return 1; }
+    [ -z "$(eg_own_pids brig-egress)" ] || { echo "a brig-egress of this test runs: $(eg_own_pids brig-egress)"; return 1; }
     # The proxy's audit writer (egress_auditor.c) ends with it.
-    ! pgrep -x brig-egress-log >/dev/null || { echo "a brig-egress-log process runs: $(pgrep -x brig-egress-log)"; return 1; }
+    [ -z "$(eg_own_pids brig-egress-log)" ] ||
+        { echo "a brig-egress-log of this test runs: $(eg_own_pids brig-egress-log)"; return 1; }
 }
 eg_proxy_gone() {
     local _
@@ -111,4 +133,26 @@ eg_vhost_setup() {
 queue() {
     n=$((n + 1))
     printf 'echo "@@@ %d"; /usr/bin/egress-client send 127.0.0.1 3128 %q\n' "$n" "$1" >> "$ATTACKS"
+}
+
+# eg_hello NAME [split|padded]: a minimal TLS ClientHello whose server_name
+# is NAME, as \xHH text for egress-client; split: in two records (a server
+# joins them), the name in the second; padded: one record of 2^14 bytes, a
+# padding extension first.
+eg_hello() {
+    /usr/bin/python3 - "$1" "${2:-}" <<'PY'
+import struct, sys
+name, how = sys.argv[1].encode(), sys.argv[2]
+sni = struct.pack('>HBH', len(name) + 3, 0, len(name)) + name
+ext = struct.pack('>HH', 0, len(sni)) + sni
+head = b'\x03\x03' + b'\x00' * 32 + b'\x00' + b'\x00\x02\x13\x01' + b'\x01\x00'
+if how == 'padded':
+    pad = 16384 - 4 - len(head) - 2 - 4 - len(ext)
+    ext = struct.pack('>HH', 21, pad) + b'\x00' * pad + ext
+body = head + struct.pack('>H', len(ext)) + ext
+hs = b'\x01' + struct.pack('>I', len(body))[1:] + body
+cut = len(hs) - len(ext) + 4 if how == 'split' else len(hs)
+rec = b''.join(b'\x16\x03\x01' + struct.pack('>H', len(p)) + p for p in (hs[:cut], hs[cut:]) if p)
+print(''.join('\\x%02x' % c for c in rec), end='')
+PY
 }

@@ -105,10 +105,9 @@ eg_policy "{\"mode\": \"egress\", \"allow\": [\"$API\", \"127.0.0.1:$PORT\"]}"
 : > "$AUDIT"
 ID=$TAG-eg
 CLEAN_IDS+=("$ID")
-proxies_before=$(pgrep -x brig-egress | sort)
 b --policy "$T/pol.json" create -b "$T/eb" "$ID" > "$T/eb.out" 2>&1
 check_eq "create under an egress policy: exit 0" "$?" 0
-proxy=$(comm -13 <(echo "$proxies_before") <(pgrep -x brig-egress | sort) | head -1)
+proxy=$(eg_own_proxy)
 check "create: a proxy outlives brig create and serves the created container" test -n "$proxy"
 b --policy "$T/pol.json" start "$ID" >> "$T/eb.out" 2>&1
 wait_status "$ID" stopped 2>/dev/null || sleep 1

@@ -124,33 +124,13 @@ batch_run
 check_eq "no smuggled request reached the server" "$(eg_accepted)" "$((before + 1))"
 
 # ---- domain fronting: CONNECT an allowed name, then TLS asks for another ----
-# hello NAME [split|padded]: a minimal TLS ClientHello whose server_name is
-# NAME, as \xHH; split: in two records (a server joins them), the name in
-# the second; padded: one record of 2^14 bytes, a padding extension first.
-hello() {
-    /usr/bin/python3 - "$1" "${2:-}" <<'PY'
-import struct, sys
-name, how = sys.argv[1].encode(), sys.argv[2]
-sni = struct.pack('>HBH', len(name) + 3, 0, len(name)) + name
-ext = struct.pack('>HH', 0, len(sni)) + sni
-head = b'\x03\x03' + b'\x00' * 32 + b'\x00' + b'\x00\x02\x13\x01' + b'\x01\x00'
-if how == 'padded':
-    pad = 16384 - 4 - len(head) - 2 - 4 - len(ext)
-    ext = struct.pack('>HH', 21, pad) + b'\x00' * pad + ext
-body = head + struct.pack('>H', len(ext)) + ext
-hs = b'\x01' + struct.pack('>I', len(body))[1:] + body
-cut = len(hs) - len(ext) + 4 if how == 'split' else len(hs)
-rec = b''.join(b'\x16\x03\x01' + struct.pack('>H', len(p)) + p for p in (hs[:cut], hs[cut:]) if p)
-print(''.join('\\x%02x' % c for c in rec), end='')
-PY
-}
 batch_begin
-queue send 127.0.0.1 3128 "CONNECT $API HTTP/1.1\r\n\r\n$(hello evil.example.test)"
-queue socks 127.0.0.1 1080 3 api.example.test "$PORT" "$(hello evil.example.test)"
-queue send 127.0.0.1 3128 "CONNECT $API HTTP/1.1\r\n\r\n$(hello api.example.test)"
-queue send 127.0.0.1 3128 "CONNECT $API HTTP/1.1\r\n\r\n$(hello evil.example.test split)"
-queue socks 127.0.0.1 1080 3 api.example.test "$PORT" "$(hello evil.example.test split)"
-queue socks 127.0.0.1 1080 3 api.example.test "$PORT" "$(hello evil.example.test padded)"
+queue send 127.0.0.1 3128 "CONNECT $API HTTP/1.1\r\n\r\n$(eg_hello evil.example.test)"
+queue socks 127.0.0.1 1080 3 api.example.test "$PORT" "$(eg_hello evil.example.test)"
+queue send 127.0.0.1 3128 "CONNECT $API HTTP/1.1\r\n\r\n$(eg_hello api.example.test)"
+queue send 127.0.0.1 3128 "CONNECT $API HTTP/1.1\r\n\r\n$(eg_hello evil.example.test split)"
+queue socks 127.0.0.1 1080 3 api.example.test "$PORT" "$(eg_hello evil.example.test split)"
+queue socks 127.0.0.1 1080 3 api.example.test "$PORT" "$(eg_hello evil.example.test padded)"
 eg_run sh /usr/bin/attacks
 check_eq "SNI: the fronted tunnels are cut, bytes never reach the server; the matching one passes" \
     "$(jq -c 'select(.op == "egress") | {proto, decision, reason, sent: (.bytes_out > 0)}' "$AUDIT" | sort)" \
