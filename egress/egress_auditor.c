@@ -28,9 +28,9 @@ static __attribute__((noreturn)) void auditor_main(const struct brig_policy *p, 
     prctl(PR_SET_NAME, "brig-egress-log", 0, 0, 0);
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    /* Not the caller's stderr: an engine waits for its EOF after create. */
-    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (null < 0 || dup2(null, 2) < 0 || dup2(fd, 3) < 0) _exit(1);
+    /* stderr is the proxy's /dev/null (never the caller's: an engine waits
+     * for its EOF after create); nothing is opened here but the log. */
+    if (dup2(fd, 3) < 0) _exit(1);
     syscall(SYS_close_range, 4u, ~0u, 0);
     static char line[AUDITOR_LINE_MAX + 1];
     for (;;) {

@@ -23,7 +23,9 @@
 #define DIAL_TIMEOUT_MS 10000
 #define DIAL_MAX_ADDRS 16
 
-static int dial_connect(const struct egress_addr *a, uint16_t port, int *err_out)
+/* client: the connection's client socket; its end (a reset, or the proxy
+ * shutting it down when the sandbox ended) ends the wait for the server. */
+static int dial_connect(const struct egress_addr *a, uint16_t port, int client, int *err_out)
 {
     struct sockaddr_storage ss = {0};
     socklen_t sl;
@@ -50,12 +52,15 @@ static int dial_connect(const struct egress_addr *a, uint16_t port, int *err_out
         close(fd);
         return -1;
     }
-    struct pollfd pf = { .fd = fd, .events = POLLOUT };
+    /* events 0 on the client: only its POLLHUP and POLLERR (a half-close,
+     * a request sent and SHUT_WR, is not an end). */
+    struct pollfd pf[2] = { { .fd = fd, .events = POLLOUT }, { .fd = client, .events = 0 } };
     int r;
-    while ((r = poll(&pf, 1, DIAL_TIMEOUT_MS)) < 0 && errno == EINTR) {}
+    while ((r = poll(pf, 2, DIAL_TIMEOUT_MS)) < 0 && errno == EINTR) {}
     int soerr = 0;
     socklen_t el = sizeof(soerr);
     if (r == 0) soerr = ETIMEDOUT;
+    else if (r > 0 && pf[0].revents == 0) soerr = ECONNABORTED;    /* the client is gone */
     else if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &el) < 0) soerr = errno;
     if (soerr != 0) {
         *err_out = soerr;
@@ -110,8 +115,11 @@ int egress_dial(struct egress_conn *c, const char *host, uint16_t port)
             continue;
         }
         int e = 0;
-        int fd = dial_connect(&addrs[i], port, &e);
-        if (fd >= 0) return fd;
+        int fd = dial_connect(&addrs[i], port, c->client, &e);
+        if (fd >= 0) {
+            egress_conn_upstream(c, fd);
+            return fd;
+        }
         if (!unreachable[0])
             snprintf(unreachable, sizeof(unreachable), "connect %s port %u: %s", c->addr, port, strerror(e));
     }

@@ -42,6 +42,7 @@ struct egress_conn {
     uint64_t up, down;                  /* client->upstream, upstream->client */
     uint64_t started_ms;
     struct egress_conn *next;           /* egress_proxy.c's hand-over queue */
+    struct egress_conn *live_prev, *live_next;     /* egress_proxy.c's open connections */
 };
 
 /* egress_limits.c */
@@ -57,6 +58,10 @@ uint64_t egress_now_ms(void);
  * 0, or -1 with why. */
 int egress_resolve(const struct egress_ctx *x, const char *name, struct egress_addr *out, size_t max, size_t *n,
                    char *why, size_t len);
+
+/* The connection's upstream socket, connected: kept where the end of the
+ * proxy can shut it down (egress_proxy.c). */
+void egress_conn_upstream(struct egress_conn *c, int fd);
 
 /* egress_dial.c: judge host:port (name, then every address), connect to
  * the first allowed address that answers. The fd, or -1 with c->fail and
@@ -91,10 +96,13 @@ void egress_audit(const struct egress_conn *c, const char *decision);
 int egress_listen_in(int netns_fd, const uint16_t *ports, int *fds, size_t n, char *why, size_t len);
 
 /* egress_proxy.c: accept and serve until stop_fd is readable (EOF, a
- * message, or a pidfd whose process exited); then wait (bounded) for the
- * open connections to end and write their audit lines. */
+ * message, or a pidfd whose process exited). */
 void egress_proxy_serve(struct egress_ctx *x, const int *listen_fds, const enum egress_proto *protos, size_t n,
                         int stop_fd);
+/* The sandbox ended: shut down the open connections' sockets (every wait
+ * on them ends at once) and wait (bounded) for their threads to write
+ * their audit lines. No connection is served after it. */
+void egress_proxy_end(struct egress_ctx *x);
 
 /* egress_sandbox.c: the proxy confined once it listens; keep[] are the
  * fds it serves with. 0, or -1 with why. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../config/spec.h"
+#include "../../egress/egress.h"
 #include "../linux/cgroup/cgroup.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -41,6 +42,9 @@ static int delete_kill_all(const struct brig_state *st, struct brig_cgroup *cg,
         if (init_pidfd_signal(pidfd, SIGKILL, &e) < 0 && e->errnum != ESRCH)
             return brig_failx(err, "%s", e->msg);
     }
+    /* An egress proxy ends with the init, its connections' audit lines
+     * written: before the cgroup's kill takes it too. */
+    egress_wait_gone(cg);
     /* Without a pid namespace the init's death leaves its children alive:
      * the cgroup is what holds all of them. */
     if (cg != NULL) {
@@ -153,6 +157,7 @@ static int delete_unaudited(const struct brig_globals *g, const char *id, bool f
     int rc = 0;
     /* creating: we hold the lock, so the create that owned it is dead. */
     if (status != BRIG_STATUS_STOPPED) rc = delete_kill_all(st, cg, err);
+    else egress_wait_gone(cg);      /* the init's own end: its proxy may still be writing */
     if (rc == 0 && cg != NULL) rc = cgroup_destroy(cg, err);
     if (cg != NULL) cgroup_free(cg);
     if (rc < 0) return brig_wrap(err, "delete %s", id);
@@ -166,6 +171,9 @@ static int delete_unaudited(const struct brig_globals *g, const char *id, bool f
 
 static int delete_launched(struct launch *L, const char *id, struct brig_error **err)
 {
+    /* The init is reaped: the egress proxy ends with the sandbox, its
+     * audit lines written, before the cgroup it runs in goes. */
+    egress_stop(steal_ptr(&L->egress));
     autoerr struct brig_error *le = NULL;
     if (state_relock(L->dirfd, id, &le) < 0) {
         /* removed while it ran (delete --force from elsewhere): done, as

@@ -42,11 +42,33 @@ HOSTS
     trap 'kill $SRV_PID 2>/dev/null; it_finish' EXIT
 }
 
-# eg_policy NETWORK_JSON: the policy file $T/pol.json (no workspace).
+# eg_policy NETWORK_JSON [KEYS]: the policy file $T/pol.json (no workspace);
+# KEYS: more top-level members ("limits": {...}), comma-separated.
 eg_policy() {
     cat > "$T/pol.json" <<POL
-{"name": "egress-test", "network": $1, "workspace": null, "audit": {"path": "$AUDIT"}}
+{"name": "egress-test", "network": $1, "workspace": null, "audit": {"path": "$AUDIT"}${2:+, $2}}
 POL
+}
+
+# eg_hold_server: a server on the host's loopback (port HPORT) that
+# accepts connections, holds them and never reads, answers or closes; a
+# line "accepted" in $T/hold.log for each. Ended with the test.
+eg_hold_server() {
+    : > "$T/hold.log"
+    /usr/bin/python3 -c '
+import socket, sys, os
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+held = []
+while True:
+    held.append(s.accept())
+    with open(sys.argv[2], "a") as log: log.write("accepted\n")' "$T/hport" "$T/hold.log" 2>"$T/hold.err" &
+    HOLD_PID=$!
+    trap 'kill $SRV_PID $HOLD_PID ${VPID:-} 2>/dev/null; it_finish' EXIT
+    local _
+    for _ in $(seq 100); do [ -s "$T/hport" ] && break; sleep 0.05; done
+    [ -s "$T/hport" ] || bail "the test's holding server did not start: $(cat "$T/hold.err")"
+    HPORT=$(cat "$T/hport")
 }
 
 # eg_run CMD...: one sandbox under $T/pol.json; stdout in $T/out, status in $RC.
@@ -119,7 +141,7 @@ eg_vhost_setup() {
     : > "$VLOG"
     /usr/bin/python3 "$1" "$T/vport" "$VLOG" 2>"$T/vhost.err" &
     VPID=$!
-    trap 'kill $SRV_PID $VPID 2>/dev/null; it_finish' EXIT
+    trap 'kill $SRV_PID $VPID ${HOLD_PID:-} 2>/dev/null; it_finish' EXIT
     for _ in $(seq 100); do [ -s "$T/vport" ] && break; sleep 0.05; done
     [ -s "$T/vport" ] || bail "the test's keep-alive server did not start: $(cat "$T/vhost.err")"
     VP=$(cat "$T/vport")

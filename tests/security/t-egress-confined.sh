@@ -67,7 +67,7 @@ SB=$!
 proxy=$(our_proxy "$SB_STATE")
 check "sandbox run: its proxy runs" test -n "$proxy"
 [ -z "$proxy" ] || check_confined "$proxy" "sandbox run proxy" \
-    "/dev/nullx3 ${BRIG_EGRESS_HOSTS}x1 anon_inode:[pidfd]x1 pipex1 socketx4 "
+    "/dev/nullx3 ${BRIG_EGRESS_HOSTS}x1 anon_inode:[pidfd]x1 socketx4 "
 wait "$SB"
 check_eq "sandbox run: exit 0" "$?" 0
 check "confined, the proxy still serves an allowed name: 200 and the body" bash -c "grep -q '^HTTP/1.0 200 OK' '$T/out' && grep -qx hello '$T/out'"
@@ -106,7 +106,7 @@ b --policy "$T/pol.json" start "$ID" >> "$T/eb.out" 2>&1
 cproxy=$(our_proxy "$STATE")
 check "create: its proxy runs" test -n "$cproxy"
 [ -z "$cproxy" ] || check_confined "$cproxy" "created container's proxy" \
-    "/dev/nullx4 ${BRIG_EGRESS_HOSTS}x1 anon_inode:[pidfd]x1 socketx3 "
+    "/dev/nullx3 ${BRIG_EGRESS_HOSTS}x1 anon_inode:[pidfd]x1 socketx3 "
 
 # ---- exec gets the proxy environment ----
 b --policy "$T/pol.json" exec "$ID" sh -c "env | grep -i '_proxy=' | sort | tr '\n' ' '" > "$T/x.out" 2>&1
