@@ -5,9 +5,11 @@
  *      read those as addresses the rules never saw);
  *   2. a name is judged by the name rules (deny wins);
  *   3. the proxy resolves it itself, once;
- *   4. every address is judged before it is connected to, and the socket
- *      connects to exactly that sockaddr: what was checked is what is
- *      reached, whatever the name resolves to a second later. */
+ *   4. every address is judged before it is connected to (the rules, then
+ *      the host's routing table: an address this machine delivers locally
+ *      is refused unless a rule names it exactly), and the socket connects
+ *      to exactly that sockaddr: what was checked is what is reached,
+ *      whatever the name resolves to a second later. */
 #include "egress_internal.h"
 
 #include <errno.h>
@@ -72,6 +74,25 @@ static int dial_connect(const struct egress_addr *a, uint16_t port, int client, 
     return fd;
 }
 
+/* The host is not a destination: an address its kernel delivers locally
+ * (any of its interfaces' addresses, loopback's, a "local" route) is
+ * refused, whatever rule allowed it, unless a rule names it exactly with
+ * the port. true (why set): refused; also when the routing table cannot
+ * be asked. */
+static bool dial_host(struct egress_conn *c, const struct egress_addr *a, uint16_t port, char *why, size_t len)
+{
+    if (egress_rules_exact(c->ctx->rules, a, port)) return false;
+    bool local = false;
+    if (egress_route_local(c->ctx->route_fd, a, &local, why, len) < 0) return true;
+    if (!local) return false;
+    char text[64];
+    egress_addr_format(a, text, sizeof(text));
+    bool v6 = !egress_addr_is_v4(a);
+    snprintf(why, len, "%s is host: this machine delivers it locally (reached only when network.allow names "
+             "%s%s%s:%u exactly)", text, v6 ? "[" : "", text, v6 ? "]" : "", port);
+    return true;
+}
+
 static int dial_refuse(struct egress_conn *c, enum egress_fail f)
 {
     c->fail = f;
@@ -107,7 +128,8 @@ int egress_dial(struct egress_conn *c, const char *host, uint16_t port)
     for (size_t i = 0; i < n; i++) {
         char why[sizeof(c->why)];
         egress_addr_format(&addrs[i], c->addr, sizeof(c->addr));
-        if (egress_check_addr(r, &addrs[i], port, kind == EGRESS_HOST_NAME, why, sizeof(why)) < 0) {
+        if (egress_check_addr(r, &addrs[i], port, kind == EGRESS_HOST_NAME, why, sizeof(why)) < 0 ||
+            dial_host(c, &addrs[i], port, why, sizeof(why))) {
             if (!denied[0]) {
                 snprintf(denied, sizeof(denied), "%s", why);
                 snprintf(denied_addr, sizeof(denied_addr), "%s", c->addr);

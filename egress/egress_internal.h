@@ -19,6 +19,7 @@ struct egress_ctx {
     const char *id;
     const char *hosts_path;             /* EGRESS_HOSTS_ENV, or NULL: getaddrinfo */
     int hosts_fd;                       /* hosts_path, opened before the sandbox */
+    int route_fd;                       /* NETLINK_ROUTE, made before the sandbox */
     int audit_fd;                       /* to the audit writer, or -1: no audit.path */
     unsigned tls_wait_ms;               /* a TLS record begun must be whole by then */
     atomic_uint_fast64_t conns;         /* open now */
@@ -63,6 +64,12 @@ int egress_resolve(const struct egress_ctx *x, const char *name, struct egress_a
  * proxy can shut it down (egress_proxy.c). */
 void egress_conn_upstream(struct egress_conn *c, int fd);
 
+/* egress_route.c: a NETLINK_ROUTE socket (-1 with errno), and whether the
+ * host's routing table delivers a locally (RTN_LOCAL, RTN_BROADCAST): 0
+ * with *local, or -1 with why (the caller refuses: fail closed). */
+int egress_route_open(void);
+int egress_route_local(int fd, const struct egress_addr *a, bool *local, char *why, size_t len);
+
 /* egress_dial.c: judge host:port (name, then every address), connect to
  * the first allowed address that answers. The fd, or -1 with c->fail and
  * c->why set. Fills c->name, c->addr, c->port. */
@@ -99,10 +106,11 @@ int egress_listen_in(int netns_fd, const uint16_t *ports, int *fds, size_t n, ch
  * message, or a pidfd whose process exited). */
 void egress_proxy_serve(struct egress_ctx *x, const int *listen_fds, const enum egress_proto *protos, size_t n,
                         int stop_fd);
-/* The sandbox ended: shut down the open connections' sockets (every wait
- * on them ends at once) and wait (bounded) for their threads to write
- * their audit lines. No connection is served after it. */
-void egress_proxy_end(struct egress_ctx *x);
+/* The sandbox ended: audit the connections still waiting to be accepted,
+ * shut down the open connections' sockets (every wait on them ends at
+ * once) and wait (bounded) for their threads to write their audit lines.
+ * No connection is served after it. */
+void egress_proxy_end(struct egress_ctx *x, const int *listen_fds, const enum egress_proto *protos, size_t n);
 
 /* egress_sandbox.c: the proxy confined once it listens; keep[] are the
  * fds it serves with. 0, or -1 with why. */
@@ -111,8 +119,9 @@ int egress_sandbox_enter(const int *keep, size_t n_keep, pid_t parent, char *why
 
 /* egress_auditor.c: the privileged writer of the proxy's audit lines.
  * *pid -1 and *fd -1 when the policy has no audit.path. */
-int egress_auditor_start(const struct brig_policy *p, pid_t *pid, int *fd, char *why, size_t len);
-void egress_auditor_send(int fd, const char *line);
+int egress_auditor_start(const struct brig_policy *p, const char *id, pid_t *pid, int *fd, char *why, size_t len);
+/* decision: "allow", "deny" or "error" (the writer's accounting). */
+void egress_auditor_send(int fd, const char *decision, const char *line);
 /* Close the proxy's end, wait for the lines sent to be written. */
 void egress_auditor_finish(pid_t pid, int fd);
 

@@ -253,8 +253,20 @@ void egress_proxy_serve(struct egress_ctx *x, const int *listen_fds, const enum 
     pthread_attr_destroy(&attr);
 }
 
-void egress_proxy_end(struct egress_ctx *x)
+void egress_proxy_end(struct egress_ctx *x, const int *listen_fds, const enum egress_proto *protos, size_t n)
 {
+    /* Connections the sandbox made that were not accepted yet: each gets
+     * its line (every connection is audited), none is served. */
+    for (size_t i = 0; i < n; i++) {
+        int fd;
+        while ((fd = accept4(listen_fds[i], NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+            struct egress_conn c = { .ctx = x, .client = fd, .upstream = -1, .proto = protos[i],
+                                     .started_ms = egress_now_ms(), .fail = EGRESS_LIMIT };
+            snprintf(c.why, sizeof(c.why), "the sandbox ended before the proxy served it");
+            egress_audit(&c, "error");
+            close(fd);
+        }
+    }
     /* The sandbox is gone: end its connections, and let their threads
      * write their audit lines. */
     proxy_live_end();

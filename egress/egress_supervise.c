@@ -66,10 +66,16 @@ static void sup_prepare(const struct brig_policy *p, const struct brig_cgroup *c
         snprintf(why, len, "join the sandbox's cgroup: %s", e->msg);
         return;
     }
-    /* What the confined proxy can no longer open: the hosts file and the
-     * audit log (through its writer). */
+    /* What the confined proxy can no longer open: the hosts file, the
+     * host's routing table (asked for every address) and the audit log
+     * (through its writer). */
     if (x->hosts_path != NULL) x->hosts_fd = open(x->hosts_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (egress_auditor_start(p, auditor, &x->audit_fd, why, len) < 0) return;
+    x->route_fd = egress_route_open();
+    if (x->route_fd < 0) {
+        snprintf(why, len, "a NETLINK_ROUTE socket (to ask the routing table): %s", strerror(errno));
+        return;
+    }
+    if (egress_auditor_start(p, x->id, auditor, &x->audit_fd, why, len) < 0) return;
     /* Names through /etc/hosts and DNS only, the NSS modules glibc has
      * built in: a static brig cannot load the host's others (nsswitch.conf's
      * "resolve", "mdns": a second libc, and the proxy crashes). */
@@ -82,7 +88,8 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
                                                  unsigned tls_wait_ms, const struct brig_cgroup *cg)
 {
     struct egress_ctx x = { .policy = p, .rules = p->network.egress, .id = id, .audit_fd = -1,
-                            .hosts_path = getenv(EGRESS_HOSTS_ENV), .hosts_fd = -1, .tls_wait_ms = tls_wait_ms };
+                            .hosts_path = getenv(EGRESS_HOSTS_ENV), .hosts_fd = -1, .route_fd = -1,
+                            .tls_wait_ms = tls_wait_ms };
     pid_t auditor = -1;
     char why[300] = "";
     sup_prepare(p, cg, &x, &auditor, why, sizeof(why));
@@ -108,7 +115,7 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
         nofile.rlim_cur = nofile.rlim_max;
         setrlimit(RLIMIT_NOFILE, &nofile);
     }
-    int keep[] = { ctl, fds[0], fds[1], pidfd, x.hosts_fd, x.audit_fd };
+    int keep[] = { ctl, fds[0], fds[1], pidfd, x.hosts_fd, x.route_fd, x.audit_fd };
     if (egress_sandbox_enter(keep, sizeof(keep) / sizeof(keep[0]), parent, why, sizeof(why)) < 0) {
         char fail[sizeof(why) + 40];
         snprintf(fail, sizeof(fail), "cannot confine the proxy: %s", why);
@@ -124,7 +131,7 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
     if (n != 6 || memcmp(msg, "detach", 6) != 0 || poll(&dead, 1, 0) > 0) {
         /* Stopped, or detached after the container ended (run, after its
          * delete): the supervisor reaps us now rather than leave us to init. */
-        egress_proxy_end(&x);
+        egress_proxy_end(&x, fds, protos, 2);
         egress_auditor_finish(auditor, x.audit_fd);
         sup_reply(ctl, "gone");
         _exit(0);
@@ -135,7 +142,7 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
     sup_reply(ctl, "ok");
     close(ctl);
     egress_proxy_serve(&x, fds, protos, 2, pidfd);
-    egress_proxy_end(&x);
+    egress_proxy_end(&x, fds, protos, 2);
     egress_auditor_finish(auditor, x.audit_fd);
     _exit(0);
 }

@@ -35,8 +35,8 @@ eg_setup() {
 127.0.0.1 evil.example.test
 169.254.169.254 meta.example.test
 10.1.2.3 lan.example.test
-192.0.2.1 rebind.example.test
 127.0.0.1 rebind.example.test
+192.0.2.1 rebind.example.test
 HOSTS
     SB_STATE=$T/sbstate
     trap 'kill $SRV_PID 2>/dev/null; it_finish' EXIT

@@ -107,6 +107,23 @@ refused_connect "$(printf 'a%.0s' $(seq 300)).example.test:443" "host too long"
 batch_run
 check_eq "none of the above reached the host's loopback server" "$(eg_accepted)" "$before"
 
+# ---- the allow rules themselves, through the real proxy: "0.0.0.0/0:*"
+# names no special range (loopback stays refused for it, and for the
+# host check behind it: the reason is the range's), "*.example.test"
+# matches names below example.test, not evilexample.test ----
+echo "127.0.0.1 evilexample.test" >> "$BRIG_EGRESS_HOSTS"
+eg_policy "{\"mode\": \"egress\", \"allow\": [\"0.0.0.0/0:*\", \"*.example.test:$PORT\", \"127.0.0.1:$PORT\"]}"
+batch_begin
+refused_connect "127.0.0.2:$PORT" "127.0.0.2 is loopback (reached only when network.allow lists it as an IP or CIDR)"
+refused_connect "evilexample.test:$PORT" "evilexample.test:$PORT is not in network.allow"
+refused_connect "example.test:$PORT" "example.test:$PORT is not in network.allow"
+queue send 127.0.0.1 3128 "CONNECT api.example.test:$PORT HTTP/1.1\r\n\r\nGET / HTTP/1.0\r\n\r\n"
+control=$Q
+batch_run
+check "control: *.example.test lets api.example.test through" grep -qx hello "$T/out.$control"
+check_eq "only the control reached the server" "$(eg_accepted)" "$((before + 1))"
+before=$(eg_accepted)
+
 # ---- request smuggling in plain HTTP: the rules judged the URI ----
 API="api.example.test:$PORT"
 eg_policy "{\"mode\": \"egress\", \"allow\": [\"$API\", \"127.0.0.1:$PORT\"], \"deny\": [\"evil.example.test:*\"]}"
