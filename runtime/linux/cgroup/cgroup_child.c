@@ -139,6 +139,9 @@ bool cgroup_child_busy(const struct brig_cgroup *cg, const char *name)
         if (snprintf(path, sizeof(path), "%s/%s/cgroup.procs", cg->dirs[i].path, name) >= (int)sizeof(path))
             continue;
         autoclose int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        /* A child is made in every hierarchy, the first one first: none
+         * there, none at all (the usual case: one failed open). */
+        if (fd < 0 && i == 0 && errno == ENOENT) return false;
         char c;
         if (fd >= 0 && read(fd, &c, 1) == 1) return true;
     }
