@@ -5,6 +5,14 @@
 # No traffic leaves the machine: every name resolves through the file.
 # shellcheck shell=bash
 
+# eg_await_port FILE WHAT ERRFILE: a test server started in the background
+# wrote its port to FILE (5 s at most), else bail with its stderr.
+eg_await_port() {
+    local _
+    for _ in $(seq 100); do [ -s "$1" ] && break; sleep 0.05; done
+    [ -s "$1" ] || bail "the test's $2 did not start: $(cat "$3")"
+}
+
 eg_setup() {
     local here; here=$(dirname "${BASH_SOURCE[0]}")
     command -v cc >/dev/null || skip_all "no C compiler (bash scripts/setup.sh installs gcc)"
@@ -24,9 +32,7 @@ eg_setup() {
     : > "$SRV_LOG"
     /usr/bin/python3 "$here/egress-server.py" "$T/port" "$SRV_LOG" 2>"$T/server.err" &
     SRV_PID=$!
-    local i
-    for i in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
-    [ -s "$T/port" ] || bail "the test's HTTP server did not start: $(cat "$T/server.err")"
+    eg_await_port "$T/port" "HTTP server" "$T/server.err"
     PORT=$(cat "$T/port")
     AUDIT=$T/audit.jsonl
     export BRIG_EGRESS_HOSTS=$T/hosts
@@ -65,9 +71,7 @@ while True:
     with open(sys.argv[2], "a") as log: log.write("accepted\n")' "$T/hport" "$T/hold.log" 2>"$T/hold.err" &
     HOLD_PID=$!
     trap 'kill $SRV_PID $HOLD_PID ${VPID:-} 2>/dev/null; it_finish' EXIT
-    local _
-    for _ in $(seq 100); do [ -s "$T/hport" ] && break; sleep 0.05; done
-    [ -s "$T/hport" ] || bail "the test's holding server did not start: $(cat "$T/hold.err")"
+    eg_await_port "$T/hport" "holding server" "$T/hold.err"
     HPORT=$(cat "$T/hport")
 }
 
@@ -142,8 +146,7 @@ eg_vhost_setup() {
     /usr/bin/python3 "$1" "$T/vport" "$VLOG" 2>"$T/vhost.err" &
     VPID=$!
     trap 'kill $SRV_PID $VPID ${HOLD_PID:-} 2>/dev/null; it_finish' EXIT
-    for _ in $(seq 100); do [ -s "$T/vport" ] && break; sleep 0.05; done
-    [ -s "$T/vport" ] || bail "the test's keep-alive server did not start: $(cat "$T/vhost.err")"
+    eg_await_port "$T/vport" "keep-alive server" "$T/vhost.err"
     VP=$(cat "$T/vport")
     # shellcheck disable=SC2034  # the sourcing test uses EVIL
     API="api.example.test:$VP" EVIL="evil.example.test:$VP"
@@ -182,9 +185,7 @@ eg_tls_setup() {
     /usr/bin/python3 "$here/egress-tls-server.py" "$T/tport" "$TLOG" "$T/srv.pem" "$T/srv.key" 2>"$T/tls.err" &
     TPID=$!
     trap 'kill $SRV_PID $TPID ${HOLD_PID:-} ${VPID:-} 2>/dev/null; it_finish' EXIT
-    local _
-    for _ in $(seq 100); do [ -s "$T/tport" ] && break; sleep 0.05; done
-    [ -s "$T/tport" ] || bail "the test's HTTPS server did not start: $(cat "$T/tls.err")"
+    eg_await_port "$T/tport" "HTTPS server" "$T/tls.err"
     TPORT=$(cat "$T/tport")
     echo "127.0.0.1 wrong.example.test" >> "$BRIG_EGRESS_HOSTS"
 }
