@@ -181,5 +181,7 @@ check_eq "the helper runs as a uid of its own (not root, not the proxy's)" \
 check_eq "the helper: no_new_privs, seccomp, not dumpable (its /proc files are root's)" \
     "$(grep -E '^(Seccomp|NoNewPrivs):' /proc/"$helper"/status | awk '{print $2}' | tr '\n' ' ')$(stat -c %u /proc/"$helper"/environ)" "1 2 0"
 "$BRIG" sandbox rm --state-root "$SB_STATE" "$NAME" > /dev/null 2>&1
-check "sandbox rm: the proxy and its helper are gone" eg_proxy_gone
+check "sandbox rm: the proxy is gone" eg_proxy_gone
+helper_gone() { local _; for _ in $(seq 50); do [ ! -e "/proc/$helper" ] && return 0; sleep 0.1; done; return 1; }
+check "and its TLS helper" helper_gone
 no_key "the audit log, at the end" "$AUDIT"
