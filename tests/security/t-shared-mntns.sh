@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A container without a mount namespace of its own (issue 13: no "mount" in
+# A container without a mount namespace of its own (no "mount" in
 # linux.namespaces, which the spec says inherits the runtime's) is in the
 # host's mount table: its root is only a chroot into root.path. The hostile
 # program below, run as root with runc spec's capabilities, tries every way
