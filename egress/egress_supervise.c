@@ -30,6 +30,7 @@
 #include "../policy/policy.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/fdpass.h"
+#include "../runtime/util/fs.h"
 #include "../runtime/util/log.h"
 #include "../runtime/util/strutil.h"
 
@@ -73,7 +74,7 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
      * (for its detach) and the audit log (through its writer). */
     struct egress_ctx x = { .policy = p, .rules = p->network.egress, .id = id,
                             .hosts_path = getenv(EGRESS_HOSTS_ENV), .hosts_fd = -1 };
-    if (x.hosts_path != NULL) x.hosts_fd = open(x.hosts_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (x.hosts_path != NULL) x.hosts_fd = brig_open_input(AT_FDCWD, x.hosts_path, 0, NULL, NULL);
     int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
     pid_t auditor = -1;
     if (null < 0 || egress_auditor_start(p, &auditor, &x.audit_fd, why, sizeof(why)) < 0) {

@@ -218,7 +218,7 @@ int apply_seccomp(const struct brig_policy *p, struct ptree *cfg, bool current_o
     }
     size_t len = strlen(text);
     if (p->seccomp.profile == POLICY_SECCOMP_FILE) {
-        if (brig_read_file(p->seccomp.path, 4u << 20, &file_text, &len, err) < 0)
+        if (brig_read_regular(p->seccomp.path, 4u << 20, &file_text, &len, err) < 0)
             return brig_wrap(err, "seccomp.path");
         text = file_text;
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "brig-config.h"
+#include "brig-commit.h"
 #include "brig-rootfs.h"
 #include "../runtime/cli/cli.h"
 #include "../runtime/util/error.h"

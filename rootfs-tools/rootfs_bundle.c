@@ -45,7 +45,7 @@ static int bundle_read_image(const char *path, struct bundle_image *im, struct b
 {
     autofree char *text = NULL;
     size_t len;
-    TRY(brig_read_file(path, 4u << 20, &text, &len, err));
+    TRY(brig_read_regular(path, 4u << 20, &text, &len, err));
     autojson brig_json root = NULL;
     TRY(json_parse(text, len, &root, err));
     TRY(json_as_object(root, "", err));

@@ -163,7 +163,21 @@ struct sandbox_owner { int rootfd, fd; char name[64]; };
 int sandbox_owner_claim(const char *state_root, const char *id, struct sandbox_owner *ow,
                         struct brig_error **err);
 void sandbox_owner_release(struct sandbox_owner *ow);
+/* The entries of dead runs, then the ownerless cgroup leaves
+ * (sandbox_gc_leaves). _entries: those only, returning how many went. */
 void sandbox_reap_stale(const char *state_root);
+size_t sandbox_reap_stale_entries(const char *state_root);
+
+/* sandbox_gc.c: `brig sandbox gc`. A state root other than the default is
+ * recorded (SANDBOX_STATE_ROOT/.roots) before a run or create in it makes
+ * anything, so that gc finds its leftovers. */
+int sandbox_root_record(const char *state_root, struct brig_error **err);
+struct sandbox_gc_report { size_t entries_removed, leaves_removed, leaves_left, errors; };
+/* Sweep every known state root (or only STATE_ROOT's entries, if given),
+ * then every ownerless leaf under SANDBOX_CGROUP_PARENT. */
+int sandbox_gc(const char *state_root, struct sandbox_gc_report *rep, struct brig_error **err);
+/* The leaves only (what each run's stale sweep does). */
+void sandbox_gc_leaves(void);
 
 /* sandbox_io.c: the command's stdio, clocks, signals, stats and audit line,
  * shared by run and exec. */
@@ -229,6 +243,11 @@ int sandbox_list(const char *state_root, bool json, struct brig_error **err);
 /* Kills the init and every exec, removes cgroups and state; not the
  * workspace. Without force, refused while execs run. */
 int sandbox_remove(const char *state_root, const char *name, bool force, struct brig_error **err);
+/* gc of one entry of a state root: a long-lived sandbox whose init is dead
+ * (or whose create died) is removed as rm --force does (1); a live one
+ * loses its orphaned execs' cgroups (0); anything else is left (0). -1
+ * when a removal failed (warned). */
+int sandbox_session_gc(const char *state_root, const char *name);
 /* sandbox_sudo.c: under sudo (SUDO_UID, or a real uid not root), the
  * host's sandbox.conf fixes the policy, state root, rootfs and workspaces;
  * the flags that would choose them are refused. owned[4] receives what o

@@ -70,8 +70,9 @@ int sandbox_find_init(char **out, struct brig_error **err)
     char exe[PATH_MAX];
     if (exe_seal_origin_path(exe, sizeof(exe)) == 0) {
         const char *dir = dirname(exe);
-        /* Installed side by side, or brig's build tree (runtime/ and sandbox/). */
-        const char *const rel[] = { "brig-init", "../sandbox/brig-init" };
+        /* Installed side by side, brig's build tree (runtime/ and sandbox/),
+         * or an install tree unpacked under another root (sbin/ and libexec/). */
+        const char *const rel[] = { "brig-init", "../sandbox/brig-init", BRIG_LIBEXEC_FROM_SBIN "/brig-init" };
         for (size_t i = 0; i < BRIG_ARRAY_SIZE(rel); i++) {
             char path[PATH_MAX];
             snprintf(path, sizeof(path), "%s/%s", dir, rel[i]);

@@ -111,6 +111,8 @@ static int run_body(const struct sandbox_opts *o, struct sandbox_result *r)
     if (sandbox_seal_decide(p, config, &unsealed, &err) < 0) return sandbox_fail(r, err);
 
     const char *state_root = o->state_root ? o->state_root : SANDBOX_STATE_ROOT;
+    /* Recorded before anything is made in it: gc finds what it leaves. */
+    if (sandbox_root_record(state_root, &err) < 0) return sandbox_fail(r, err);
     sandbox_reap_stale(state_root);
     if (sandbox_cgroup_parent(&err) < 0) return sandbox_fail(r, err);
     /* Held from before the state exists to after the delete: a run whose

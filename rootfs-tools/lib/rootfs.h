@@ -99,12 +99,20 @@ struct rootfs_entry {
     int64_t mtime_s; long mtime_ns;
     char *target;                   /* links */
     char hash[65];                  /* files, when hashed: hex sha256; else "-" */
+    /* Extended attributes (file capabilities, ACLs, security labels):
+     * hex sha256 of the sorted names and values, "-" for none, "" not
+     * read (a scan without hashing). A manifest of format 1 recorded none. */
+    char xattrs[65];
+    char *xattr_names;              /* scans only: "security.capability,..." */
     int64_t ctime_s; long ctime_ns; /* scans only: never written */
 };
 struct rootfs_manifest { struct rootfs_entry *e; size_t n, cap; };
 void rootfs_manifest_free(struct rootfs_manifest *m);
-/* Every entry under rootfd (sorted by path), hashed when hash is true.
- * Never follows a symlink; a tree deeper than 256 levels is refused. */
+/* Every entry under rootfd (sorted by path), hashed and its extended
+ * attributes read when hash is true. Never follows a symlink; a tree
+ * deeper than 256 levels is refused. The text is format 1 (no xattrs
+ * column: what older brig-rootfs reads) when no entry has an xattr,
+ * format 2 otherwise; the parser reads both. */
 int rootfs_manifest_scan(int rootfd, bool hash, struct rootfs_manifest *out, struct brig_error **err);
 char *rootfs_manifest_text(const struct rootfs_manifest *m, size_t *len);
 int rootfs_manifest_parse(const char *text, size_t len, struct rootfs_manifest *out, struct brig_error **err);

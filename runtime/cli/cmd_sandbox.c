@@ -254,12 +254,44 @@ static int sandbox_cmd_rm(int argc, char **argv, int *status, struct brig_error 
     return 0;
 }
 
+static int sandbox_cmd_gc(int argc, char **argv, int *status, struct brig_error **err)
+{
+    const char *state_root = NULL;
+    bool help = false;
+    const struct cli_flag flags[] = {
+        { "state-root", 0, CLI_STRING, &state_root, "DIR",
+          "sweep the entries of this state directory only (default: " SANDBOX_STATE_ROOT " and every one "
+          "recorded)" },
+        { "help", 'h', CLI_BOOL, &help, NULL, "show help" },
+    };
+    autofree char **pos = brig_calloc((size_t)argc + 1, sizeof(char *));
+    int n_pos = 0;
+    TRY(cli_parse(flags, BRIG_ARRAY_SIZE(flags), argc, argv, false, NULL, pos, &n_pos, err));
+    if (help) {
+        cli_usage("sandbox gc", "[options]",
+                  "Remove what dead brigs left of their sandboxes: state entries whose owner is gone (a killed "
+                  "run, a long-lived sandbox whose init died) and cgroups under " SANDBOX_CGROUP_PARENT
+                  " that no state root owns and no process is in. Never a live sandbox.",
+                  flags, BRIG_ARRAY_SIZE(flags));
+        return 0;
+    }
+    if (n_pos != 0) return brig_failx(err, "brig sandbox gc takes no arguments");
+    struct sandbox_gc_report rep = { 0 };
+    TRY(sandbox_gc(state_root, &rep, err));
+    printf("removed %zu state entries and %zu cgroups; %zu cgroups left (not provably ownerless)%s\n",
+           rep.entries_removed, rep.leaves_removed, rep.leaves_left,
+           rep.errors ? "; some removals failed (see above)" : "");
+    fflush(stdout);
+    *status = rep.errors ? 1 : 0;
+    return 0;
+}
+
 static const struct {
     const char *name;
     int (*fn)(int argc, char **argv, int *status, struct brig_error **err);
 } sandbox_cmds[] = {
     { "run", sandbox_cmd_run }, { "create", sandbox_cmd_create }, { "exec", sandbox_cmd_exec },
-    { "ls", sandbox_cmd_ls }, { "rm", sandbox_cmd_rm },
+    { "ls", sandbox_cmd_ls }, { "rm", sandbox_cmd_rm }, { "gc", sandbox_cmd_gc },
 };
 
 int cmd_sandbox(const struct brig_globals *g, int argc, char **argv, int *status, struct brig_error **err)
@@ -286,12 +318,13 @@ int cmd_sandbox(const struct brig_globals *g, int argc, char **argv, int *status
                "       brig sandbox create [options] NAME\n"
                "       brig sandbox exec [options] NAME -- CMD [ARGS...]\n"
                "       brig sandbox ls [--json]\n"
-               "       brig sandbox rm [--force] NAME\n\n"
+               "       brig sandbox rm [--force] NAME\n"
+               "       brig sandbox gc [--state-root DIR]\n\n"
                "Run commands in sandboxes built from a policy: one fresh sandbox per command (run), "
                "or many commands in a long-lived one (create, exec, ls, rm). See docs/sandbox.md and "
                "brig sandbox SUBCOMMAND --help.\n");
         return 0;
     }
     *status = 125;
-    return brig_failx(err, "brig sandbox %s: unknown subcommand (run, create, exec, ls, rm)", argc ? argv[0] : "");
+    return brig_failx(err, "brig sandbox %s: unknown subcommand (run, create, exec, ls, rm, gc)", argc ? argv[0] : "");
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "brig-config.h"
+#include "brig-commit.h"
 #include "cli.h"
 #include "../linux/exe_seal.h"
 #include "../util/cleanup.h"

@@ -138,14 +138,17 @@ int proc_home_default(int rootfd, const struct brig_process *p, char **home_env,
     *home_env = NULL;
     for (size_t i = 0; i < p->n_env; i++)
         if (brig_str_has_prefix(p->env[i], "HOME=")) return 0;
-    /* Read inside the root as a regular file only (never a device or a
-     * fifo), bounded; a passwd that cannot be read, or lacks the uid,
-     * gives "/" as runc and crun do. Its content is never echoed. */
+    /* Looked up inside the root (a symlink, as /etc/passwd ->
+     * ../usr/share/passwd, is followed there as every runtime follows it,
+     * and can never lead out: RESOLVE_IN_ROOT), judged by the O_PATH fd and
+     * read only if a regular file (never a device or a fifo), bounded; a
+     * passwd that cannot be read, or lacks the uid, gives "/" as runc and
+     * crun do. Its content is never echoed. */
     char home[PATH_MAX] = "/";
     autoerr struct brig_error *e = NULL;
     autofree char *text = NULL;
-    autoclose int etc = brig_open_in_root(rootfd, "/etc", O_PATH | O_DIRECTORY | O_CLOEXEC, 0, &e);
-    if (etc < 0 || brig_read_regular_at(etc, "passwd", PROC_PASSWD_MAX, &text, NULL, &e) < 0 ||
+    autoclose int pw = brig_open_in_root(rootfd, "/etc/passwd", O_PATH | O_CLOEXEC, 0, &e);
+    if (pw < 0 || brig_read_regular_fd(pw, "/etc/passwd", PROC_PASSWD_MAX, &text, NULL, &e) < 0 ||
         !proc_passwd_home(text, p->user.uid, home, sizeof(home))) {
         brig_debug("HOME: uid %u not found in /etc/passwd (%s): HOME=/", p->user.uid,
                    e != NULL ? e->msg : "not listed");

@@ -5,7 +5,9 @@
 # message and exit status 1 (or, where docs/rootfs.md says so, made safe:
 # the write lands inside DEST), leave no DEST and no scratch directory
 # behind, and change nothing outside DEST. The cases about entries run
-# again as plain root filesystem tars (plain, gzip, xz, zstd).
+# again as plain root filesystem tars (plain, gzip, xz, zstd). Last, the
+# same tricks in a container's rootfs against its mount destinations
+# (dangling symlinks whose targets brig makes, inside the root only).
 # shellcheck source=tests/security/lib.sh
 . "$(dirname "$0")/lib.sh"
 it_init
@@ -175,5 +177,50 @@ printf '{"not": "an image"}\n' > "$IMG/json.tar"
 refused json.tar 'neither an image (index.json: an OCI image layout; manifest.json: docker save) nor a root filesystem tar: JSON text'
 refused blobs.tar 'a tar of image blobs without index.json or manifest.json (first entries: blobs)'
 refused empty.tar 'an empty file'
+
+# ---- a container's mount destinations through the image's symlinks -------------------
+# runc and crun make the target of a dangling symlink destination, and brig
+# now does too: always inside the root. The image aims its links at the
+# decoy (absolute, and by ../), loops them, and chains them past the
+# kernel's 40; every mount must land inside the root or be refused, and
+# nothing may appear in the decoy or anywhere else outside the root.
+{
+    mkb mdest -- /bin/sh -c 'cat /etc/rel /etc/abs /etc/chain; ls -d /reldir /absdir' || bail "cannot build a bundle"
+    R=$T/mdest/rootfs
+    echo mounted-in >"$T/bind-src"
+    mkdir -p "$T/bind-dir"
+    ln -s "../../../../../../../../..$D/made-rel" "$R/etc/rel"
+    ln -s "$D/made-abs" "$R/etc/abs"
+    ln -s "../../../../../../..$D/dir-rel/sub" "$R/reldir"
+    ln -s "$D/dir-abs/sub" "$R/absdir"
+    ln -s chain2 "$R/etc/chain"; ln -s "$D/chain3" "$R/etc/chain2"
+    ln -s loop-b "$R/etc/loop-a"; ln -s loop-a "$R/etc/loop-b"
+    for i in $(seq 1 45); do ln -s "long$((i + 1))" "$R/long$i"; done
+    bind_at() { jq -n --arg d "$1" --arg s "$2" '{destination: $d, type: "bind", source: $s, options: ["bind"]}'; }
+    cfg mdest '.mounts += [$a, $b, $c, $d, $e]' \
+        --argjson a "$(bind_at /etc/rel "$T/bind-src")" --argjson b "$(bind_at /etc/abs "$T/bind-src")" \
+        --argjson c "$(bind_at /reldir "$T/bind-dir")" --argjson d "$(bind_at /absdir "$T/bind-dir")" \
+        --argjson e "$(bind_at /etc/chain "$T/bind-src")"
+    touch "$T/stamp"; sleep 0.01
+    run_ct mdest
+    check_eq "dangling destinations aimed at the host (../, absolute, a chain): run succeeds" "$RC" 0
+    check_eq "... each bind is seen at its destination" "$(grep -c mounted-in "$T/mdest.out")" 3
+    check "... the targets were made inside the root" \
+        test -f "$R$D/made-rel" -a -f "$R$D/made-abs" -a -f "$R$D/chain3" -a -d "$R$D/dir-rel/sub" -a -d "$R$D/dir-abs/sub"
+    check_eq "... nothing appeared in the decoy" "$(decoy_state)" "$DECOY0"
+    check_eq "... nothing was made outside the root" \
+        "$(find "$T" -path "$R" -prune -o -path "$T/state" -prune -o -newer "$T/stamp" ! -name 'mdest.*' ! -name '.out.*' -print | grep -v "^$T\$\|^$T/mdest\$")" ""
+    assert_clean mdest
+    for dest in /etc/loop-a /long1; do
+        cfg mdest '.mounts = [.mounts[] | select(.source != $s)] + [$m]' --arg s "$T/bind-src" \
+            --argjson m "$(bind_at "$dest" "$T/bind-src")"
+        cfg mdest '.mounts = [.mounts[] | select(.source != $s)]' --arg s "$T/bind-dir"
+        run_ct mdest
+        check_refused_rc "a destination through a symlink loop or a chain of 45 ($dest): refused" \
+            "Too many levels of symbolic links" 1 "$RC" "$T/mdest.err"
+        assert_clean mdest
+    done
+    check_eq "the decoy is untouched after all of them" "$(decoy_state)" "$DECOY0"
+}
 
 diag "every hostile case ran in $SECONDS s"

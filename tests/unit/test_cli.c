@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "brig-config.h"
+#include "brig-commit.h"
 #include "cli/cli.h"
 #include "config/json.h"
 #include "config/spec.h"

@@ -106,6 +106,11 @@ int cgroup_child_open(const struct brig_cgroup *cg, const char *name, struct bri
  * processes holds it from before the first joins: an unlocked child with
  * processes is an orphan, its brig gone (the lock goes with the process). */
 int cgroup_child_lock(const struct brig_cgroup *child, bool wait);
+/* The same flock on any cgroup's first directory, HOW as flock(2) takes it
+ * (LOCK_SH or LOCK_EX, | LOCK_NB): a sandbox's execs hold their parent's
+ * shared while they make and lock their child, the reaper of empty
+ * children exclusive. */
+int cgroup_lock(const struct brig_cgroup *cg, int how);
 /* Names of cg's children beginning with prefix (NULL-terminated, malloc'd),
  * in any hierarchy; _lockable: only those in the first, where the lock of
  * cgroup_child_lock is (a child missing there can be neither locked nor
