@@ -22,8 +22,10 @@ BUILD=${BRIG_BUILD_DIR:-build}
 # python3 runs policy/embed.py at build time; python3-jsonschema checks the
 # policy schema (policy-schema test); crun, runc and strace are what
 # tests/bench compares brig with (bench.sh --ci leaves out what is missing, so
-# a machine without them would silently test less); sudo is the sandbox's
-# unprivileged-worker test's (t-sandbox-sudo); binutils' readelf, man-db's man
+# a machine without them would silently test less); libssl-dev is the egress
+# proxy's TLS helper's (brig-egress-tls), openssl makes the credential tests'
+# CA; sudo is the sandbox's unprivileged-worker test's (t-sandbox-sudo);
+# binutils' readelf, man-db's man
 # (the install test), python3-venv and Debian's setuptools and wheel wheels
 # (the Python client, installed offline into a venv), mypy (its types), lintian, debhelper,
 # dpkg-dev, fakeroot and build-essential (the .deb, tests/clients/t-deb.sh).
@@ -32,9 +34,9 @@ BUILD=${BRIG_BUILD_DIR:-build}
 # own extras on first use (tests/vm/setup-vm.sh, tests/engines/setup-engines.sh).
 # docs/testing.md has the whole list.
 BUILD_PKGS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev
-            libyajl-dev nettle-dev libyaml-dev libarchive-dev libcriterion-dev git python3)
+            libyajl-dev nettle-dev libyaml-dev libarchive-dev libcriterion-dev libssl-dev git python3)
 TEST_PKGS=(busybox-static jq clang iproute2 util-linux procps coreutils findutils
-           python3-jsonschema crun runc strace umoci skopeo zstd sudo binutils man-db
+           python3-jsonschema crun runc strace umoci skopeo zstd openssl sudo binutils man-db
            python3-venv python3-setuptools-whl python3-wheel-whl mypy
            lintian debhelper dpkg-dev fakeroot build-essential)
 NODE_PKGS=(nodejs npm)
@@ -61,7 +63,7 @@ setup_deps() {
     # A node and npm of another origin (NodeSource's nodejs bundles npm) are
     # kept: Debian's npm package would conflict with them.
     command -v node >/dev/null && command -v npm >/dev/null || node=("${NODE_PKGS[@]}")
-    mapfile -t missing < <(pkg_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${RUNNER_PKGS[@]}" "${node[@]}")
+    mapfile -t missing < <(pkg_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${node[@]}" "${RUNNER_PKGS[@]}")
     if [ ${#missing[@]} -eq 0 ]; then
         log "Debian packages: all present"
         return 0

@@ -20,6 +20,7 @@ find "$D" \( -type f -o -type l \) | sed "s|^$D||" | sort > "$T/installed.txt"
 diag "$(wc -l < "$T/installed.txt") files installed"
 
 want=(sbin/brig bin/brig-rootfs bin/brig-mkbundle bin/brig-mcp libexec/brig/brig-init libexec/brig/brig-probe
+      libexec/brig/brig-egress-tls share/brig/policy/pi-egress.json
       share/brig/seccomp-default.json share/brig/result.schema.json share/brig/policy/agent.json
       share/brig/policy/pi.json share/brig/policy/pygent.json share/brig/policy/policy.schema.json
       share/man/man8/brig.8 share/man/man8/brig-sandbox.8 share/man/man1/brig-rootfs.1

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../../policy/policy.h"
+#include "../../policy/policy_internal.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/strutil.h"
@@ -203,9 +204,9 @@ Test(policy_parse, lists_merge_each_name_once_in_order)
 
 Test(policy_profiles, each_builtin_parses_and_shows)
 {
-    cr_assert_geq(policy_builtin_count(), 3);
-    static const char *const names[] = { "agent", "pygent", "pi" };
-    for (size_t i = 0; i < 3; i++) {
+    cr_assert_geq(policy_builtin_count(), 4);
+    static const char *const names[] = { "agent", "pygent", "pi", "pi-egress" };
+    for (size_t i = 0; i < 4; i++) {
         const char *text = policy_builtin_text(names[i]);
         cr_assert_not_null(text, "%s", names[i]);
         autopolicy struct brig_policy *p = NULL;
@@ -223,6 +224,12 @@ Test(policy_profiles, each_builtin_parses_and_shows)
     cr_expect_eq(pi->limits.pids, 512);
     cr_expect_eq(pi->limits.cpu_milli, 4000);
     cr_expect_not_null(pi->init);
+    autopolicy struct brig_policy *pe = NULL;
+    cr_assert_eq(policy_load("pi-egress", &pe, &err), 0);
+    cr_expect_eq(pe->limits.memory, pi->limits.memory, "pi's limits");
+    cr_expect_eq(pe->network.mode, POLICY_NET_EGRESS);
+    cr_expect_str_eq(pe->env_set[0], "ANTHROPIC_BASE_URL=http://api.anthropic.com");
+    cr_expect(policy_env_name_denied(pe, "ANTHROPIC_API_KEY"), "the key stays refused in the sandbox's env");
     cr_expect_eq(policy_load("agnet", &nope, &err), -1);
     cr_expect_not_null(policy_seccomp_default_text());
 }
