@@ -179,8 +179,9 @@ run_demo() {
 }
 
 # The README's main job: one agent command in a fresh sandbox, on the
-# default runner rootfs (built from the host's own sh and coreutils by
-# brig-rootfs from-host on first use, in /var/lib/brig/rootfs/default:
+# default runner rootfs (built from the host's own sh, coreutils and the
+# rest of its default list by brig-rootfs from-host on first use, in
+# /var/lib/brig/rootfs/default-2:
 # nothing is downloaded), the workspace ./demo owned by the sandbox user.
 run_sandbox_demo() {
     local brig=$1
