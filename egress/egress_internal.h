@@ -116,6 +116,10 @@ int egress_sandbox_enter_tls(const int *keep, size_t n_keep, pid_t parent, char 
 /* egress_auditor.c: the privileged writer of the proxy's audit lines.
  * *pid -1 and *fd -1 when the policy has no audit.path. */
 int egress_auditor_start(const struct brig_policy *p, pid_t *pid, int *fd, char *why, size_t len);
+/* A child with a SOCK_SEQPACKET pair to it (the audit writer, the TLS
+ * helper): sv[0] the caller's end, sv[1] the child's (the other closed
+ * on each side). The child's pid (0 in the child), or -1 with why. */
+pid_t egress_fork_peer(const char *what, int sv[2], char *why, size_t len);
 void egress_auditor_send(int fd, const char *line);
 /* Close the proxy's end, wait for the lines sent to be written. */
 void egress_auditor_finish(pid_t pid, int fd);
