@@ -31,17 +31,20 @@
 #include "../runtime/linux/exe_seal.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/fdpass.h"
+#include "../runtime/util/fs.h"
 #include "../runtime/util/strutil.h"
 
 #define TLS_STATUS_TIMEOUT_MS 30000     /* the helper's set-up, then a handshake (10 s) */
 
-/* Beside brig (installed), in brig's build tree, or in libexec. */
+/* Beside brig, in brig's build tree, in the libexec of the install tree brig is in
+ * (unpacked under another root), or in the compiled-in libexec. */
 static int tls_helper_path(char *out, size_t len)
 {
     char exe[PATH_MAX];
     if (exe_seal_origin_path(exe, sizeof(exe)) == 0) {
         const char *dir = dirname(exe);
-        const char *const rel[] = { TLS_HELPER_NAME, "../egress/tls/" TLS_HELPER_NAME };
+        const char *const rel[] = { TLS_HELPER_NAME, "../egress/tls/" TLS_HELPER_NAME,
+                                    BRIG_LIBEXEC_FROM_SBIN "/" TLS_HELPER_NAME };
         for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
             snprintf(out, len, "%s/%s", dir, rel[i]);
             if (access(out, X_OK) == 0) return 0;
@@ -66,17 +69,15 @@ static ssize_t tls_secret(const struct egress_cred *c, size_t i, char *buf, size
                                       c->value, TLS_SECRET_MAX), -1;
         memcpy(buf, v, n);
     } else {
-        const char *path = c->value + 5;
-        autoclose int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         struct stat st;
-        if (fd < 0 || fstat(fd, &st) < 0)
-            return snprintf(why, len, "network.credentials[%zu].value: %s: %s", i, c->value, strerror(errno)), -1;
+        autoerr struct brig_error *err = NULL;
+        autoclose int fd = brig_open_input(AT_FDCWD, c->value + 5, BRIG_INPUT_NOFOLLOW, &st, &err);
+        if (fd < 0) return snprintf(why, len, "network.credentials[%zu].value: %s", i, err->msg), -1;
         /* Judged by what was opened: only root may have written or read it. */
-        if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077) != 0)
-            return snprintf(why, len, "network.credentials[%zu].value: %s: expected a regular file owned by root "
-                            "that only root reads (chown root; chmod 0600): it is %s, uid %u, mode %04o", i,
-                            c->value, S_ISREG(st.st_mode) ? "a file" : "not a regular file", (unsigned)st.st_uid,
-                            (unsigned)(st.st_mode & 07777)), -1;
+        if (st.st_uid != 0 || (st.st_mode & 077) != 0)
+            return snprintf(why, len, "network.credentials[%zu].value: %s: expected a file owned by root that only "
+                            "root reads (chown root; chmod 0600): it is uid %u, mode %04o", i, c->value,
+                            (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777)), -1;
         for (;;) {
             ssize_t r = read(fd, buf + n, cap - n);
             if (r < 0 && errno == EINTR) continue;
@@ -103,7 +104,8 @@ static ssize_t tls_secret(const struct egress_cred *c, size_t i, char *buf, size
  * file. The secrets are wiped from this process as they are sent. */
 static int tls_configure(const struct egress_rules *r, int sock, char *why, size_t len)
 {
-    char *msg = brig_calloc(1, TLS_MSG_MAX + TLS_SECRET_MAX);
+    /* On this (the proxy's main) thread's stack, wiped after each send. */
+    char msg[TLS_MSG_MAX + TLS_SECRET_MAX];
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < r->n_creds; i++) {
         const struct egress_cred *c = &r->creds[i];
@@ -121,15 +123,12 @@ static int tls_configure(const struct egress_rules *r, int sock, char *why, size
         if (n < 0) rc = -1;
         else if (send(sock, msg, off + (size_t)n, MSG_NOSIGNAL) < 0)
             rc = (snprintf(why, len, "TLS helper: send: %s", strerror(errno)), -1);
-        explicit_bzero(msg, TLS_MSG_MAX + TLS_SECRET_MAX);
+        explicit_bzero(msg, sizeof(msg));
     }
-    free(msg);
     if (rc == 0 && r->tls_ca != NULL) {
-        autoclose int fd = open(r->tls_ca, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        struct stat st;
-        if (fd < 0 || fstat(fd, &st) < 0) return snprintf(why, len, "network.tlsCA %s: %s", r->tls_ca, strerror(errno)), -1;
-        if (!S_ISREG(st.st_mode)) return snprintf(why, len, "network.tlsCA %s: not a regular file", r->tls_ca), -1;
         autoerr struct brig_error *err = NULL;
+        autoclose int fd = brig_open_input(AT_FDCWD, r->tls_ca, 0, NULL, &err);
+        if (fd < 0) return snprintf(why, len, "network.tlsCA: %s", err->msg), -1;
         if (brig_send_with_fd(sock, "A", 1, fd, &err) < 0) return snprintf(why, len, "TLS helper: %s", err->msg), -1;
     }
     if (rc == 0 && send(sock, "E", 1, MSG_NOSIGNAL) < 0)
@@ -153,15 +152,9 @@ int egress_tls_start(const struct egress_rules *r, pid_t *pid, int *fd, char *wh
         return snprintf(why, len, "network.credentials: %s not found (installed with brig, in %s)", TLS_HELPER_NAME,
                         BRIG_LIBEXECDIR), -1;
     int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-        return snprintf(why, len, "TLS helper: socketpair: %s", strerror(errno)), -1;
     pid_t self = getpid();
-    pid_t child = fork();
-    if (child < 0) {
-        close(sv[0]);
-        close(sv[1]);
-        return snprintf(why, len, "TLS helper: fork: %s", strerror(errno)), -1;
-    }
+    pid_t child = egress_fork_peer("TLS helper", sv, why, len);
+    if (child < 0) return -1;
     if (child == 0) {
         /* Dies with the proxy; nothing of it but the control socket, and
          * no environment at all. */
@@ -176,7 +169,6 @@ int egress_tls_start(const struct egress_rules *r, pid_t *pid, int *fd, char *wh
         execve(path, argv, envp);
         _exit(127);
     }
-    close(sv[1]);
     if (tls_configure(r, sv[0], why, len) < 0) {
         close(sv[0]);
         kill(child, SIGKILL);
