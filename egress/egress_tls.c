@@ -39,13 +39,15 @@
 
 #define TLS_STATUS_TIMEOUT_MS 30000     /* the helper's set-up, then a handshake (10 s) */
 
-/* Beside brig (installed), in brig's build tree, or in libexec. */
+/* Beside brig, in brig's build tree, in the libexec of the install tree brig is in
+ * (unpacked under another root), or in the compiled-in libexec. */
 static int tls_helper_path(char *out, size_t len)
 {
     char exe[PATH_MAX];
     if (exe_seal_origin_path(exe, sizeof(exe)) == 0) {
         const char *dir = dirname(exe);
-        const char *const rel[] = { TLS_HELPER_NAME, "../egress/tls/" TLS_HELPER_NAME };
+        const char *const rel[] = { TLS_HELPER_NAME, "../egress/tls/" TLS_HELPER_NAME,
+                                    BRIG_LIBEXEC_FROM_SBIN "/" TLS_HELPER_NAME };
         for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
             snprintf(out, len, "%s/%s", dir, rel[i]);
             if (access(out, X_OK) == 0) return 0;
