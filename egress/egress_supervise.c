@@ -30,6 +30,7 @@
 #include "../policy/policy.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/fdpass.h"
+#include "../runtime/util/fs.h"
 #include "../runtime/util/log.h"
 #include "../runtime/util/strutil.h"
 
@@ -73,10 +74,13 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
      * (for its detach) and the audit log (through its writer). */
     struct egress_ctx x = { .policy = p, .rules = p->network.egress, .id = id,
                             .hosts_path = getenv(EGRESS_HOSTS_ENV), .hosts_fd = -1 };
-    if (x.hosts_path != NULL) x.hosts_fd = open(x.hosts_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (x.hosts_path != NULL) x.hosts_fd = brig_open_input(AT_FDCWD, x.hosts_path, 0, NULL, NULL);
     int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    pid_t auditor = -1;
-    if (null < 0 || egress_auditor_start(p, &auditor, &x.audit_fd, why, sizeof(why)) < 0) {
+    /* The credentials' secrets go to the TLS helper and are wiped here
+     * before the audit writer is forked with a copy of this memory. */
+    pid_t auditor = -1, tls = -1;
+    if (null < 0 || egress_tls_start(x.rules, &tls, &x.tls_fd, why, sizeof(why)) < 0 ||
+        egress_auditor_start(p, &auditor, &x.audit_fd, why, sizeof(why)) < 0) {
         sup_reply(ctl, null < 0 ? "open /dev/null" : why);
         _exit(1);
     }
@@ -87,7 +91,7 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
         sup_reply(ctl, "cannot set the proxy's name lookup (hosts: files dns)");
         _exit(1);
     }
-    int keep[] = { ctl, fds[0], fds[1], pidfd, x.hosts_fd, null, x.audit_fd };
+    int keep[] = { ctl, fds[0], fds[1], pidfd, x.hosts_fd, null, x.audit_fd, x.tls_fd };
     if (egress_sandbox_enter(keep, sizeof(keep) / sizeof(keep[0]), parent, why, sizeof(why)) < 0) {
         char fail[sizeof(why) + 40];
         snprintf(fail, sizeof(fail), "cannot confine the proxy: %s", why);
@@ -102,6 +106,7 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
     if (n != 6 || memcmp(msg, "detach", 6) != 0 || poll(&dead, 1, 0) > 0) {
         /* Stopped, or detached after the container ended (run, after its
          * delete): the supervisor reaps us now rather than leave us to init. */
+        egress_tls_finish(tls, x.tls_fd);
         egress_auditor_finish(auditor, x.audit_fd);
         sup_reply(ctl, "gone");
         _exit(0);
@@ -113,6 +118,7 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
     sup_reply(ctl, "ok");
     close(ctl);
     egress_proxy_serve(&x, fds, protos, 2, pidfd);
+    egress_tls_finish(tls, x.tls_fd);
     egress_auditor_finish(auditor, x.audit_fd);
     _exit(0);
 }

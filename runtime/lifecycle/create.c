@@ -195,10 +195,13 @@ static int launch_resources(struct launch *L, const struct brig_globals *g, cons
     if (!g->no_cgroup)
         TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, launch_record_cgroup, L, &L->cg, err));
     if (!run_mode) {
-        if (mkfifoat(L->dirfd, "exec.fifo", 0600) < 0) return brig_fail(err, errno, "mkfifo exec.fifo");
+        if (mkfifoat(L->dirfd, "exec.fifo", 0600) < 0) {
+            brig_fail(err, errno, "mkfifo exec.fifo");
+            return state_root_hint(err);
+        }
         L->fifo_fd = openat(L->dirfd, "exec.fifo", O_RDWR | O_CLOEXEC);
         if (L->fifo_fd < 0) return brig_fail(err, errno, "open exec.fifo");
-        TRY(sync_listen_at(L->dirfd, SYNC_START_SOCK, &L->start_sock, err));
+        if (sync_listen_at(L->dirfd, SYNC_START_SOCK, &L->start_sock, err) < 0) return state_root_hint(err);
     }
     /* The planned cgroup is already on disk; it differs from what was made
      * only when someone else made one of its directories meanwhile (then

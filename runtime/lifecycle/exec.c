@@ -470,7 +470,7 @@ static int exec_vm_result(enum spawn_vm_end end, const struct sync_msg *m, int r
         return 0;
     case SPAWN_VM_ERROR: {
         int rc = brig_failx(err, "%s", m->len ? m->payload : "unknown error");
-        if (*err != NULL) (*err)->errnum = m->errnum;
+        if (*err != NULL) sync_errnum_apply(*err, m->errnum);
         return rc;
     }
     case SPAWN_VM_TIMEOUT:

@@ -10,7 +10,28 @@
 
 #include "error.h"
 
-/* Read a whole (small) file; fails with EFBIG past max bytes. NUL-terminated. */
+struct stat;
+
+/* Every file a user names to brig or brig-rootfs (a policy, config.json,
+ * a compose file, --process, a seccomp profile, a manifest, an image and
+ * the files of an image layout...)
+ * is opened through this: O_PATH first, so a fifo is never waited on and
+ * a device's driver is never called, judged by fstat of what was opened,
+ * and only a regular file (or with BRIG_INPUT_DIR a directory) reopened
+ * for reading through that fd. BRIG_INPUT_NOFOLLOW: the last component
+ * must not be a symlink. Returns an O_RDONLY fd (st: its stat, may be
+ * NULL); the error names the path and what it is, never its content. */
+#define BRIG_INPUT_NOFOLLOW 1
+#define BRIG_INPUT_DIR 2
+#define BRIG_INPUT_IN_ROOT 4    /* path resolved inside dirfd (brig_open_in_root) */
+int brig_open_input(int dirfd, const char *path, int flags, struct stat *st, struct brig_error **err);
+/* Read what fd (open for reading) holds, at most max bytes, NUL-terminated;
+ * errors name name. */
+int brig_read_fd(int fd, const char *name, size_t max, char **out, size_t *len, struct brig_error **err);
+
+/* Read a whole (small) file; fails with EFBIG past max bytes. NUL-terminated.
+ * For files of the system (/proc, /sys) and brig's own state: a file a
+ * user names is read with brig_read_regular. */
 int brig_read_file(const char *path, size_t max, char **out, size_t *len, struct brig_error **err);
 int brig_read_file_at(int dirfd, const char *name, size_t max, char **out, size_t *len,
                       struct brig_error **err);
