@@ -168,7 +168,7 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     TRY(ns_plan_prepare(L->spec, &L->ns, err));
     L->ns_ready = true;
     if (L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, L->ns.new_user, err));
-    /* What would fail only after `start` is refused now (issue 13). */
+    /* What would fail only after `start` is refused now, as runc does. */
     bool in_userns = L->ns.new_user || L->ns.join_fds[BRIG_NS_USER] >= 0;
     TRY(caps_validate(&L->spec->process.caps, in_userns, err));
     TRY(identity_validate(L->spec, L->ns.new_user, err));
@@ -262,6 +262,11 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     struct stat caller_mntns;
     if (stat("/proc/self/ns/mnt", &caller_mntns) < 0)
         return brig_fail(err, errno, "stat /proc/self/ns/mnt");
+    /* The egress proxy prepares (in its cgroup, a child of the container's)
+     * while the init is made; forked before the clone, it holds nothing of
+     * the container's. */
+    if (egress_start(L->policy, L->st->id, L->cg, &L->egress, err) < 0)
+        return brig_wrap(err, "network (policy %s)", L->policy->name);
     L->pid = launch_clone(L->ns.clone_flags, cgroup_clone_fd(L->cg), &cloned_into);
     if (L->pid == 0) {
         /* The state dir's flock belongs to the open file, which we share:
@@ -328,7 +333,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
         TRY(sync_expect_fd(L->sync_fd, SYNC_CONSOLE, eof, &L->console_fd, err));
     TRY(sync_expect(L->sync_fd, SYNC_CREATED, eof, NULL, err));
     /* Listening in the init's netns before `start` runs anything there. */
-    TRY(egress_launch(L->policy, L->st->id, L->pid, &L->egress, err));
+    if (egress_attach(L->egress, L->pid, err) < 0) return brig_wrap(err, "network (policy %s)", L->policy->name);
     if (L->console_sock >= 0) {
         /* As runc: the listener owns the pty from now on; brig keeps no copy. */
         TRY(console_socket_send(L->console_sock, L->console_fd, err));

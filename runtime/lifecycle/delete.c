@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../config/spec.h"
+#include "../../egress/egress.h"
 #include "../linux/cgroup/cgroup.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -138,6 +139,7 @@ static int delete_unaudited(const struct brig_globals *g, const char *id, bool f
     int rc = 0;
     /* creating: we hold the lock, so the create that owned it is dead. */
     if (status != BRIG_STATUS_STOPPED) rc = init_kill_all(st, cg, err);
+    else egress_wait_gone(cg);      /* the init's own end: its proxy may still be writing */
     if (rc == 0) rc = delete_shared_mnt(st, force, err);
     if (rc == 0 && cg != NULL) rc = cgroup_destroy(cg, err);
     if (cg != NULL) cgroup_free(cg);
@@ -152,6 +154,9 @@ static int delete_unaudited(const struct brig_globals *g, const char *id, bool f
 
 static int delete_launched(struct launch *L, const char *id, struct brig_error **err)
 {
+    /* The init is reaped: the egress proxy ends with the sandbox, its
+     * audit lines written, before the cgroup it runs in goes. */
+    egress_stop(steal_ptr(&L->egress));
     autoerr struct brig_error *le = NULL;
     if (state_relock(L->dirfd, id, &le) < 0) {
         /* removed while it ran (delete --force from elsewhere): done, as

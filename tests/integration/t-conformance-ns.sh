@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# OCI conformance, namespaces and mounts (issue 13): bundles made with
+# OCI conformance, namespaces and mounts: bundles made with
 # `runc spec` and edited the way users edit them, each item compared with
 # what runc 1.1.5 does on this machine.
 # shellcheck source=tests/integration/lib.sh
