@@ -264,9 +264,13 @@ static void gc_leaves_in(char *const *roots, struct sandbox_gc_report *rep)
             procs = fd >= 0 && gc_has_procs(fd, 0);
         }
         if (procs) {
-            brig_warn("sandbox gc: %s/%s holds processes and no known state root owns it: left alone "
-                      "(brig sandbox gc --state-root DIR, if it ran in a root gc does not know)",
-                      SANDBOX_CGROUP_PARENT, name);
+            /* said by `brig sandbox gc`; a run's own sweep (rep NULL) keeps
+             * its caller's stderr for its command: a debug line there */
+            if (rep != NULL || brig_log_debug_enabled())
+                brig_log(rep != NULL ? BRIG_LOG_WARN : BRIG_LOG_DEBUG,
+                     "sandbox gc: %s/%s holds processes and no known state root owns it: left alone "
+                     "(brig sandbox gc --state-root DIR, if it ran in a root gc does not know)",
+                     SANDBOX_CGROUP_PARENT, name);
             if (rep != NULL) rep->leaves_left++;
             continue;
         }
