@@ -59,6 +59,6 @@ void egress_audit(const struct egress_conn *c, const char *decision)
     jw_obj_close(w);
     const char *line = jw_text(w, NULL);
     autoerr struct brig_error *err = NULL;
-    if (line != NULL && c->ctx->audit_fd >= 0) egress_auditor_send(c->ctx->audit_fd, line);
+    if (line != NULL && c->ctx->audit_fd >= 0) egress_auditor_send(c->ctx->audit_fd, decision, line);
     else if (line != NULL && policy_audit_write(p, line, &err) < 0) brig_warn("egress %s: audit: %s", c->ctx->id, err->msg);
 }

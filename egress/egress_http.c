@@ -212,6 +212,19 @@ static int http_headers(struct egress_conn *c, const char *h, const char *end, c
     return 0;
 }
 
+/* The methods whose request content has no generally defined semantics
+ * (RFC 9110 9.3.1 GET, 9.3.2 HEAD, 9.3.5 DELETE, 9.3.7 OPTIONS: "does not
+ * define any use for such content"; 9.3.8 TRACE: "MUST NOT send content"):
+ * a server may ignore the body, and then reads it as a request. POST, PUT,
+ * PATCH and extension methods (WebDAV's) carry a body their server reads. */
+static bool http_body_undefined(const char *m, size_t n)
+{
+    static const char *const none[] = { "GET", "HEAD", "DELETE", "OPTIONS", "TRACE" };
+    for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+        if (n == strlen(none[i]) && memcmp(m, none[i], n) == 0) return true;
+    return false;
+}
+
 /* CONNECT host:port HTTP/1.x */
 static void http_connect(struct egress_conn *c, const char *target, size_t tlen, const char *rest, size_t nrest)
 {
@@ -231,10 +244,12 @@ static void http_connect(struct egress_conn *c, const char *target, size_t tlen,
     /* The name was judged; a TLS client must ask the server for it too. */
     struct egress_addr ip;
     char ignored[EGRESS_NAME_MAX + 2];
+    autofree char *first = NULL;
+    size_t nfirst = nrest;
     if (egress_host_parse(host, ignored, sizeof(ignored), &ip) == EGRESS_HOST_NAME &&
-        egress_sni_check(c, rest, nrest) < 0)
+        egress_sni_check(c, rest, nrest, &first, &nfirst) < 0)
         return egress_audit(c, "deny");
-    egress_relay(c, rest, nrest, EGRESS_RELAY_ALL);
+    egress_relay(c, first != NULL ? first : rest, nfirst, EGRESS_RELAY_ALL);
     egress_audit(c, "allow");
 }
 
@@ -289,10 +304,13 @@ static void http_plain(struct egress_conn *c, const char *method, size_t mlen, c
         c->port = port;
         return http_refuse(c);
     }
-    /* A server that reads no body on GET or HEAD would take one for its
+    /* A server that reads no body on such a method would take one for its
      * next request (a "CL.0" desync): that request was never judged. */
-    if (body > 0 && ((mlen == 3 && strncmp(method, "GET", 3) == 0) || (mlen == 4 && strncmp(method, "HEAD", 4) == 0))) {
-        http_bad(c, "a request body on GET or HEAD", NULL);
+    if (body > 0 && http_body_undefined(method, mlen)) {
+        char why[128];
+        snprintf(why, sizeof(why), "a request body on %.*s (RFC 9110 9.3: content with no defined meaning, "
+                 "a server may not read it)", (int)mlen, method);
+        http_bad(c, why, NULL);
         snprintf(c->name, sizeof(c->name), "%s", host);
         c->port = port;
         return http_refuse(c);

@@ -13,7 +13,7 @@
 #define EGRESS_NAME_MAX 253
 
 enum egress_kind {
-    EGRESS_ANY,         /* "*": any name, any public address */
+    EGRESS_ANY,         /* "*" (alone, or as the host): any name, any public address */
     EGRESS_NAME,        /* "api.example.com": that name exactly */
     EGRESS_SUFFIX,      /* "*.example.com": names below it (not itself) */
     EGRESS_NET,         /* "10.0.5.7", "10.0.0.0/8", "[fd00::/8]": addresses */
@@ -85,14 +85,19 @@ bool egress_addr_is_v4(const struct egress_addr *a);
 bool egress_net_contains(const struct egress_addr *net, unsigned prefix, const struct egress_addr *a);
 
 /* The special range a holds ("loopback", "link-local", "private",
- * "cgnat", "ula", ...), NULL for a public address. *prefix gets the
- * range's length (on the IPv6 form); *private_class whether the policy's
- * privateRanges makes it reachable by name. */
-const char *egress_addr_class(const struct egress_addr *a, unsigned *prefix, bool *private_class);
+ * "cgnat", "ula", "documentation", ...), NULL for a public address.
+ * *prefix gets the range's length (on the IPv6 form); *private_class
+ * whether the policy's privateRanges makes it reachable by name; *exact
+ * whether only a rule of the exact address and port reaches it. Each
+ * pointer may be NULL. */
+const char *egress_addr_class(const struct egress_addr *a, unsigned *prefix, bool *private_class, bool *exact);
 
 /* The decision on the destination name (before resolving it). 0 allowed,
  * -1 denied with why ("network.deny[0] \"*.internal\""). */
 int egress_check_name(const struct egress_rules *r, const char *name, uint16_t port, char *why, size_t len);
+/* Whether an allow rule names exactly a, with exactly port (not "*"):
+ * what reaches a documentation address, or one the host delivers locally. */
+bool egress_rules_exact(const struct egress_rules *r, const struct egress_addr *a, uint16_t port);
 /* The decision on one address about to be connected to: by_name says the
  * destination was a name that egress_check_name allowed. */
 int egress_check_addr(const struct egress_rules *r, const struct egress_addr *a, uint16_t port, bool by_name,

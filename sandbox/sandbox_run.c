@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "sandbox.h"
-#include "../egress/egress.h"
 #include "../policy/policy.h"
 #include "../runtime/lifecycle/launch.h"
 #include "../runtime/linux/console.h"
@@ -146,7 +145,6 @@ static int run_body(const struct sandbox_opts *o, struct sandbox_result *r)
                 brig_error_free(derr);
             }
         }
-        egress_stop(steal_ptr(&L.egress));     /* the egress proxy ends with the sandbox */
         launch_release_exiting(&L);
         signal(SIGPIPE, old_pipe);
     }

@@ -180,10 +180,11 @@ run_demo() {
 }
 
 # The README's main job: one agent command in a fresh sandbox, on the
-# default runner rootfs (built from the host's own sh and coreutils by
-# brig-rootfs from-host on first use, in /var/lib/brig/rootfs/default:
-# nothing is downloaded), the workspace /srv/brig/demo owned by the sandbox
-# user (not under the clone: a clone in /root is a forbidden host path).
+# default runner rootfs (built from the host's own sh, coreutils and the
+# rest of its default list by brig-rootfs from-host on first use, in
+# /var/lib/brig/rootfs/default-2: nothing is downloaded), the workspace
+# /srv/brig/demo owned by the sandbox user (not under the clone: a clone in
+# /root is a forbidden host path).
 DEMO_WS=/srv/brig/demo
 run_sandbox_demo() {
     local brig=$1

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../config/spec.h"
+#include "../../egress/egress.h"
 #include "../linux/cgroup/cgroup.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -58,6 +59,20 @@ static void delete_poststop(const struct brig_spec *spec, const struct brig_stat
     autofree char *json = state_to_oci_json(st, BRIG_STATUS_STOPPED, false);
     autofree char *ctx = brig_asprintf("delete %s", st->id);
     hooks_run_warn(spec, BRIG_HOOK_POSTSTOP, json, ctx);
+}
+
+/* No mount namespace of its own: what the container mounted is in the
+ * host's (or the joined) namespace, below the root's bind; detached once
+ * its processes are gone. Failing, the state stays for a later delete,
+ * unless --force (a warning then: the mounts stay). */
+static int delete_shared_mnt(const struct brig_state *st, bool force, struct brig_error **err)
+{
+    if (!st->has_shared_mnt) return 0;
+    autoerr struct brig_error *e = NULL;
+    if (rootfs_shared_detach(st->rootfs, &st->shared_mnt, &e) == 0) return 0;
+    if (!force) return brig_failx(err, "%s", e->msg);
+    brig_warn("delete --force %s: its mounts below %s stay: %s", st->id, st->rootfs ? st->rootfs : "?", e->msg);
+    return 0;
 }
 
 static int delete_state_unreadable(const struct brig_globals *g, const char *id, bool force,
@@ -124,6 +139,8 @@ static int delete_unaudited(const struct brig_globals *g, const char *id, bool f
     int rc = 0;
     /* creating: we hold the lock, so the create that owned it is dead. */
     if (status != BRIG_STATUS_STOPPED) rc = init_kill_all(st, cg, err);
+    else egress_wait_gone(cg);      /* the init's own end: its proxy may still be writing */
+    if (rc == 0) rc = delete_shared_mnt(st, force, err);
     if (rc == 0 && cg != NULL) rc = cgroup_destroy(cg, err);
     if (cg != NULL) cgroup_free(cg);
     if (rc < 0) return brig_wrap(err, "delete %s", id);
@@ -137,6 +154,9 @@ static int delete_unaudited(const struct brig_globals *g, const char *id, bool f
 
 static int delete_launched(struct launch *L, const char *id, struct brig_error **err)
 {
+    /* The init is reaped: the egress proxy ends with the sandbox, its
+     * audit lines written, before the cgroup it runs in goes. */
+    egress_stop(steal_ptr(&L->egress));
     autoerr struct brig_error *le = NULL;
     if (state_relock(L->dirfd, id, &le) < 0) {
         /* removed while it ran (delete --force from elsewhere): done, as
@@ -145,6 +165,7 @@ static int delete_launched(struct launch *L, const char *id, struct brig_error *
         brig_debug("delete %s: removed while it ran", id);
         return 0;
     }
+    TRY(delete_shared_mnt(L->st, false, err));
     /* Stopped: run reaped the init. What is left in the cgroup (no pid
      * namespace) is killed by cgroup_destroy, as for delete. */
     if (L->cg != NULL && cgroup_destroy(L->cg, err) < 0) return brig_wrap(err, "delete %s", id);

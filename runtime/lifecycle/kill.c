@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../egress/egress.h"
 #include "../linux/cgroup/cgroup.h"
 #include "../util/cleanup.h"
 #include "../util/log.h"
@@ -77,6 +78,9 @@ int init_kill_all(const struct brig_state *st, struct brig_cgroup *cg, struct br
         if (init_pidfd_signal(pidfd, SIGKILL, &e) < 0 && e->errnum != ESRCH)
             return brig_failx(err, "%s", e->msg);
     }
+    /* An egress proxy ends with the init, its connections' audit lines
+     * written: before the cgroup's kill takes it too. */
+    egress_wait_gone(cg);
     /* Without a pid namespace the init's death leaves its children alive:
      * the cgroup is what holds all of them. */
     if (cg != NULL) {

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""egress-server.py PORTFILE LOG: the tests' "internet" (t-egress,
-t-egress-escape): a threaded HTTP server on 127.0.0.1, an ephemeral port
-written to PORTFILE. GET / -> "hello\\n", GET /big -> 1 MiB, GET /size/N ->
+"""egress-server.py PORTFILE LOG [ADDRESS]: the tests' "internet" (t-egress,
+t-egress-escape): a threaded HTTP server on 127.0.0.1 (or ADDRESS), an
+ephemeral port written to PORTFILE. GET / -> "hello\\n", GET /big -> 1 MiB, GET /size/N ->
 N bytes, GET /echo -> the request's headers. One line per connection accepted in LOG, so a test can prove a
 refused destination was never reached."""
 import http.server
@@ -45,7 +45,7 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
         return conn, addr
 
 
-srv = Server(('127.0.0.1', 0), Handler)
+srv = Server((sys.argv[3] if len(sys.argv) > 3 else '127.0.0.1', 0), Handler)
 with open(sys.argv[1] + '.tmp', 'w') as f:
     f.write(str(srv.server_address[1]))
 import os

@@ -101,6 +101,8 @@ int cgroup_child_create(const struct brig_cgroup *cg, const char *name, struct b
                         struct brig_error **err);
 int cgroup_child_open(const struct brig_cgroup *cg, const char *name, struct brig_cgroup **out,
                       struct brig_error **err);
+/* Whether cg's child name exists (in any hierarchy) with a process in it. */
+bool cgroup_child_busy(const struct brig_cgroup *cg, const char *name);
 /* An fd holding an flock on the child's first directory, or -1 (errno
  * EWOULDBLOCK: another process holds it). The brig that runs a child's
  * processes holds it from before the first joins: an unlocked child with
