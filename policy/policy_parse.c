@@ -7,12 +7,15 @@
 #include "policy.h"
 #include "policy_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 
+#include "../egress/egress.h"
 #include "../runtime/config/json.h"
+#include "../runtime/config/spec.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/log.h"
 #include "../runtime/util/strutil.h"
@@ -236,6 +239,7 @@ static void pp_defaults(struct brig_policy *p)
     p->sysctl = brig_calloc(1, sizeof(char *));
     p->env_allow = brig_calloc(1, sizeof(char *));
     p->env_deny = brig_strv_dup((char *const *)env_deny_default);
+    p->env_set = brig_calloc(1, sizeof(char *));
     p->timeouts.wall_s = 600;
     p->timeouts.idle_s = 120;
     p->output_max = 1ull << 20;
@@ -407,9 +411,48 @@ static int pp_rlimits(struct brig_policy *p, brig_json v, struct brig_error **er
     return 0;
 }
 
+/* env.set: values every process gets unless its own env names them (a
+ * base URL, a locale). Visible inside, so never a secret: a name the
+ * policy would refuse is refused here, and so are the proxy's variables. */
+static int pp_env_set(struct brig_policy *p, brig_json v, struct brig_error **err)
+{
+    brig_json set = json_get(v, "set");
+    if (set == NULL) return 0;
+    struct brig_kv *kv = NULL;
+    size_t n = 0;
+    TRY(json_as_kv(set, "env.set", &kv, &n, err));
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const char *k = kv[i].key;
+        bool name_ok = (isalpha((unsigned char)k[0]) || k[0] == '_');
+        for (const char *c = k; name_ok && *c; c++) name_ok = isalnum((unsigned char)*c) || *c == '_';
+        if (!name_ok)
+            rc = brig_failx(err, "env.set.%.80s: expected a variable name ([A-Za-z_][A-Za-z0-9_]*)", k);
+        else if (policy_env_name_denied(p, k))
+            rc = brig_failx(err, "env.set.%s: the policy's env rules refuse this name (%s): a value set here is "
+                            "readable inside; a secret goes to network.credentials", k,
+                            policy_glob_any(p->env_deny, k) ? "env.deny" : "not in env.allow");
+        else if (egress_env_name(k))
+            rc = brig_failx(err, "env.set.%s: the egress proxy's variable (brig sets it under network "
+                            "\"egress\")", k);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0) {
+            char *e = brig_asprintf("%s=%s", kv[i].key, kv[i].value);
+            char *one[] = { e, NULL };
+            strv_add_missing(&p->env_set, one);
+            free(e);
+        }
+        free(kv[i].key);
+        free(kv[i].value);
+    }
+    free(kv);
+    return rc;
+}
+
 static int pp_env(struct brig_policy *p, brig_json v, struct brig_error **err)
 {
-    static const char *const keys[] = { "allow", "deny", NULL };
+    static const char *const keys[] = { "allow", "deny", "set", NULL };
     TRY(pp_keys(v, "env", keys, err));
     if (pp_strv(v, "env", "allow", false, &p->env_allow, err) < 0) return -1;
     /* The deny list adds to the built-in one: a policy cannot re-allow
@@ -418,7 +461,7 @@ static int pp_env(struct brig_policy *p, brig_json v, struct brig_error **err)
     if (pp_strv(v, "env", "deny", false, &deny, err) < 0) return -1;
     strv_add_missing(&p->env_deny, deny);
     brig_strv_free(deny);
-    return 0;
+    return pp_env_set(p, v, err);       /* judged by the rules above */
 }
 
 static int pp_forbidden(struct brig_policy *p, brig_json obj, struct brig_error **err)
@@ -474,6 +517,9 @@ static int pp_small_objects(struct brig_policy *p, brig_json root, struct brig_e
 
 static int pp_root(struct brig_policy *p, brig_json root, struct brig_error **err)
 {
+    if (json_is_object(root) && json_get(root, "extends") != NULL)
+        return brig_failx(err, "extends: resolved only when a policy is read by its name or path "
+                          "(brig policy show FILE prints the result)");
     static const char *const keys[] = {
         "name", "description", "mode", "network", "rootReadonly", "tmpfs", "workspace", "user",
         "capabilities", "noNewPrivileges", "seccomp", "limits", "rlimits", "devices",

@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "sandbox.h"
-#include "../egress/egress.h"
 #include "../policy/policy.h"
 #include "../runtime/lifecycle/launch.h"
 #include "../runtime/linux/console.h"
@@ -74,12 +73,13 @@ static int run_started(struct launch *L, const struct sandbox_opts *o, const str
         while (waitpid(L->pid, NULL, 0) < 0 && errno == EINTR) {}
         return -1;
     }
-    TRY(sandbox_io_wait(io, L->pid, &k, lim, o->stream, started, r, err));
+    const struct sandbox_live live = { .echo = o->stream, .events = o->events, .init_reports = true };
+    TRY(sandbox_io_wait(io, L->pid, &k, lim, &live, started, r, err));
     sandbox_stats(L->cg, r);
     return 0;
 }
 
-int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
+static int run_body(const struct sandbox_opts *o, struct sandbox_result *r)
 {
     autoerr struct brig_error *err = NULL;
     sandbox_new_id("sb-", r->id, sizeof(r->id));
@@ -145,7 +145,6 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
                 brig_error_free(derr);
             }
         }
-        egress_stop(steal_ptr(&L.egress));     /* the egress proxy ends with the sandbox */
         launch_release_exiting(&L);
         signal(SIGPIPE, old_pipe);
     }
@@ -154,4 +153,11 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     if (rc < 0) sandbox_fail(r, err);
     sandbox_audit(p, "sandbox-run", r->id, o->argv && o->argv[0] ? o->argv[0] : NULL, r);
     return 0;
+}
+
+int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
+{
+    int rc = run_body(o, r);
+    sandbox_not_run(r, o->argv ? o->argv[0] : NULL, o->stream);
+    return rc;
 }

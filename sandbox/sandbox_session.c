@@ -189,7 +189,8 @@ static int session_exec_run(const struct sandbox_opts *o, const char *policy, co
     if (rc == 0) {
         const struct sandbox_kill k = { .fn = session_kill_exec, .arg = child, .at_exit = true };
         void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
-        rc = sandbox_io_wait(&io, pid, &k, lim, o->stream, sandbox_now_ms(), r, err);
+        const struct sandbox_live live = { .echo = o->stream, .events = o->events, .init_reports = via != NULL };
+        rc = sandbox_io_wait(&io, pid, &k, lim, &live, sandbox_now_ms(), r, err);
         signal(SIGPIPE, old_pipe);
         sandbox_stats(child, r);
     }
@@ -229,7 +230,7 @@ static void session_reap_orphans(const struct brig_cgroup *parent)
     brig_strv_free(names);
 }
 
-int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
+static int exec_body(const struct sandbox_opts *o, struct sandbox_result *r)
 {
     autoerr struct brig_error *err = NULL;
     sandbox_new_id(SESSION_EXEC_PREFIX, r->id, sizeof(r->id));
@@ -347,6 +348,13 @@ int sandbox_session_gc(const char *root, const char *name)
     }
     brig_debug("sandbox gc: removed %s/%s (its init is gone)", root, name);
     return 1;
+}
+
+int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
+{
+    int rc = exec_body(o, r);
+    sandbox_not_run(r, o->argv ? o->argv[0] : NULL, o->stream);
+    return rc;
 }
 
 /* Running execs: their cgroups (the sandbox's children). */

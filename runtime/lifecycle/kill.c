@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../egress/egress.h"
 #include "../linux/cgroup/cgroup.h"
 #include "../util/cleanup.h"
 #include "../util/log.h"
@@ -60,6 +61,38 @@ int init_pidfd_wait(int pidfd, int timeout_ms, struct brig_error **err)
         if (r > 0) return 0;
         if (r < 0 && errno != EINTR) return brig_fail(err, errno, "poll pidfd");
     }
+}
+
+/* How long the init may take to die after SIGKILL (it can be in an
+ * uninterruptible sleep, e.g. on a stuck NFS mount). */
+#define INIT_KILL_TIMEOUT_MS 10000
+
+int init_kill_all(const struct brig_state *st, struct brig_cgroup *cg, struct brig_error **err)
+{
+    autoclose int pidfd = -1;
+    int alive = init_pidfd_open(st, &pidfd, err);
+    if (alive < 0) return -1;
+    if (alive) {
+        brig_debug("%s: SIGKILL init %d", st->id, (int)st->pid);
+        autoerr struct brig_error *e = NULL;
+        if (init_pidfd_signal(pidfd, SIGKILL, &e) < 0 && e->errnum != ESRCH)
+            return brig_failx(err, "%s", e->msg);
+    }
+    /* An egress proxy ends with the init, its connections' audit lines
+     * written: before the cgroup's kill takes it too. */
+    egress_wait_gone(cg);
+    /* Without a pid namespace the init's death leaves its children alive:
+     * the cgroup is what holds all of them. */
+    if (cg != NULL) {
+        /* A create killed before its first mkdir recorded a cgroup that was
+         * never made: nothing to kill there. */
+        autoerr struct brig_error *ke = NULL;
+        if (cgroup_kill(cg, SIGKILL, &ke) < 0 && ke->errnum != ENOENT)
+            return brig_failx(err, "%s", ke->msg);
+    }
+    if (alive && init_pidfd_wait(pidfd, INIT_KILL_TIMEOUT_MS, err) < 0)
+        return brig_wrap(err, "init process %d did not exit after SIGKILL", (int)st->pid);
+    return 0;
 }
 
 static int kill_cgroup(const struct brig_state *st, int sig, struct brig_error **err)
