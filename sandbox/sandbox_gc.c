@@ -71,14 +71,21 @@ int sandbox_root_record(const char *state_root, struct brig_error **err)
     char name[65];
     gc_root_record_name(state_root, name);
     autoclose int rootfd = -1;
-    TRY(state_root_open(SANDBOX_STATE_ROOT, true, &rootfd, err));
-    if (mkdirat(rootfd, GC_ROOTS_DIR, 0700) < 0 && errno != EEXIST)
-        return brig_fail(err, errno, "%s/%s", SANDBOX_STATE_ROOT, GC_ROOTS_DIR);
+    /* Without the record gc could not see this root's runs: refused, as
+     * any state write that cannot be made (a run in a recorded root costs
+     * one faccessat). */
+    if (state_root_open(SANDBOX_STATE_ROOT, true, &rootfd, err) < 0) return state_root_hint(err);
+    if (mkdirat(rootfd, GC_ROOTS_DIR, 0700) < 0 && errno != EEXIST) {
+        brig_fail(err, errno, "%s/%s", SANDBOX_STATE_ROOT, GC_ROOTS_DIR);
+        return state_root_hint(err);
+    }
     autoclose int dfd = openat(rootfd, GC_ROOTS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0) return brig_fail(err, errno, "%s/%s", SANDBOX_STATE_ROOT, GC_ROOTS_DIR);
     if (faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0) return 0;     /* every run but the first */
-    if (brig_write_file_atomic(dfd, name, state_root, strlen(state_root), 0600, err) < 0)
-        return brig_wrap(err, "%s/%s: record the state root %s", SANDBOX_STATE_ROOT, GC_ROOTS_DIR, state_root);
+    if (brig_write_file_atomic(dfd, name, state_root, strlen(state_root), 0600, err) < 0) {
+        brig_wrap(err, "%s/%s: record the state root %s", SANDBOX_STATE_ROOT, GC_ROOTS_DIR, state_root);
+        return state_root_hint(err);
+    }
     return 0;
 }
 
