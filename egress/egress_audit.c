@@ -49,6 +49,7 @@ void egress_audit(const struct egress_conn *c, const char *decision)
     if (c->name[0]) jw_kstr(w, "name", audit_text(name, sizeof(name), c->name));
     if (c->addr[0]) jw_kstr(w, "address", c->addr);
     if (c->port) jw_ku64(w, "port", c->port);
+    if (c->cred != NULL) jw_kstr(w, "credential", c->cred->header);     /* its name: never the value */
     jw_kstr(w, "decision", decision);
     if (c->why[0]) jw_kstr(w, "reason", audit_text(why, sizeof(why), c->why));
     jw_ku64(w, "bytes_out", c->up);

@@ -117,6 +117,11 @@ int egress_dial(struct egress_conn *c, const char *host, uint16_t port)
     }
     if (kind == EGRESS_HOST_IP) {
         n = 1;
+    } else if (c->cred == NULL && egress_cred_at(r, c->name, port) != NULL) {
+        /* One way to a credential's host: the proxy's TLS, which adds it. */
+        snprintf(c->why, sizeof(c->why), "%s:%u has a credential (network.credentials): send plain HTTP to "
+                 "http://%s/ through the proxy, which adds it over TLS", c->name, port, c->name);
+        return dial_refuse(c, EGRESS_DENIED);
     } else {
         if (egress_check_name(r, c->name, port, c->why, sizeof(c->why)) < 0) return dial_refuse(c, EGRESS_DENIED);
         if (egress_resolve(c->ctx, c->name, addrs, DIAL_MAX_ADDRS, &n, c->why, sizeof(c->why)) < 0)

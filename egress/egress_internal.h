@@ -22,6 +22,7 @@ struct egress_ctx {
     int route_fd;                       /* NETLINK_ROUTE, made before the sandbox */
     int audit_fd;                       /* to the audit writer, or -1: no audit.path */
     unsigned tls_wait_ms;               /* a TLS record begun must be whole by then */
+    int tls_fd;                         /* to the TLS helper, or -1: no network.credentials */
     atomic_uint_fast64_t conns;         /* open now */
     atomic_uint_fast64_t bytes;         /* spent of rules->max_bytes */
 };
@@ -29,7 +30,8 @@ struct egress_ctx {
 enum egress_proto { EGRESS_PROTO_HTTP, EGRESS_PROTO_CONNECT, EGRESS_PROTO_SOCKS };
 
 /* Why a dial failed, for the protocol's answer. */
-enum egress_fail { EGRESS_OK, EGRESS_DENIED, EGRESS_BAD, EGRESS_UNRESOLVED, EGRESS_UNREACHABLE, EGRESS_LIMIT };
+enum egress_fail { EGRESS_OK, EGRESS_DENIED, EGRESS_BAD, EGRESS_UNRESOLVED, EGRESS_UNREACHABLE, EGRESS_LIMIT,
+                   EGRESS_TLS };
 
 struct egress_conn {
     struct egress_ctx *ctx;
@@ -38,6 +40,7 @@ struct egress_conn {
     char name[EGRESS_NAME_MAX + 2];     /* as judged: normalized name or address */
     char addr[64];                      /* the address connected to (or refused) */
     uint16_t port;
+    const struct egress_cred *cred;     /* a plain request sent on over TLS with this credential */
     enum egress_fail fail;
     char why[384];                      /* reason of a refusal or an end */
     uint64_t up, down;                  /* client->upstream, upstream->client */
@@ -91,6 +94,18 @@ int egress_sni_check(struct egress_conn *c, const char *pending, size_t n_pendin
 #define EGRESS_RELAY_ALL UINT64_MAX
 void egress_relay(struct egress_conn *c, const char *pending, size_t n_pending, uint64_t up_max);
 
+/* egress_tls.c: the TLS helper, started (before the proxy is confined)
+ * with the secrets of network.credentials; *pid -1, *fd -1 without any.
+ * 0, or -1 with why (never a secret's byte). */
+int egress_tls_start(const struct egress_rules *r, pid_t *pid, int *fd, char *why, size_t len);
+/* Close the control socket, reap the helper. */
+void egress_tls_finish(pid_t pid, int fd);
+/* c->upstream (TCP to c->cred's host:port) and the request head (no
+ * blank line) to the helper; c->upstream becomes the plain side. 0 once
+ * the handshake verified the server, or -1 with c->fail EGRESS_TLS and
+ * c->why. */
+int egress_tls_open(struct egress_conn *c, const char *head, size_t head_len);
+
 /* egress_http.c, egress_socks.c: one client connection each. */
 void egress_http_serve(struct egress_conn *c);
 void egress_socks_serve(struct egress_conn *c);
@@ -116,6 +131,9 @@ void egress_proxy_end(struct egress_ctx *x, const int *listen_fds, const enum eg
  * fds it serves with. 0, or -1 with why. */
 #define EGRESS_UID_BASE 0xB0000000u     /* + the proxy's pid: its own uid and gid */
 int egress_sandbox_enter(const int *keep, size_t n_keep, pid_t parent, char *why, size_t len);
+/* The same for the TLS helper: no socket of its own to make, no connect,
+ * no accept (it is handed connected ones). */
+int egress_sandbox_enter_tls(const int *keep, size_t n_keep, pid_t parent, char *why, size_t len);
 
 /* egress_auditor.c: the privileged writer of the proxy's audit lines.
  * *pid -1 and *fd -1 when the policy has no audit.path. */

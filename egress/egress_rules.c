@@ -167,7 +167,41 @@ void egress_rules_free(struct egress_rules *r)
     for (size_t i = 0; i < r->n_deny; i++) egress_rule_clear(&r->deny[i]);
     free(r->allow);
     free(r->deny);
+    for (size_t i = 0; i < r->n_creds; i++) {
+        free(r->creds[i].host);
+        free(r->creds[i].header);
+        free(r->creds[i].prefix);
+        free(r->creds[i].value);
+    }
+    free(r->creds);
+    free(r->tls_ca);
     free(r);
+}
+
+const struct egress_cred *egress_cred_at(const struct egress_rules *r, const char *name, uint16_t port)
+{
+    for (size_t i = 0; r != NULL && i < r->n_creds; i++)
+        if (r->creds[i].port == port && strcmp(r->creds[i].host, name) == 0) return &r->creds[i];
+    return NULL;
+}
+
+const struct egress_cred *egress_cred_for_http(const struct egress_rules *r, const char *name, uint16_t port)
+{
+    for (size_t i = 0; r != NULL && i < r->n_creds; i++)
+        if ((port == 80 || r->creds[i].port == port) && strcmp(r->creds[i].host, name) == 0) return &r->creds[i];
+    return NULL;
+}
+
+bool egress_cred_header_is(const struct egress_cred *c, const char *name, size_t len)
+{
+    if (strlen(c->header) != len) return false;
+    for (size_t i = 0; i < len; i++) {
+        char a = (char)tolower((unsigned char)name[i]), b = (char)tolower((unsigned char)c->header[i]);
+        if (a == '_') a = '-';
+        if (b == '_') b = '-';
+        if (a != b) return false;
+    }
+    return true;
 }
 
 static bool rules_port_match(const struct egress_rule *r, uint16_t port)

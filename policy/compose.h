@@ -26,7 +26,7 @@ struct compose_doc {
 };
 /* Reads FILE (a regular file, at most 1 MiB, no symlink as the last
  * component) and parses its first YAML document. Errors give line and
- * column, never content. */
+ * column, never content, and name the file. */
 int compose_load(const char *path, struct compose_doc *out, struct brig_error **err);
 /* The same from text; relative paths of the file resolve under DIR. */
 int compose_parse(const char *text, size_t len, const char *dir, struct compose_doc *out,

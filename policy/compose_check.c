@@ -263,7 +263,7 @@ int policy_compose_check(const struct brig_policy *p, const char *file, const ch
 {
     struct compose_doc d;
     *rep = (struct policy_report){ 0 };
-    if (compose_load(file, &d, err) < 0) return brig_wrap(err, "%s", file);
+    if (compose_load(file, &d, err) < 0) return -1;     /* its errors name the file */
     int r = compose_check_doc(p, &d, file, service, rep, service_out, err);
     compose_doc_free(&d);
     if (r < 0) {

@@ -21,9 +21,12 @@
 #include "../runtime/util/fs.h"
 #include "../runtime/util/strutil.h"
 
+/* What Docker's default profile allows that brig's does not: syscalls of
+ * brig's blocked list, and socket of every netlink protocol (Docker's has
+ * no argument rule for socket's protocol). */
 const char *const compose_docker_seccomp_extra[] = {
     "ptrace", "process_vm_readv", "process_vm_writev", "io_uring_setup", "io_uring_enter",
-    "io_uring_register", "socketcall", NULL
+    "io_uring_register", "socketcall", "socket", NULL
 };
 
 /* moby's defaultCapabilities(). */
@@ -465,7 +468,7 @@ static void cmap_sysctls(struct cmap *c, struct ptree *lin)
 }
 
 /* brig's default filter plus what Docker's own default lets through of
- * brig's blocked list: the rules then name exactly those syscalls. */
+ * it: the rules then name exactly those syscalls. */
 static int cmap_seccomp(struct cmap *c, struct ptree *lin, const char *opt, bool privileged,
                         struct brig_error **err)
 {

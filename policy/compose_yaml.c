@@ -1,7 +1,10 @@
 /* compose_yaml: a compose file as a libyaml document, and the few lookups
  * the mapping needs. Aliases are shared nodes in libyaml's document model,
  * so nothing is ever expanded: a "billion laughs" file costs its own size.
- * Only merge keys (`<<: *base`) are followed, to a bounded depth. */
+ * Only merge keys (`<<: *base`) are followed, to a bounded depth. The
+ * nesting and the number of nodes are bounded from libyaml's event stream
+ * before any document is built: libyaml's scanner looks at every open flow
+ * level for each token, so a file of 260,000 `[` costs minutes. */
 #include "compose.h"
 
 #include <errno.h>
@@ -15,19 +18,21 @@
 #include <unistd.h>
 
 #include "../runtime/util/cleanup.h"
+#include "../runtime/util/fs.h"
 #include "../runtime/util/strutil.h"
 
 #define COMPOSE_MAX_BYTES (1u << 20)
 #define COMPOSE_MERGE_DEPTH 8
 #define COMPOSE_MERGE_MAX 64      /* mappings one lookup may visit through `<<` */
+#define COMPOSE_MAX_ANCHORS 256
+#define COMPOSE_MAX_DEPTH 64      /* nested mappings and sequences (a compose file needs ~6) */
+#define COMPOSE_MAX_NODES 200000  /* scalars, mappings, sequences and aliases */
 
 static int compose_read(const char *path, char **text, size_t *len, struct brig_error **err)
 {
-    autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0) return brig_fail(err, errno, "open");
     struct stat st;
-    if (fstat(fd, &st) < 0) return brig_fail(err, errno, "fstat");
-    if (!S_ISREG(st.st_mode)) return brig_failx(err, "not a regular file");
+    autoclose int fd = brig_open_input(AT_FDCWD, path, BRIG_INPUT_NOFOLLOW, &st, err);
+    if (fd < 0) return -1;
     if (st.st_size > COMPOSE_MAX_BYTES)
         return brig_failx(err, "%lld bytes, more than a compose file may have (%u)", (long long)st.st_size,
                           COMPOSE_MAX_BYTES);
@@ -55,7 +60,9 @@ int compose_load(const char *path, struct compose_doc *out, struct brig_error **
     TRY(compose_read(path, &text, &len, err));
     autofree char *copy = brig_strdup(path);
     char real[PATH_MAX];
-    return compose_parse(text, len, realpath(dirname(copy), real) ? real : ".", out, err);
+    if (compose_parse(text, len, realpath(dirname(copy), real) ? real : ".", out, err) < 0)
+        return brig_wrap(err, "%s", path);
+    return 0;
 }
 
 /* How many mappings a lookup in MAP visits through merge keys, memoised
@@ -101,11 +108,63 @@ static int compose_merges_bounded(yaml_document_t *doc, struct brig_error **err)
     return 0;
 }
 
+/* The shape of the stream, one event at a time, before libyaml's loader
+ * builds the document: its scanner looks ahead at most 1024 characters for
+ * a simple key, so the work done before a refusal is bounded by the depth
+ * allowed; and the loader looks every new anchor and every alias up among
+ * all the anchors before it, one by one (n anchors cost n^2/2 string
+ * compares: 1 MiB of them, ~4 s; minutes under ASan), so a compose file may
+ * name a few (`x-common: &common`). A syntax error stops the walk here; the
+ * load then reports it in its own words. */
+static int compose_shape_bounded(const char *text, size_t len, struct brig_error **err)
+{
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) return brig_failx(err, "libyaml: out of memory");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    size_t depth = 0, nodes = 0, anchors = 0;
+    int rc = 0;
+    for (;;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&parser, &ev)) break;
+        yaml_event_type_t type = ev.type;
+        size_t line = ev.start_mark.line + 1;
+        const yaml_char_t *anchor = type == YAML_SCALAR_EVENT ? ev.data.scalar.anchor
+                                  : type == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.anchor
+                                  : type == YAML_MAPPING_START_EVENT ? ev.data.mapping_start.anchor : NULL;
+        bool anchored = anchor != NULL;
+        yaml_event_delete(&ev);
+        if (type == YAML_STREAM_END_EVENT) break;
+        if (anchored && ++anchors > COMPOSE_MAX_ANCHORS) {
+            rc = brig_failx(err, "line %zu: more than %d anchors (&name): brig judges compose files "
+                            "that name a few", line, COMPOSE_MAX_ANCHORS);
+            break;
+        }
+        if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
+            if (++depth > COMPOSE_MAX_DEPTH) {
+                rc = brig_failx(err, "line %zu: mappings and sequences nested deeper than %d levels",
+                                line, COMPOSE_MAX_DEPTH);
+                break;
+            }
+        } else if ((type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) && depth > 0) {
+            depth--;
+        }
+        if ((type == YAML_SCALAR_EVENT || type == YAML_ALIAS_EVENT || type == YAML_SEQUENCE_START_EVENT ||
+             type == YAML_MAPPING_START_EVENT) && ++nodes > COMPOSE_MAX_NODES) {
+            rc = brig_failx(err, "line %zu: more than %d nodes (scalars, mappings, sequences)", line,
+                            COMPOSE_MAX_NODES);
+            break;
+        }
+    }
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
 int compose_parse(const char *text, size_t len, const char *dir, struct compose_doc *out,
                   struct brig_error **err)
 {
     *out = (struct compose_doc){ 0 };
     if (len > COMPOSE_MAX_BYTES) return brig_failx(err, "%zu bytes, more than a compose file may have", len);
+    TRY(compose_shape_bounded(text, len, err));
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser)) return brig_failx(err, "libyaml: out of memory");
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);

@@ -70,6 +70,7 @@ struct brig_policy {
     char **sysctl;                          /* allowed sysctl name patterns */
     char **env_allow;                       /* NULL/empty: any name not denied */
     char **env_deny;                        /* fnmatch patterns on names */
+    char **env_set;                         /* NAME=VALUE a process gets unless it has NAME */
     struct { uint64_t wall_s, idle_s; } timeouts;
     uint64_t output_max;                    /* bytes */
     char *init;                             /* required process.args[0], or NULL */
@@ -97,7 +98,9 @@ int policy_parse(const char *text, size_t len, struct brig_policy **out, struct 
 int policy_load(const char *name_or_path, struct brig_policy **out, struct brig_error **err);
 /* The same policy's JSON text, read once (malloc'd): what a caller parses
  * and hands on (policy_resolve_text) so that every later step judges by
- * the same policy even if the file changes meanwhile. */
+ * the same policy even if the file changes meanwhile. "extends" is resolved
+ * here (policy_extends.c): the text is then the merged policy, with no
+ * reference left to a file to read again. */
 int policy_read(const char *name_or_path, char **text, size_t *len, struct brig_error **err);
 
 /* ---- units (policy_units.c) ---- */

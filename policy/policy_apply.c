@@ -179,13 +179,13 @@ static int apply_mounts(const struct brig_policy *p, struct ptree *cfg, const st
 static bool seccomp_passes(const struct brig_policy *p, const struct brig_spec *s)
 {
     /* Only a default profile keeps a passing filter of the config's own;
-     * an absent one fails the rule (rule_seccomp): no whole check for it. */
+     * an absent one fails the rule (policy_rule_seccomp): no whole check for it. */
     if (p->seccomp.profile != POLICY_SECCOMP_DEFAULT || !s->linux_cfg.seccomp.present) return false;
     struct policy_report rep;
     policy_check(p, s, &rep);
     bool ok = true;
     for (size_t i = 0; i < rep.n; i++)
-        if (!rep.r[i].pass && strcmp(rep.r[i].rule, "seccomp.present") == 0) ok = false;
+        if (!rep.r[i].pass && strncmp(rep.r[i].rule, "seccomp.", 8) == 0) ok = false;
     policy_report_free(&rep);
     return ok;
 }

@@ -79,11 +79,12 @@ int policy_audit_write(const struct brig_policy *p, const char *line, struct bri
     autofree char *rec = brig_asprintf("%s\n", line);
     size_t len = strlen(rec);
     /* The directory is made only when the open finds it missing: not one
-     * mkdir per line. */
-    autoclose int fd = open(p->audit.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+     * mkdir per line. O_NONBLOCK: a fifo at the path is refused (ENXIO, or
+     * by the fstat below), never waited on. */
+    autoclose int fd = open(p->audit.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
     if (fd < 0 && errno == ENOENT) {
         TRY(audit_mkdir_parent(p->audit.path, err));
-        fd = open(p->audit.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        fd = open(p->audit.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
     }
     if (fd < 0) return brig_fail(err, errno, "audit.path: open %s", p->audit.path);
     struct stat st;
@@ -96,7 +97,7 @@ int policy_audit_write(const struct brig_policy *p, const char *line, struct bri
         if (rename(p->audit.path, old) < 0 && errno != ENOENT)
             return brig_fail(err, errno, "audit.path: rotate %s", p->audit.path);
         close(fd);
-        fd = open(p->audit.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        fd = open(p->audit.path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
         if (fd < 0) return brig_fail(err, errno, "audit.path: open %s", p->audit.path);
     }
     ssize_t w = write(fd, rec, len);

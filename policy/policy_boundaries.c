@@ -193,6 +193,7 @@ static void eval_privs(const struct brig_policy *p, brig_json j, struct bnd_list
         { "keyctl", "seccomp.keyctl" }, { "bpf", "seccomp.bpf" },
         { "perf_event_open", "seccomp.perf_event_open" }, { "io_uring_setup", "seccomp.io_uring_setup" },
         { "userfaultfd", "seccomp.userfaultfd" }, { "socketcall32", "seccomp.socketcall32" },
+        { "netlink-uevent", "seccomp.netlink" },
     };
     for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
         const char *r = str_at(sc, tries[i][0]);

@@ -181,64 +181,6 @@ RULE(rule_user)
                         u->additional_gids[i], POLICY_SYSTEM_ID_MAX + 1);
 }
 
-/* A notifier may answer "continue" and a tracer may let the call go on:
- * for a blocked syscall both are as good as an allow. */
-static bool seccomp_lets_run(enum brig_scmp_action a)
-{
-    return a == BRIG_SCMP_ALLOW || a == BRIG_SCMP_LOG || a == BRIG_SCMP_NOTIFY || a == BRIG_SCMP_TRACE;
-}
-
-/* clone with namespace flags is unshare by another name: an allow rule for
- * clone must carry the condition "arg 0 masked by every CLONE_NEW* flag is
- * 0" (rule conditions are ANDed). clone3 passes its flags in memory, which
- * seccomp cannot read, so allowing it at all allows new namespaces. */
-#define POLICY_CLONE_NS_FLAGS 0x7E020000ull   /* NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET */
-static bool seccomp_clone_creates_ns(const struct brig_seccomp_rule *r, const char *name)
-{
-    if (strcmp(name, "clone3") == 0) return true;
-    if (strcmp(name, "clone") != 0) return false;
-    for (size_t k = 0; k < r->n_args; k++) {
-        const struct brig_seccomp_arg *a = &r->args[k];
-        if (a->index == 0 && a->op == BRIG_SCMP_CMP_MASKED_EQ &&
-            (a->value & POLICY_CLONE_NS_FLAGS) == POLICY_CLONE_NS_FLAGS &&
-            (a->value_two & POLICY_CLONE_NS_FLAGS) == 0)
-            return false;
-    }
-    return true;
-}
-
-RULE(rule_seccomp)
-{
-    const struct brig_seccomp *sc = &s->linux_cfg.seccomp;
-    if (!sc->present) {
-        policy_fail(rep, rule, "linux.seccomp", "absent: every syscall is allowed");
-        return;
-    }
-    if (seccomp_lets_run(sc->default_action) || sc->default_action == BRIG_SCMP_NOTIFY ||
-        sc->default_action == BRIG_SCMP_TRACE)
-        policy_fail(rep, rule, "linux.seccomp.defaultAction",
-                    "lets unlisted syscalls run (the policy needs a default-deny allowlist)");
-    for (size_t i = 0; i < sc->n_syscalls; i++) {
-        const struct brig_seccomp_rule *r = &sc->syscalls[i];
-        if (!seccomp_lets_run(r->action)) continue;
-        for (size_t j = 0; j < r->n_names; j++) {
-            if (seccomp_clone_creates_ns(r, r->names[j])) {
-                char path[96];
-                snprintf(path, sizeof(path), "linux.seccomp.syscalls[%zu].names[%zu]", i, j);
-                policy_fail(rep, rule, path, "\"%s\" is allowed without a condition excluding "
-                            "the CLONE_NEW* flags (new namespaces, as unshare)", r->names[j]);
-            }
-            for (const char *const *b = policy_blocked_syscalls; *b; b++) {
-                if (strcmp(*b, r->names[j]) != 0) continue;
-                char path[96];
-                snprintf(path, sizeof(path), "linux.seccomp.syscalls[%zu].names[%zu]", i, j);
-                policy_fail(rep, rule, path, "\"%s\" is allowed%s", *b,
-                            r->n_args ? " (with argument conditions)" : "");
-            }
-        }
-    }
-}
-
 /* Filesystems made from nothing on the host. Any other type (overlay with
  * lowerdir=/root, ext4 of a host block device, devtmpfs: the host's device
  * nodes) shows host storage whose paths the forbidden list cannot judge. */
@@ -251,6 +193,15 @@ static bool mount_type_pseudo(const char *type)
     return false;
 }
 
+/* "/", "//", "/./": the container's root itself. */
+static bool dest_is_root(const char *d)
+{
+    if (d == NULL || d[0] != '/') return false;
+    for (; *d != '\0'; d++)
+        if (*d != '/' && !(*d == '.' && (d[1] == '/' || d[1] == '\0') && d[-1] == '/')) return false;
+    return true;
+}
+
 RULE(rule_mounts_forbidden)
 {
     const char *rwhich = NULL;
@@ -259,6 +210,15 @@ RULE(rule_mounts_forbidden)
     for (size_t i = 0; i < s->n_mounts; i++) {
         const struct brig_mount *m = &s->mounts[i];
         const char *which = NULL;
+        /* A bind onto "/" replaces the root the checks above judged (and
+         * the root.readonly and sticky-directory ones): never under a policy. */
+        if (dest_is_root(m->destination)) {
+            char path[64];
+            snprintf(path, sizeof(path), "mounts[%zu].destination", i);
+            policy_fail(rep, rule, path, "\"%s\": a mount over the container's root replaces root.path",
+                        m->destination);
+            continue;
+        }
         if (!policy_mount_is_bind(m) && !mount_type_pseudo(m->type)) {
             char path[64];
             snprintf(path, sizeof(path), "mounts[%zu].type", i);
@@ -626,7 +586,8 @@ const struct policy_rule policy_rules[] = {
     { "caps.none", rule_caps, "no capability outside the policy's list (default: none)" },
     { "nnp", rule_nnp, "process.noNewPrivileges is true" },
     { "user.nonroot", rule_user, "runs as the policy's uid/gid, or root only inside a user namespace" },
-    { "seccomp.present", rule_seccomp, "a default-deny seccomp filter that blocks the risky syscalls" },
+    { "seccomp.present", policy_rule_seccomp, "a default-deny seccomp filter that blocks the risky syscalls" },
+    { "seccomp.netlink", policy_rule_seccomp_netlink, "netlink sockets of NETLINK_ROUTE only (no host device events, audit, connector)" },
     { "mounts.forbidden", rule_mounts_forbidden, "no bind of a forbidden host path" },
     { "mounts.sockets", rule_mounts_sockets, "no bind of a UNIX socket but the policy's sockets" },
     { "mounts.sys", rule_mounts_sys, "sysfs and cgroup fs read-only, /proc paths masked or read-only" },

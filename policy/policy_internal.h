@@ -30,6 +30,11 @@ struct policy_rule {
     const char *summary;
 };
 extern const struct policy_rule policy_rules[];
+/* policy_seccomp.c: seccomp.present and seccomp.netlink. */
+void policy_rule_seccomp(const struct brig_policy *p, const struct brig_spec *s, struct policy_report *rep,
+                         const char *rule);
+void policy_rule_seccomp_netlink(const struct brig_policy *p, const struct brig_spec *s,
+                                 struct policy_report *rep, const char *rule);
 extern const size_t policy_n_rules;
 
 /* Syscalls the built-in seccomp profile blocks and check requires blocked
@@ -98,6 +103,11 @@ int policy_quota_apply(const struct brig_policy *p, const struct brig_spec *s, c
 const struct brig_mount *policy_workspace_mount(const struct brig_policy *p, const struct brig_spec *s,
                                                 size_t *idx);
 
+/* policy_extends.c: the text of a policy by name or path, its "extends"
+ * resolved (merged into one object without "extends"); without one, the
+ * text exactly as read. */
+int policy_extends_read(const char *name_or_path, char **text, size_t *len, struct brig_error **err);
+
 /* tmpfs "size=" option in bytes: 1 found, 0 absent, -1 unparseable/percent. */
 int policy_tmpfs_size(char *const *options, uint64_t *bytes);
 
@@ -105,6 +115,10 @@ int policy_tmpfs_size(char *const *options, uint64_t *bytes);
  * "maxConnections", "maxBytes"} (policy_network.c): each rule checked,
  * errors name it (network.allow[2]). */
 int policy_parse_egress(struct brig_policy *p, brig_json v, struct brig_error **err);
+/* policy_credentials.c: network.credentials and network.tlsCA into r,
+ * whose allow and deny rules are parsed already. */
+struct egress_rules;
+int policy_parse_credentials(struct egress_rules *r, brig_json v, struct brig_error **err);
 /* The first allowed name with a port ("api.example.com:443", malloc'd), for
  * selftest to prove an allowed destination is not refused; NULL if none. */
 char *policy_egress_sample(const struct brig_policy *p);

@@ -7,13 +7,12 @@
 #include <string.h>
 
 #include "policy_embedded.h"
+#include "policy_internal.h"
 #include "../egress/egress_rules.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/fs.h"
 #include "../runtime/util/log.h"
 #include "../runtime/util/strutil.h"
-
-#define POLICY_FILE_MAX (1u << 20)
 
 void policy_free(struct brig_policy *p)
 {
@@ -35,6 +34,7 @@ void policy_free(struct brig_policy *p)
     brig_strv_free(p->sysctl);
     brig_strv_free(p->env_allow);
     brig_strv_free(p->env_deny);
+    brig_strv_free(p->env_set);
     free(p->init);
     free(p->audit.path);
     free(p);
@@ -70,19 +70,7 @@ const char *policy_seccomp_default_text(void)
 
 int policy_read(const char *name_or_path, char **text, size_t *len, struct brig_error **err)
 {
-    /* A name never contains '/': "agent" is the profile even if a file
-     * called agent exists in the cwd (the cwd is not trusted input). */
-    if (strchr(name_or_path, '/') == NULL) {
-        const char *builtin = policy_builtin_text(name_or_path);
-        if (builtin == NULL)
-            return brig_failx(err, "policy %s: no such built-in profile (see brig policy list; "
-                              "a file needs a path with '/')", name_or_path);
-        *text = brig_strdup(builtin);
-        *len = strlen(builtin);
-        return 0;
-    }
-    if (brig_read_file(name_or_path, POLICY_FILE_MAX, text, len, err) < 0) return brig_wrap(err, "policy");
-    return 0;
+    return policy_extends_read(name_or_path, text, len, err);
 }
 
 int policy_load(const char *name_or_path, struct brig_policy **out, struct brig_error **err)

@@ -34,7 +34,7 @@ static int st_copy(const char *src, const char *dst, mode_t mode, struct brig_er
 {
     autofree char *data = NULL;
     size_t len = 0;
-    TRY(brig_read_file(src, PROBE_MAX, &data, &len, err));
+    TRY(brig_read_regular(src, PROBE_MAX, &data, &len, err));
     autoclose int fd = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
     if (fd < 0) return brig_fail(err, errno, "create %s", dst);
     if (write(fd, data, len) != (ssize_t)len) return brig_fail(err, errno, "write %s", dst);

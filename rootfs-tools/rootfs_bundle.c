@@ -45,7 +45,7 @@ static int bundle_read_image(const char *path, struct bundle_image *im, struct b
 {
     autofree char *text = NULL;
     size_t len;
-    TRY(brig_read_file(path, 4u << 20, &text, &len, err));
+    TRY(brig_read_regular(path, 4u << 20, &text, &len, err));
     autojson brig_json root = NULL;
     TRY(json_parse(text, len, &root, err));
     TRY(json_as_object(root, "", err));
@@ -201,7 +201,7 @@ int rootfs_cmd_bundle(int argc, char **argv, int *status, struct brig_error **er
     *status = 2;
     TRY(cli_parse(flags, BRIG_ARRAY_SIZE(flags), flag_argc, argv, false, NULL, pos, &npos, err));
     if (help) {
-        cli_usage("rootfs bundle", "--rootfs DEST [options] OUTDIR [-- CMD...]",
+        cli_usage("bundle", "--rootfs DEST [options] OUTDIR [-- CMD...]",
                   "Write OUTDIR/config.json for DEST from the policy and the image config; "
                   "brig policy check passes on it.", flags, BRIG_ARRAY_SIZE(flags));
         *status = 0;

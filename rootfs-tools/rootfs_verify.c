@@ -1,7 +1,9 @@
 /* brig-rootfs verify DEST [--manifest FILE] [--write] [--quick] [--require LIST]
  *
  * Drift of DEST against its manifest (default DEST.manifest), one line per
- * difference; with --require, each tool must be an executable in DEST's
+ * difference: --quick compares what a stat shows (and any ctime after the
+ * manifest's), the full check that and every file's content and every
+ * entry's extended attributes; with --require, each tool must be an executable in DEST's
  * PATH whose interpreter and libraries DEST holds (the same ELF closure
  * from-host copies, searched inside DEST). Exit 1 on any finding. */
 #include <errno.h>
@@ -70,7 +72,7 @@ int rootfs_cmd_verify(int argc, char **argv, int *status, struct brig_error **er
         { "manifest", 'm', CLI_STRING, &manifest, "FILE", "the manifest (default: DEST.manifest)" },
         { "write", 0, CLI_BOOL, &write, NULL, "write the manifest of DEST as it is now, then exit" },
         { "quick", 0, CLI_BOOL, &quick, NULL,
-          "compare types, modes, owners, sizes, mtimes and ctimes only: no hashing" },
+          "compare types, modes, owners, sizes, mtimes and ctimes only: no hashing, no xattrs" },
         { "require", 'r', CLI_STRING, &require, "LIST", "tools that must run in DEST (e.g. sh,timeout)" },
         { "help", 'h', CLI_BOOL, &help, NULL, "show help" },
     };
@@ -79,7 +81,7 @@ int rootfs_cmd_verify(int argc, char **argv, int *status, struct brig_error **er
     *status = 2;
     TRY(cli_parse(flags, BRIG_ARRAY_SIZE(flags), argc, argv, false, NULL, pos, &npos, err));
     if (help) {
-        cli_usage("rootfs verify", "[options] DEST", "Compare DEST with its sha256 manifest (added, removed, "
+        cli_usage("verify", "[options] DEST", "Compare DEST with its sha256 manifest (added, removed, "
                   "changed) and check required tools. Exit 0 clean, 1 drift or a missing tool, 2 error.",
                   flags, BRIG_ARRAY_SIZE(flags));
         *status = 0;
@@ -109,7 +111,9 @@ int rootfs_cmd_verify(int argc, char **argv, int *status, struct brig_error **er
         struct timespec mtime;
         if (rootfs_manifest_load(mdir, mname, &want, &mtime, err) < 0) return brig_wrap(err, "%s", mpath);
         int rc = rootfs_manifest_scan(rootfd, !quick, &have, err);
-        if (rc == 0) rootfs_manifest_diff(&want, &have, quick ? &mtime : NULL, 0, &findings, 200);
+        /* the full check is the quick one (types, modes, owners, sizes,
+         * mtimes, ctimes) plus content and extended attributes */
+        if (rc == 0) rootfs_manifest_diff(&want, &have, &mtime, 0, &findings, 200);
         rootfs_manifest_free(&want);
         rootfs_manifest_free(&have);
         if (rc < 0) return brig_wrap(err, "%s", pos[0]);

@@ -94,8 +94,8 @@ static void sudo_conf_free(struct sudo_conf *c)
 static int sudo_conf_read(struct sudo_conf *c, struct brig_error **err)
 {
     const char *path = BRIG_SANDBOX_CONF;
-    autoclose int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return brig_fail(err, errno, "%s", path);
+    autoclose int fd = brig_open_input(AT_FDCWD, path, BRIG_INPUT_NOFOLLOW, NULL, err);
+    if (fd < 0) return -1;
     TRY(sudo_root_only(fd, "sandbox.conf", path, err));
     char buf[SUDO_CONF_MAX + 1];
     ssize_t n = read(fd, buf, sizeof(buf));
@@ -124,8 +124,8 @@ static int sudo_check_policy(const char *path, struct brig_error **err)
     autoclose int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0) return brig_fail(err, errno, "sandbox.conf policy: %s", dir);
     TRY(sudo_root_only(dfd, "sandbox.conf policy directory", dir, err));
-    autoclose int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return brig_fail(err, errno, "sandbox.conf policy: %s", path);
+    autoclose int fd = brig_open_input(AT_FDCWD, path, BRIG_INPUT_NOFOLLOW, NULL, err);
+    if (fd < 0) return brig_wrap(err, "sandbox.conf policy");
     return sudo_root_only(fd, "sandbox.conf policy", path, err);
 }
 

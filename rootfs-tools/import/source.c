@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/fs.h"
 #include "util/sha256.h"
 #include "util/strutil.h"
 
@@ -153,10 +154,8 @@ static int src_read_tar(struct image_src *s, int fd, int tmp_dirfd, uint64_t max
                         struct brig_error **err)
 {
     src_raise_nofile();
-    struct archive *a = archive_read_new();
-    archive_read_support_filter_gzip(a);
-    archive_read_support_filter_zstd(a);
-    archive_read_support_format_tar(a);
+    struct archive *a = import_tar_reader();
+    if (a == NULL) return brig_failx(err, "libarchive: out of memory");
     int rc = -1;
     if (archive_read_open_fd(a, fd, 1 << 20) != ARCHIVE_OK) {
         brig_failx(err, "not a tar archive: %s", archive_error_string(a));
@@ -207,17 +206,14 @@ int src_open(const char *path, int tmp_dirfd, uint64_t max_bytes, struct image_s
 {
     __attribute__((cleanup(src_freep))) struct image_src *s = brig_calloc(1, sizeof(*s));
     s->dirfd = -1;
-    /* O_NONBLOCK: a fifo named as IMAGE is refused below, not waited on */
-    autoclose int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) return brig_fail(err, errno, "image %s", path);
+    /* a fifo or a device named as IMAGE is refused, never waited on */
     struct stat st;
-    if (fstat(fd, &st) < 0) return brig_fail(err, errno, "image %s", path);
+    autoclose int fd = brig_open_input(AT_FDCWD, path, BRIG_INPUT_DIR, &st, err);
+    if (fd < 0) return brig_wrap(err, "image (a layout directory or a tar file)");
     if (S_ISDIR(st.st_mode)) {
         s->dirfd = steal_fd(&fd);
-    } else if (S_ISREG(st.st_mode)) {
-        if (src_read_tar(s, fd, tmp_dirfd, max_bytes, err) < 0) return brig_wrap(err, "image %s", path);
-    } else {
-        return brig_failx(err, "image %s: neither a directory nor a tar file", path);
+    } else if (src_read_tar(s, fd, tmp_dirfd, max_bytes, err) < 0) {
+        return brig_wrap(err, "image %s", path);
     }
     *out = steal_ptr(&s);
     return 0;
@@ -257,10 +253,9 @@ int src_open_file(struct image_src *s, const char *name, struct brig_error **err
 {
     autoclose int fd = -1;
     if (s->dirfd >= 0) {
-        struct open_how how = {.flags = O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
-                               .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-        fd = (int)syscall(SYS_openat2, s->dirfd, name, &how, sizeof(how));
-        if (fd < 0) return brig_fail(err, errno, "%s", name);
+        /* inside the layout; a fifo or a device is refused unopened */
+        fd = brig_open_input(s->dirfd, name, BRIG_INPUT_IN_ROOT, NULL, err);
+        if (fd < 0) return -1;
     } else {
         struct src_file *f;
         int r = src_resolve(s, name, &f);

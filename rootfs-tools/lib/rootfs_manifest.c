@@ -5,6 +5,11 @@
  *   TYPE MODE UID GID SIZE MTIME SHA256|- PATH [TARGET]
  *   f 0755 0 0 125560 1680000000.000000000 9f86d0...  /usr/bin/dash
  *
+ * Format 2 (written only when an entry has extended attributes, so that a
+ * tree without any keeps the text older brig-rootfs reads) adds XATTRS|-
+ * after SHA256: the sha256 of the entry's sorted xattr names and values
+ * (file capabilities, ACLs, security labels).
+ *
  * PATH and TARGET are percent-escaped (rootfs_escape). The walk is by fd,
  * never follows a symlink, and hashes with nettle's SHA-256. */
 #include "rootfs.h"
@@ -18,13 +23,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "../../runtime/util/cleanup.h"
+#include "../../runtime/util/fs.h"
 #include "../../runtime/util/sha256.h"
 #include "../../runtime/util/strutil.h"
 
 #define MANIFEST_HEADER "# brig-rootfs manifest 1\n"
+#define MANIFEST_HEADER_2 "# brig-rootfs manifest 2\n"
 #define MANIFEST_MAX_DEPTH 256
 #define MANIFEST_MAX_SIZE (256u << 20)
 
@@ -33,6 +41,7 @@ void rootfs_manifest_free(struct rootfs_manifest *m)
     for (size_t i = 0; i < m->n; i++) {
         free(m->e[i].path);
         free(m->e[i].target);
+        free(m->e[i].xattr_names);
     }
     free(m->e);
     *m = (struct rootfs_manifest){0};
@@ -46,7 +55,7 @@ static struct rootfs_entry *manifest_push(struct rootfs_manifest *m)
         if (m->e == NULL) abort();
     }
     struct rootfs_entry *e = &m->e[m->n++];
-    *e = (struct rootfs_entry){ .hash = "-" };
+    *e = (struct rootfs_entry){ .hash = "-", .xattrs = "" };
     return e;
 }
 
@@ -66,6 +75,63 @@ static int manifest_hash_fd(int fd, char hex[65])
     sha256_digest(&ctx, sizeof(d), d);
     brig_sha256_hex(d, hex);
     return 0;
+}
+
+static int cmp_name(const void *a, const void *b);
+
+/* The entry's extended attributes, by the path of dirfd's entry name (""
+ * for dirfd itself) through /proc/self/fd, never following name: the
+ * sorted names and values digested into e->xattrs, "-" for none; the names
+ * kept for the report. */
+static int manifest_xattrs(int dirfd, const char *name, struct rootfs_entry *e)
+{
+    char path[64 + 4096];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d%s%s", dirfd, name[0] ? "/" : "", name);
+    bool self = name[0] == '\0';   /* the fd's own magic link is followed to the directory */
+    ssize_t n = self ? listxattr(path, NULL, 0) : llistxattr(path, NULL, 0);
+    if (n < 0 && (errno == ENOTSUP || errno == EOPNOTSUPP)) n = 0;
+    if (n < 0) return -1;
+    if (n == 0) {
+        strcpy(e->xattrs, "-");
+        return 0;
+    }
+    autofree char *list = brig_calloc((size_t)n + 1, 1);
+    n = self ? listxattr(path, list, (size_t)n) : llistxattr(path, list, (size_t)n);
+    if (n < 0) return -1;     /* ERANGE: it grew meanwhile; the caller reports it */
+    struct rootfs_strv names = {0};
+    for (char *k = list; k < list + n; k += strlen(k) + 1)
+        if (*k) rootfs_strv_add(&names, k);
+    if (names.n) qsort(names.v, names.n, sizeof(char *), cmp_name);
+    struct sha256_ctx ctx;
+    sha256_init(&ctx);
+    int rc = 0;
+    size_t joined = 0;
+    for (size_t i = 0; i < names.n && rc == 0; i++) {
+        ssize_t vn = self ? getxattr(path, names.v[i], NULL, 0) : lgetxattr(path, names.v[i], NULL, 0);
+        autofree uint8_t *v = vn >= 0 ? brig_calloc((size_t)vn + 1, 1) : NULL;
+        if (vn < 0 || (vn = self ? getxattr(path, names.v[i], v, (size_t)vn)
+                              : lgetxattr(path, names.v[i], v, (size_t)vn)) < 0) {
+            rc = -1;
+            break;
+        }
+        uint8_t len[4] = { (uint8_t)(vn >> 24), (uint8_t)(vn >> 16), (uint8_t)(vn >> 8), (uint8_t)vn };
+        sha256_update(&ctx, strlen(names.v[i]) + 1, (const uint8_t *)names.v[i]);
+        sha256_update(&ctx, sizeof(len), len);
+        sha256_update(&ctx, (size_t)vn, v);
+        joined += strlen(names.v[i]) + 1;
+    }
+    if (rc == 0) {
+        uint8_t d[BRIG_SHA256_LEN];
+        sha256_digest(&ctx, sizeof(d), d);
+        brig_sha256_hex(d, e->xattrs);
+        e->xattr_names = brig_calloc(joined + 1, 1);
+        for (size_t i = 0; i < names.n; i++) {
+            if (i) strcat(e->xattr_names, ",");
+            strcat(e->xattr_names, names.v[i]);
+        }
+    }
+    rootfs_strv_free(&names);
+    return rc;
 }
 
 static void manifest_fill(struct rootfs_entry *e, const struct stat *st)
@@ -120,6 +186,10 @@ static int manifest_walk(int dirfd, const char *path, bool hash, int depth, stru
         struct rootfs_entry *e = manifest_push(m);
         e->path = brig_strdup(child);
         manifest_fill(e, &st);
+        if (hash && manifest_xattrs(dirfd, name, e) < 0) {
+            rc = brig_fail(err, errno, "%s: extended attributes", child);
+            break;
+        }
         if (e->type == ROOTFS_LINK) {
             char target[4096];
             ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
@@ -159,6 +229,10 @@ int rootfs_manifest_scan(int rootfd, bool hash, struct rootfs_manifest *out, str
     struct rootfs_entry *e = manifest_push(out);
     e->path = brig_strdup("/");
     manifest_fill(e, &st);
+    if (hash && manifest_xattrs(rootfd, "", e) < 0) {
+        rootfs_manifest_free(out);
+        return brig_fail(err, errno, "/: extended attributes");
+    }
     if (manifest_walk(rootfd, "/", hash, 0, out, err) < 0) {
         rootfs_manifest_free(out);
         return -1;
@@ -172,15 +246,19 @@ int rootfs_manifest_scan(int rootfd, bool hash, struct rootfs_manifest *out, str
 char *rootfs_manifest_text(const struct rootfs_manifest *m, size_t *len)
 {
     size_t cap = 4096, n = 0;
+    bool v2 = false;
+    for (size_t i = 0; i < m->n && !v2; i++) v2 = m->e[i].xattrs[0] != '\0' && strcmp(m->e[i].xattrs, "-") != 0;
     char *buf = brig_calloc(cap, 1);
-    n = (size_t)snprintf(buf, cap, "%s", MANIFEST_HEADER);
+    n = (size_t)snprintf(buf, cap, "%s", v2 ? MANIFEST_HEADER_2 : MANIFEST_HEADER);
     for (size_t i = 0; i < m->n; i++) {
         const struct rootfs_entry *e = &m->e[i];
         autofree char *p = rootfs_escape(e->path);
         autofree char *t = e->target ? rootfs_escape(e->target) : NULL;
-        autofree char *line = brig_asprintf("%c %04o %u %u %" PRIu64 " %" PRId64 ".%09ld %s %s%s%s\n", e->type,
+        autofree char *line = brig_asprintf("%c %04o %u %u %" PRIu64 " %" PRId64 ".%09ld %s%s%s %s%s%s\n", e->type,
                                             (unsigned)e->mode, (unsigned)e->uid, (unsigned)e->gid, e->size,
-                                            e->mtime_s, e->mtime_ns, e->hash, p, t ? " " : "", t ? t : "");
+                                            e->mtime_s, e->mtime_ns, e->hash, v2 ? " " : "",
+                                            v2 ? (e->xattrs[0] ? e->xattrs : "-") : "", p, t ? " " : "",
+                                            t ? t : "");
         size_t l = strlen(line);
         if (n + l + 1 > cap) {
             while (n + l + 1 > cap) cap *= 2;
@@ -194,19 +272,28 @@ char *rootfs_manifest_text(const struct rootfs_manifest *m, size_t *len)
     return buf;
 }
 
-static int manifest_parse_line(char *line, struct rootfs_manifest *m)
+static bool manifest_hex_or_dash(const char *h)
 {
-    char type, hash[65], path[8192], target[8192] = "";
+    return strcmp(h, "-") == 0 || (strlen(h) == 64 && strspn(h, "0123456789abcdef") == 64);
+}
+
+static int manifest_parse_line(char *line, int version, struct rootfs_manifest *m)
+{
+    char type, hash[65], xattrs[65] = "-", path[8192], target[8192] = "";
     unsigned mode, uid, gid;
     uint64_t size;
     int64_t ms;
     long mns;
-    int f = sscanf(line, "%c %o %u %u %" SCNu64 " %" SCNd64 ".%ld %64s %8191s %8191s", &type, &mode, &uid, &gid,
-                   &size, &ms, &mns, hash, path, target);
+    int f = version == 1
+        ? sscanf(line, "%c %o %u %u %" SCNu64 " %" SCNd64 ".%ld %64s %8191s %8191s", &type, &mode, &uid, &gid,
+                 &size, &ms, &mns, hash, path, target)
+        : sscanf(line, "%c %o %u %u %" SCNu64 " %" SCNd64 ".%ld %64s %64s %8191s %8191s", &type, &mode, &uid,
+                 &gid, &size, &ms, &mns, hash, xattrs, path, target) - 1;
     if (f < 9 || !strchr("dflo", type) || mode > 07777 || mns < 0 || mns > 999999999) return -1;
     if ((type == ROOTFS_LINK) != (f == 10)) return -1;
-    if (strcmp(hash, "-") != 0 && (strlen(hash) != 64 || strspn(hash, "0123456789abcdef") != 64)) return -1;
+    if (!manifest_hex_or_dash(hash) || !manifest_hex_or_dash(xattrs)) return -1;
     struct rootfs_entry *e = manifest_push(m);
+    memcpy(e->xattrs, xattrs, sizeof(xattrs));
     e->path = rootfs_unescape(path);
     e->target = f == 10 ? rootfs_unescape(target) : NULL;
     if (e->path == NULL || e->path[0] != '/' || (f == 10 && e->target == NULL)) return -1;
@@ -218,14 +305,17 @@ static int manifest_parse_line(char *line, struct rootfs_manifest *m)
 
 int rootfs_manifest_parse(const char *text, size_t len, struct rootfs_manifest *out, struct brig_error **err)
 {
-    if (len < strlen(MANIFEST_HEADER) || memcmp(text, MANIFEST_HEADER, strlen(MANIFEST_HEADER)) != 0)
-        return brig_failx(err, "not a brig-rootfs manifest (first line: %s)", "# brig-rootfs manifest 1");
+    int version = len >= strlen(MANIFEST_HEADER) && memcmp(text, MANIFEST_HEADER, strlen(MANIFEST_HEADER)) == 0 ? 1
+                  : len >= strlen(MANIFEST_HEADER_2) &&
+                    memcmp(text, MANIFEST_HEADER_2, strlen(MANIFEST_HEADER_2)) == 0 ? 2 : 0;
+    if (version == 0)
+        return brig_failx(err, "not a brig-rootfs manifest (first line: %s or 2)", "# brig-rootfs manifest 1");
     autofree char *copy = strndup(text, len);
     size_t lineno = 1;
     char *save = NULL;
     for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save), lineno++) {
         if (line[0] == '#') continue;
-        if (manifest_parse_line(line, out) < 0) {
+        if (manifest_parse_line(line, version, out) < 0) {
             rootfs_manifest_free(out);
             return brig_failx(err, "line %zu: malformed entry", lineno);
         }
@@ -241,11 +331,9 @@ int rootfs_manifest_parse(const char *text, size_t len, struct rootfs_manifest *
 int rootfs_manifest_load(int dirfd, const char *name, struct rootfs_manifest *out, struct timespec *ctime,
                          struct brig_error **err)
 {
-    autoclose int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     struct stat st;
-    if (fd < 0) return brig_fail(err, errno, "manifest %s", name);
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-        return brig_failx(err, "manifest %s: not a regular file", name);
+    autoclose int fd = brig_open_input(dirfd, name, BRIG_INPUT_NOFOLLOW, &st, err);
+    if (fd < 0) return brig_wrap(err, "manifest");
     if ((uint64_t)st.st_size > MANIFEST_MAX_SIZE) return brig_failx(err, "manifest %s: larger than 256 MiB", name);
     autofree char *text = brig_calloc((size_t)st.st_size + 1, 1);
     size_t got = 0;
@@ -285,6 +373,9 @@ static void diff_entry(const struct rootfs_entry *w, const struct rootfs_entry *
         return diff_add(out, n, max, brig_asprintf("changed %s: mtime", p));
     if (strcmp(w->hash, "-") && strcmp(h->hash, "-") && strcmp(w->hash, h->hash))
         return diff_add(out, n, max, brig_asprintf("changed %s: content (sha256)", p));
+    if (w->xattrs[0] && h->xattrs[0] && strcmp(w->xattrs, h->xattrs) != 0)
+        return diff_add(out, n, max, brig_asprintf("changed %s: extended attributes (file capabilities, ACLs; "
+                                                   "now: %s)", p, h->xattr_names ? h->xattr_names : "none"));
     if (not_after && strcmp(p, "/") != 0 && !(flags & ROOTFS_DIFF_MOUNTPOINTS && h->type == ROOTFS_DIR) &&
         (h->ctime_s > not_after->tv_sec || (h->ctime_s == not_after->tv_sec && h->ctime_ns > not_after->tv_nsec)))
         return diff_add(out, n, max, brig_asprintf("changed %s: modified after the manifest was written (ctime)", p));

@@ -159,6 +159,7 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     TRY(state_check_size(L->st, err));
     TRY(sysctl_validate(L->spec, err));
     TRY(hostname_validate(L->spec, err));
+    TRY(scheduler_validate(&L->spec->process, err));
     /* Compiled once per profile, then loaded from the state root's cache. */
     if (L->spec->linux_cfg.seccomp.present)
         TRY(seccomp_compile_cached(&L->spec->linux_cfg.seccomp, g->root, &L->bpf, err));
@@ -194,10 +195,13 @@ static int launch_resources(struct launch *L, const struct brig_globals *g, cons
     if (!g->no_cgroup)
         TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, launch_record_cgroup, L, &L->cg, err));
     if (!run_mode) {
-        if (mkfifoat(L->dirfd, "exec.fifo", 0600) < 0) return brig_fail(err, errno, "mkfifo exec.fifo");
+        if (mkfifoat(L->dirfd, "exec.fifo", 0600) < 0) {
+            brig_fail(err, errno, "mkfifo exec.fifo");
+            return state_root_hint(err);
+        }
         L->fifo_fd = openat(L->dirfd, "exec.fifo", O_RDWR | O_CLOEXEC);
         if (L->fifo_fd < 0) return brig_fail(err, errno, "open exec.fifo");
-        TRY(sync_listen_at(L->dirfd, SYNC_START_SOCK, &L->start_sock, err));
+        if (sync_listen_at(L->dirfd, SYNC_START_SOCK, &L->start_sock, err) < 0) return state_root_hint(err);
     }
     /* The planned cgroup is already on disk; it differs from what was made
      * only when someone else made one of its directories meanwhile (then
@@ -269,22 +273,28 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
 
     static const char eof[] = "container init exited during setup";
     TRY(sync_expect(L->sync_fd, SYNC_HOOKS, eof, NULL, err));
+    /* In its cgroups now (joined before SYNC_HOOKS), and inherited by
+     * everything it runs: set from here, with host privileges, as crun. */
+    TRY(scheduler_apply(&L->spec->process, L->pid, err));
     L->st->pid = L->pid;
     L->st->pid_start_time = state_pid_start_time(L->pid);
     /* The pid goes to state.json now only for the hooks of create, which
      * may ask `brig state` (they get it on stdin too); otherwise the write
-     * that says "created" records it. Until then the state reads
-     * "creating" either way, and a brig killed meanwhile leaves the init in
+     * that says "created" records it. Until then `brig state` reads
+     * "creating" either way (the create operation has not finished: start
+     * is not possible yet), and a brig killed meanwhile leaves the init in
      * its cgroup (joined before SYNC_HOOKS), where `delete --force` kills
      * it, while it exits by itself on the sync socket's EOF. */
     if (hooks_any(L->spec, BRIG_HOOK_PRESTART, BRIG_HOOK_CREATE_CONTAINER))
         TRY(state_write(L->dirfd, L->st, err));
     /* The state the hooks of create read on stdin (prestart and
      * createRuntime here, createContainer and startContainer in the init);
-     * without any, the init gets no payload. */
+     * without any, the init gets no payload. Its status is "created", as
+     * crun's: runtime.md's "created" is "after step 2 in the lifecycle"
+     * (the environment made), and these hooks are steps 3 to 5. */
     autofree char *state_json = NULL;
     if (hooks_any(L->spec, BRIG_HOOK_PRESTART, BRIG_HOOK_START_CONTAINER))
-        state_json = state_to_oci_json(L->st, BRIG_STATUS_CREATING, false);
+        state_json = state_to_oci_json(L->st, BRIG_STATUS_CREATED, false);
     TRY(hooks_run(L->spec, BRIG_HOOK_PRESTART, state_json, err));
     TRY(hooks_run(L->spec, BRIG_HOOK_CREATE_RUNTIME, state_json, err));
     TRY(sync_send(L->sync_fd, SYNC_HOOKS_DONE, state_json, err));

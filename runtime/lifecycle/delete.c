@@ -25,39 +25,7 @@
 #include "../../policy/policy.h"
 #include "state.h"
 
-/* How long the init may take to die after SIGKILL (it can be in an
- * uninterruptible sleep, e.g. on a stuck NFS mount). */
-#define DELETE_KILL_TIMEOUT_MS 10000
 #define DELETE_CONFIG_MAX (16u << 20)
-
-static int delete_kill_all(const struct brig_state *st, struct brig_cgroup *cg,
-                           struct brig_error **err)
-{
-    autoclose int pidfd = -1;
-    int alive = init_pidfd_open(st, &pidfd, err);
-    if (alive < 0) return -1;
-    if (alive) {
-        brig_debug("delete %s: SIGKILL init %d", st->id, (int)st->pid);
-        autoerr struct brig_error *e = NULL;
-        if (init_pidfd_signal(pidfd, SIGKILL, &e) < 0 && e->errnum != ESRCH)
-            return brig_failx(err, "%s", e->msg);
-    }
-    /* An egress proxy ends with the init, its connections' audit lines
-     * written: before the cgroup's kill takes it too. */
-    egress_wait_gone(cg);
-    /* Without a pid namespace the init's death leaves its children alive:
-     * the cgroup is what holds all of them. */
-    if (cg != NULL) {
-        /* A create killed before its first mkdir recorded a cgroup that was
-         * never made: nothing to kill there. */
-        autoerr struct brig_error *ke = NULL;
-        if (cgroup_kill(cg, SIGKILL, &ke) < 0 && ke->errnum != ENOENT)
-            return brig_failx(err, "%s", ke->msg);
-    }
-    if (alive && init_pidfd_wait(pidfd, DELETE_KILL_TIMEOUT_MS, err) < 0)
-        return brig_wrap(err, "init process %d did not exit after SIGKILL", (int)st->pid);
-    return 0;
-}
 
 /* The saved config, for poststop hooks. Absent when create died early. */
 static struct brig_spec *delete_load_config(int dirfd, const struct brig_state *st)
@@ -156,7 +124,7 @@ static int delete_unaudited(const struct brig_globals *g, const char *id, bool f
 
     int rc = 0;
     /* creating: we hold the lock, so the create that owned it is dead. */
-    if (status != BRIG_STATUS_STOPPED) rc = delete_kill_all(st, cg, err);
+    if (status != BRIG_STATUS_STOPPED) rc = init_kill_all(st, cg, err);
     else egress_wait_gone(cg);      /* the init's own end: its proxy may still be writing */
     if (rc == 0 && cg != NULL) rc = cgroup_destroy(cg, err);
     if (cg != NULL) cgroup_free(cg);

@@ -141,7 +141,8 @@ int state_dir_make(const char *root, const char *id, int *rootfd_out, int *dirfd
     TRY(state_open_root(root, true, &rootfd, err));
     if (mkdirat(rootfd, id, 0711) < 0) {
         if (errno == EEXIST) return brig_failx(err, "container \"%s\" already exists", id);
-        return brig_fail(err, errno, "mkdir %s/%s", root, id);
+        brig_fail(err, errno, "mkdir %s/%s", root, id);
+        return state_root_hint(err);
     }
     autoclose int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
@@ -210,6 +211,18 @@ int state_dir_remove_known(int rootfd, int dirfd, const char *id, struct brig_er
     if (errno != ENOTEMPTY && errno != EEXIST) return brig_fail(err, errno, "container %s: remove state", id);
     if (brig_rm_rf_at(rootfd, id, err) < 0) return brig_wrap(err, "container %s: remove state", id);
     return 0;
+}
+
+int state_root_hint(struct brig_error **err)
+{
+    if (err == NULL || *err == NULL) return -1;
+    const char *why = (*err)->errnum == EROFS ? "is on a read-only file system"
+                    : (*err)->errnum == ENOSPC || (*err)->errnum == EDQUOT ? "has no room left" : NULL;
+    if (why == NULL) return -1;
+    size_t n = strlen((*err)->msg);
+    snprintf((*err)->msg + n, sizeof((*err)->msg) - n, " (the state directory %s: free room there, or "
+             "give brig another: --root, or --state-root for brig sandbox)", why);
+    return -1;
 }
 
 static int state_cmp_str(const void *a, const void *b)
@@ -297,7 +310,10 @@ int state_write_config(int dirfd, const char *text, size_t len, struct brig_erro
      * directory without state.json, which `delete --force` removes. */
     autoclose int fd = openat(dirfd, "config.json", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
                               0600);
-    if (fd < 0 || state_write_all(fd, text, len) < 0) return brig_fail(err, errno, "write config.json");
+    if (fd < 0 || state_write_all(fd, text, len) < 0) {
+        brig_fail(err, errno, "write config.json");
+        return state_root_hint(err);
+    }
     return 0;
 }
 
@@ -356,8 +372,10 @@ int state_write(int dirfd, const struct brig_state *st, struct brig_error **err)
     if (len > STATE_FILE_MAX)
         return brig_failx(err, "container %s: state.json would be %zu bytes, more than the %u "
                           "brig reads back", st->id ? st->id : "?", len, STATE_FILE_MAX);
-    if (state_replace_file(dirfd, STATE_FILE, text, len, err) < 0)
-        return brig_wrap(err, "container %s: write %s", st->id ? st->id : "?", STATE_FILE);
+    if (state_replace_file(dirfd, STATE_FILE, text, len, err) < 0) {
+        brig_wrap(err, "container %s", st->id ? st->id : "?");
+        return state_root_hint(err);
+    }
     brig_debug("wrote state of %s: pid %d setupDone %d", st->id, (int)st->pid, st->setup_done);
     return 0;
 }

@@ -158,3 +158,19 @@ int state_read_salvage(int dirfd, const char *id, struct brig_state **out,
     *out = steal_ptr(&st);
     return 0;
 }
+
+int state_read_tolerant(int dirfd, const char *id, struct brig_state **out, char **broken,
+                        struct brig_error **err)
+{
+    *broken = NULL;
+    autoerr struct brig_error *why = NULL;
+    if (state_read(dirfd, out, &why) == 0) return 0;
+    if (why->errnum == ENOENT) {
+        if (err != NULL) *err = steal_ptr(&why);
+        return -1;
+    }
+    autoerr struct brig_error *e = NULL;
+    if (state_read_salvage(dirfd, id, out, &e) < 0) return brig_failx(err, "%s; %s", why->msg, e->msg);
+    *broken = brig_strdup(why->msg);
+    return 0;
+}

@@ -86,7 +86,7 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
     if (c->ns->new_net) TRY(loopback_up(err));
     if (c->ns->new_mnt) {                                      /* else: rootfs_shared.c */
         TRY(rootfs_prepare(s, c->caller_mntns, &rootfd, err));
-        TRY(mounts_apply(rootfd, s, in_userns, err));
+        TRY(mounts_apply(&rootfd, s, in_userns, err));
         TRY(devices_populate(rootfd, s, in_userns, err));
         TRY(cwd_make(rootfd, &s->process, err));              /* before the root goes ro */
         TRY(proc_home_default(rootfd, &s->process, &c->home_env, err));
@@ -105,7 +105,6 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
     TRY(rootfs_finish(s, err));                                /* read-only root last */
     TRY(personality_apply(&s->linux_cfg, err));
     TRY(oom_score_adj_apply(&s->process, err));
-    TRY(scheduler_apply(&s->process, err));
     TRY(io_priority_apply(&s->process, err));
     TRY(rlimits_apply(&s->process, err));
     TRY(mempolicy_apply(&s->linux_cfg, err));                 /* inherited by execve */

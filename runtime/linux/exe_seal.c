@@ -44,7 +44,11 @@
 #define EXE_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
 
 /* Only breaks an exec loop should the kernel ever run us unsealed after the
- * re-exec; whether we are sealed is judged by /proc/self/exe alone. */
+ * re-exec; whether we are sealed is judged by /proc/self/exe alone. Its
+ * value names the memfd the re-exec ran ("DEV:INO"): only a process whose
+ * exe is that very memfd, yet unsealed, is in a loop. A value the caller's
+ * environment brings names another file (or nothing) and is ignored: brig
+ * seals itself all the same. */
 #define EXE_GUARD_ENV "_BRIG_EXE_SEALED"
 
 /* The binary's identity travels in the memfd's name (what
@@ -136,15 +140,25 @@ static int exe_seal_fd(int fd, struct brig_error **err)
     return brig_fail(err, errno, "seal the memfd copy of brig (F_ADD_SEALS)");
 }
 
-/* Our environment plus the loop guard. */
-static char **exe_env_with_guard(void)
+static void exe_guard_value(const struct stat *st, char *buf, size_t len)
 {
+    snprintf(buf, len, "%" PRIx64 ":%" PRIx64, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+}
+
+/* Our environment plus the loop guard naming the memfd (guard: its
+ * "NAME=DEV:INO", which the caller keeps alive until the execveat). */
+static char **exe_env_with_guard(int memfd, char *guard, size_t len)
+{
+    struct stat st;
+    if (fstat(memfd, &st) < 0) return NULL;
+    int k = snprintf(guard, len, EXE_GUARD_ENV "=");
+    exe_guard_value(&st, guard + k, len - (size_t)k);
     size_t n = 0;
     while (environ != NULL && environ[n] != NULL) n++;
     char **env = calloc(n + 2, sizeof(char *));
     if (env == NULL) return NULL;
     for (size_t i = 0; i < n; i++) env[i] = environ[i];
-    env[n] = EXE_GUARD_ENV "=1";
+    env[n] = guard;
     return env;
 }
 
@@ -161,29 +175,37 @@ static void exe_set_comm(char **argv)
 
 int exe_seal_ensure(char **argv, struct brig_error **err)
 {
-    bool guard = getenv(EXE_GUARD_ENV) != NULL;
-    if (guard) unsetenv(EXE_GUARD_ENV);     /* nothing we spawn inherits it */
+    char guard[64] = "";
+    const char *g = getenv(EXE_GUARD_ENV);
+    if (g != NULL) {
+        snprintf(guard, sizeof(guard), "%s", g);
+        unsetenv(EXE_GUARD_ENV);     /* nothing we spawn inherits it */
+    }
     autoclose int src = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
     if (src < 0) return brig_fail(err, errno, "open /proc/self/exe");
     if (exe_fd_sealed(src)) {
         exe_sealed = 1;
-        if (guard) exe_set_comm(argv);
+        if (guard[0]) exe_set_comm(argv);
         return 0;
     }
     exe_sealed = 0;
-    if (guard)
-        return brig_failx(err, "brig re-executed itself from a sealed memfd, but /proc/self/exe is "
-                               "not one: refusing to spawn container processes from the host binary");
-
     struct stat st;
     if (fstat(src, &st) < 0) return brig_fail(err, errno, "stat /proc/self/exe");
+    char self[64];
+    exe_guard_value(&st, self, sizeof(self));
+    if (guard[0] && strcmp(guard, self) == 0)
+        return brig_failx(err, "brig re-executed itself from a sealed memfd, but /proc/self/exe is "
+                               "not one: refusing to spawn container processes from the host binary");
+    if (guard[0]) brig_debug("%s in the environment names no memfd of ours: ignored, sealing", EXE_GUARD_ENV);
+
     autoclose int fd = exe_memfd(&st, err);
     if (fd < 0) return -1;
     off_t len = exe_load_extent(src, st.st_size);
     TRY(exe_copy(fd, src, len, err));
     TRY(exe_seal_fd(fd, err));
-    autofree char **env = exe_env_with_guard();
-    if (env == NULL) return brig_fail(err, ENOMEM, "re-exec brig");
+    char guard_env[96];
+    autofree char **env = exe_env_with_guard(fd, guard_env, sizeof(guard_env));
+    if (env == NULL) return brig_fail(err, errno ? errno : ENOMEM, "re-exec brig");
     brig_debug("re-executing from a sealed memfd copy of /proc/self/exe (%jd of %jd bytes)", (intmax_t)len,
                (intmax_t)st.st_size);
     syscall(SYS_execveat, fd, "", argv, env, AT_EMPTY_PATH);

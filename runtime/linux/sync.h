@@ -31,6 +31,10 @@ struct sync_msg {
 
 int sync_socketpair(int fds[2], struct brig_error **err);
 int sync_send(int fd, enum sync_type type, const char *payload, struct brig_error **err);
+/* An error's errnum and exec_status in the message's errnum field (an
+ * errno fits in 16 bits), and back into an error. */
+int sync_errnum_wire(const struct brig_error *e);
+void sync_errnum_apply(struct brig_error *e, int32_t wire);
 /* Send the error as SYNC_ERROR; -1 when nobody is listening any more. */
 int sync_send_error(int fd, const struct brig_error *e);
 /* Receive the next message, which must be `expect`. A SYNC_ERROR becomes

@@ -10,7 +10,28 @@
 
 #include "error.h"
 
-/* Read a whole (small) file; fails with EFBIG past max bytes. NUL-terminated. */
+struct stat;
+
+/* Every file a user names to brig or brig-rootfs (a policy, config.json,
+ * a compose file, --process, a seccomp profile, a manifest, an image and
+ * the files of an image layout...)
+ * is opened through this: O_PATH first, so a fifo is never waited on and
+ * a device's driver is never called, judged by fstat of what was opened,
+ * and only a regular file (or with BRIG_INPUT_DIR a directory) reopened
+ * for reading through that fd. BRIG_INPUT_NOFOLLOW: the last component
+ * must not be a symlink. Returns an O_RDONLY fd (st: its stat, may be
+ * NULL); the error names the path and what it is, never its content. */
+#define BRIG_INPUT_NOFOLLOW 1
+#define BRIG_INPUT_DIR 2
+#define BRIG_INPUT_IN_ROOT 4    /* path resolved inside dirfd (brig_open_in_root) */
+int brig_open_input(int dirfd, const char *path, int flags, struct stat *st, struct brig_error **err);
+/* Read what fd (open for reading) holds, at most max bytes, NUL-terminated;
+ * errors name name. */
+int brig_read_fd(int fd, const char *name, size_t max, char **out, size_t *len, struct brig_error **err);
+
+/* Read a whole (small) file; fails with EFBIG past max bytes. NUL-terminated.
+ * For files of the system (/proc, /sys) and brig's own state: a file a
+ * user names is read with brig_read_regular. */
 int brig_read_file(const char *path, size_t max, char **out, size_t *len, struct brig_error **err);
 int brig_read_file_at(int dirfd, const char *name, size_t max, char **out, size_t *len,
                       struct brig_error **err);
@@ -19,6 +40,10 @@ int brig_read_file_at(int dirfd, const char *name, size_t max, char **out, size_
  * fifo, a directory, a device), judged before it is opened for
  * reading. The errors name the file, never quote it. */
 int brig_read_regular_at(int dirfd, const char *name, size_t max, char **out, size_t *len,
+                         struct brig_error **err);
+/* The same for what pfd (an O_PATH fd, opened by whatever rule the caller
+ * chose, e.g. brig_open_in_root) is: a regular file, read through it. */
+int brig_read_regular_fd(int pfd, const char *name, size_t max, char **out, size_t *len,
                          struct brig_error **err);
 /* The same for a path whose symlinks the caller may follow (a compose
  * file's own env_file, Dockerfile, seccomp profile): only the end must be
@@ -61,10 +86,18 @@ int brig_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct brig_er
  * (a symlink, or more than the last component was created). Costs what brig_mkdir_in_root does,
  * plus one openat2 for a path through a symlink. */
 #define BRIG_IN_ROOT_NOFOLLOW 1
+/* With BRIG_IN_ROOT_MAKE_TARGET a dangling symlink on the way (refused
+ * otherwise: "is a dangling symlink") has its target made, as the kernel
+ * would resolve the link with the root as "/" (an absolute target, or one
+ * with "..", stays inside the root): what runc and crun do for a mount
+ * destination. A chain or loop of more than 40 fails with ELOOP. */
+#define BRIG_IN_ROOT_MAKE_TARGET 2
 int brig_mkdir_in_root_ex(int rootfd, const char *path, mode_t mode, int flags, bool *plain,
                           struct brig_error **err);
 /* Create (if missing) a regular file inside the root, parents as needed;
  * returns an O_PATH fd of it. */
 int brig_mkfile_in_root(int rootfd, const char *path, mode_t mode, struct brig_error **err);
+/* The same; flags: BRIG_IN_ROOT_MAKE_TARGET. */
+int brig_mkfile_in_root_ex(int rootfd, const char *path, mode_t mode, int flags, struct brig_error **err);
 
 #endif

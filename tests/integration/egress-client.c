@@ -23,12 +23,20 @@
  *                                (it takes the only maxConnections slot),
  *                                then N connections made and closed at
  *                                once: "flood=N"
+ *   stream IP PORT DATA MARK DATA2
+ *                                send DATA, read until MARK came (30 s at
+ *                                most), then send DATA2 on a second
+ *                                connection (a "go on" to the server), then
+ *                                as send: a response passed on only at its
+ *                                end never shows MARK, and the server never
+ *                                hears DATA2 (t-egress-cred)
  *   serve PORT                   on the host, for the bench: accept on
  *                                127.0.0.1:PORT, read once, answer a
  *                                1-byte HTTP/1.0 200, close (no fork: the
  *                                set-up figures are the proxy's, not a
  *                                server's)
  * Exit 0 when the first connection was made; else "connect: ERRNO". */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -229,6 +237,29 @@ int main(int argc, char **argv)
         /* The median: on a shared machine the mean is the scheduler's. */
         qsort(us, (size_t)n, sizeof(*us), cmp_ll);
         printf("us=%lld median=%lld\n", total / n, us[n / 2]);
+        return 0;
+    }
+    if (argc == 7 && strcmp(argv[1], "stream") == 0) {
+        int fd = dial(argv[2], atoi(argv[3]));
+        send_all(fd, argv[4]);
+        static char got[65536];
+        size_t n = 0;
+        while (memmem(got, n, argv[5], strlen(argv[5])) == NULL) {
+            struct pollfd pf = { .fd = fd, .events = POLLIN };
+            ssize_t r = poll(&pf, 1, 30000) == 1 ? read(fd, got + n, sizeof(got) - 1 - n) : -1;
+            if (r <= 0) {
+                printf("%.*sno %s before the end\n", (int)n, got, argv[5]);
+                return 1;
+            }
+            n += (size_t)r;
+        }
+        fwrite(got, 1, n, stdout);
+        int go = dial(argv[2], atoi(argv[3]));
+        send_all(go, argv[6]);
+        char sink[4096];
+        while (read(go, sink, sizeof(sink)) > 0) {}
+        close(go);
+        copy_out(fd);
         return 0;
     }
     if (argc == 3 && strcmp(argv[1], "serve") == 0) {

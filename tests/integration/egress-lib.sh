@@ -64,7 +64,7 @@ while True:
     held.append(s.accept())
     with open(sys.argv[2], "a") as log: log.write("accepted\n")' "$T/hport" "$T/hold.log" 2>"$T/hold.err" &
     HOLD_PID=$!
-    trap 'kill $SRV_PID $HOLD_PID ${VPID:-} 2>/dev/null; it_finish' EXIT
+    trap 'kill $SRV_PID $HOLD_PID ${VPID:-} ${TPID:-} 2>/dev/null; it_finish' EXIT
     local _
     for _ in $(seq 100); do [ -s "$T/hport" ] && break; sleep 0.05; done
     [ -s "$T/hport" ] || bail "the test's holding server did not start: $(cat "$T/hold.err")"
@@ -177,4 +177,45 @@ cut = len(hs) - len(ext) + 4 if how == 'split' else len(hs)
 rec = b''.join(b'\x16\x03\x01' + struct.pack('>H', len(p)) + p for p in (hs[:cut], hs[cut:]) if p)
 print(''.join('\\x%02x' % c for c in rec), end='')
 PY
+}
+
+# eg_tls_setup: the HTTPS "model API" (egress-tls-server.py) on the host's
+# loopback as api.example.test, its certificate from a CA made now
+# ($T/ca.pem), and a second CA that signed nothing it serves
+# ($T/other-ca.pem). TPORT its port, TLOG its request log. Names in
+# $BRIG_EGRESS_HOSTS (eg_setup): wrong.example.test is the same server
+# under a name its certificate does not carry.
+eg_tls_setup() {
+    command -v openssl >/dev/null || skip_all "no openssl to make the test's CA (bash scripts/setup.sh installs it)"
+    local here; here=$(dirname "${BASH_SOURCE[0]}")
+    local ca
+    for ca in ca other-ca; do
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=brig test $ca" \
+            -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
+            -keyout "$T/$ca.key" -out "$T/$ca.pem" 2>>"$T/openssl.log" || bail "openssl: $(tail -3 "$T/openssl.log")"
+    done
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=api.example.test \
+        -keyout "$T/srv.key" -out "$T/srv.csr" 2>>"$T/openssl.log" &&
+    printf 'subjectAltName=DNS:api.example.test\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > "$T/srv.ext" &&
+    openssl x509 -req -in "$T/srv.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial -days 2 \
+        -extfile "$T/srv.ext" -out "$T/srv.pem" 2>>"$T/openssl.log" || bail "openssl: $(tail -3 "$T/openssl.log")"
+    TLOG=$T/tls.log
+    : > "$TLOG"
+    /usr/bin/python3 "$here/egress-tls-server.py" "$T/tport" "$TLOG" "$T/srv.pem" "$T/srv.key" 2>"$T/tls.err" &
+    TPID=$!
+    trap 'kill $SRV_PID $TPID 2>/dev/null; it_finish' EXIT
+    local _
+    for _ in $(seq 100); do [ -s "$T/tport" ] && break; sleep 0.05; done
+    [ -s "$T/tport" ] || bail "the test's HTTPS server did not start: $(cat "$T/tls.err")"
+    TPORT=$(cat "$T/tport")
+    echo "127.0.0.1 wrong.example.test" >> "$BRIG_EGRESS_HOSTS"
+}
+
+# eg_cred_policy [EXTRA_NETWORK_JSON]: $T/pol.json allowing the HTTPS
+# server and the plain one, with a credential x-api-key from
+# env:BRIG_TEST_KEY for api.example.test:$TPORT, trusting $T/ca.pem.
+eg_cred_policy() {
+    eg_policy "{\"mode\": \"egress\", \"allow\": [\"api.example.test:$TPORT\", \"127.0.0.1:$TPORT\", \"api.example.test:$PORT\", \"127.0.0.1:$PORT\"],
+        \"credentials\": [{\"host\": \"api.example.test\", \"port\": $TPORT, \"header\": \"x-api-key\", \"value\": \"env:BRIG_TEST_KEY\"}],
+        \"tlsCA\": \"$T/ca.pem\"${1:+, $1}}"
 }

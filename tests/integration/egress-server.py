@@ -2,7 +2,7 @@
 """egress-server.py PORTFILE LOG [ADDRESS]: the tests' "internet" (t-egress,
 t-egress-escape): a threaded HTTP server on 127.0.0.1 (or ADDRESS), an
 ephemeral port written to PORTFILE. GET / -> "hello\\n", GET /big -> 1 MiB, GET /size/N ->
-N bytes. One line per connection accepted in LOG, so a test can prove a
+N bytes, GET /echo -> the request's headers. One line per connection accepted in LOG, so a test can prove a
 refused destination was never reached."""
 import http.server
 import socketserver
@@ -20,6 +20,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             body = b'hello\n'
         elif self.path == '/big':
             body = b'x' * (1 << 20)
+        elif self.path == '/echo':
+            body = ''.join('%s: %s\n' % (k, v) for k, v in self.headers.items()).encode()
         elif self.path.startswith('/size/'):
             body = b'y' * int(self.path[6:])
         else:

@@ -62,11 +62,14 @@ check_probe "the domainname is set" sysd '.domainname == "d1"'
 assert_clean sysd
 runc_bundle sysd2 '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
 cfg sysd2 '.domainname = "d1" | .linux.sysctl = {"kernel.domainname": "d2"}'
-run_ct sysd2
-check_ran "kernel.domainname beside another domainname runs (runc: the sysctl wins)" sysd2
-check_probe "the sysctl's value wins, as in runc" sysd2 '.domainname == "d2"'
-check "and brig says so" grep -q 'linux.sysctl.kernel.domainname ("d2") overrides domainname' "$T/sysd2.err"
-assert_clean sysd2
+refused sysd2 'linux.sysctl.kernel.domainname: "d2" conflicts with the "domainname" field ("d1")'
+# crun refuses it too; runc runs it and lets the sysctl win.
+if other_run crun sysd2; then
+    check_eq "crun refuses the same bundle" "$OTHER_RC" 1
+    check "... as a conflict" grep -qF "conflicts with OCI field \`domainname\`" "$T/sysd2.crun.err"
+fi
+other_run runc sysd2 && check "runc runs it, the sysctl's d2 winning (the difference)" \
+    bash -c "grep '^{' '$T/sysd2.runc.out' | tail -n 1 | jq -e '.domainname == \"d2\"'"
 
 # ---- tmpfs over an existing directory keeps its mode (runc does) ------------
 runc_bundle tmode '["/bin/busybox", "stat", "-c", "%a %n", "/dir712", "/tmp", "/dirset"]' ||
@@ -82,6 +85,47 @@ check "a tmpfs without mode= over a 0712 directory is 0712" grep -qx "712 /dir71
 check "over a 1777 /tmp it is 1777" grep -qx "1777 /tmp" "$T/tmode.out"
 check "an explicit mode= still wins" grep -qx "755 /dirset" "$T/tmode.out"
 assert_clean tmode
+
+# ---- mount destinations: "/" itself, and a dangling symlink -----------------
+# A bind onto "/" (first, as runc needs it: later mounts go on top) replaces
+# the root, as in runc; root.readonly then applies to it.
+runc_bundle broot '["/bin/busybox", "sh", "-c", "cat /marker; test -d /proc/self && echo PROC; touch /w 2>/dev/null || echo RO"]' ||
+    bail "cannot build a runc spec bundle"
+cp -a "$T/broot/rootfs" "$T/broot-new" && echo from-the-bind >"$T/broot-new/marker" && echo from-root-path >"$T/broot/rootfs/marker"
+cfg broot '.mounts = [{destination: "/", type: "bind", source: $s, options: ["rbind"]}] + .mounts | .root.readonly = true' \
+    --arg s "$T/broot-new"
+run_ct broot
+check_eq "a bind onto / runs (runc runs it)" "$RC" 0
+check "... the container's root is the bind's source" grep -qx from-the-bind "$T/broot.out"
+check "... the mounts after it are in it (/proc)" grep -qx PROC "$T/broot.out"
+check "... root.readonly holds on it" grep -qx RO "$T/broot.out"
+check_not "... and nothing was written to the source" test -e "$T/broot-new/w"
+assert_clean broot
+other_run runc broot && check "runc shows the same root" grep -qx from-the-bind "$T/broot.runc.out"
+"$BRIG" policy check --policy agent "$T/broot/config.json" >"$T/broot.pol" 2>&1
+check "a policy refuses a mount onto / (mounts.forbidden)" grep -qF "a mount over the container's root replaces root.path" "$T/broot.pol"
+cfg broot '.mounts[0] = {destination: "/", type: "tmpfs", source: "tmpfs"}'
+refused broot "mounts[0] (/): refusing to mount tmpfs over the container's root (only a bind mount of a directory may replace it)"
+# A destination that is a dangling symlink in the image: its target is made
+# inside the root, as runc does (its securejoin; crun 1.8.1 refuses it).
+runc_bundle dangl '["/bin/busybox", "sh", "-c", "cat /etc/not-existing; ls -d /linkdir"]' || bail "cannot build a runc spec bundle"
+ln -s missing-file "$T/dangl/rootfs/etc/not-existing"
+ln -s /made/by/link "$T/dangl/rootfs/linkdir"
+echo bound-file >"$T/dangl-file"; mkdir -p "$T/dangl-dir"
+cfg dangl '.mounts += [{destination: "/etc/not-existing", type: "bind", source: $f, options: ["bind"]},
+                       {destination: "/linkdir", type: "bind", source: $d, options: ["bind"]}]' \
+    --arg f "$T/dangl-file" --arg d "$T/dangl-dir"
+run_ct dangl
+check_eq "bind onto dangling symlinks (a file, a directory): runs" "$RC" 0
+check "... the file is seen through the link" grep -qx bound-file "$T/dangl.out"
+check "... the targets were made inside the root" test -f "$T/dangl/rootfs/etc/missing-file" -a -d "$T/dangl/rootfs/made/by/link"
+check_not "... and nothing at /made on the host" test -e /made/by/link
+assert_clean dangl
+rm -rf "$T/dangl/rootfs/etc/missing-file" "$T/dangl/rootfs/made"
+other_run runc dangl && check "runc runs it the same way" grep -qx bound-file "$T/dangl.runc.out"
+rm -rf "$T/dangl/rootfs/etc/missing-file" "$T/dangl/rootfs/made"
+# crun 1.8.1 refuses it ("openat2 `etc/not-existing`: No such file or directory").
+other_run crun dangl && diag "crun on the same bundle: exit $OTHER_RC: $(head -c 200 "$T/dangl.crun.err")"
 
 # ---- linux.memoryPolicy (spec 1.3) -------------------------------------------
 if [ -r /proc/self/numa_maps ] && [ -d /sys/devices/system/node/node0 ]; then

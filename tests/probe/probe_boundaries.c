@@ -125,6 +125,16 @@ static int t_socketcall32(void)
 #endif
 }
 
+/* Host device events (and the other host-wide netlink families): the
+ * uevent socket must not be made at all. */
+static int t_netlink_uevent(void)
+{
+    int s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, 15 /* NETLINK_KOBJECT_UEVENT */);
+    if (s < 0) return errno;
+    close(s);
+    return 0;
+}
+
 static void b_write(const char *dir)
 {
     char path[4200];
@@ -424,6 +434,7 @@ int probe_boundaries(int argc, char **argv)
         { "setuid0", t_setuid }, { "keyctl", sys_keyctl }, { "bpf", sys_bpf },
         { "perf_event_open", sys_perf_event_open }, { "io_uring_setup", sys_io_uring_setup },
         { "userfaultfd", sys_userfaultfd }, { "socketcall32", t_socketcall32 },
+        { "netlink-uevent", t_netlink_uevent },
     };
     nest_open("syscalls");
     for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) out_kstr(tries[i].name, in_child(tries[i].fn));

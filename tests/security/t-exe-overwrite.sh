@@ -207,6 +207,45 @@ for pol in none agent; do
     d delete --force "$id" >/dev/null 2>&1
 done
 
+# ---- the re-exec's loop guard set by the caller ------------------------------------
+# brig marks its own sealed re-exec with _BRIG_EXE_SEALED (naming the memfd);
+# the same variable in the caller's environment, with any value, must not
+# stand for "already sealed": create, run and exec still seal themselves
+# (their init and a waiting exec run from the memfd), and the attack finds
+# the sealed copy.
+for val in 1 "$(stat -c '%d:%i' "$DECOY" | awk -F: '{printf "%x:%x", $1, $2}')" "0:0"; do
+    n=guard-$(tr -c 'a-z0-9' x <<<"$val" | head -c 12); id=$(cid "$n"); CLEAN_IDS+=("$id")
+    hostile "$n" none /bin/sleep 60 || bail "cannot build the hostile bundle $n"
+    _BRIG_EXE_SEALED=$val d create --bundle "$T/$n" "$id" </dev/null >"$T/$n.out" 2>"$T/$n.err"
+    rc=$?
+    init=$(d state "$id" 2>/dev/null | jq -r '.pid // empty')
+    if [ "$rc" = 0 ] && [ -n "$init" ]; then
+        host_exe_sealed "_BRIG_EXE_SEALED=$val from the caller: create still seals (the created init)" "$init"
+    elif grep -q 'is not one: refusing' "$T/$n.err"; then
+        # a value naming the decoy itself reads as brig's own re-exec that
+        # did not seal: refused, never run unsealed
+        check_eq "_BRIG_EXE_SEALED=$val (the decoy's own dev:ino): create refuses, fail closed" "$val"             "$(stat -c '%d:%i' "$DECOY" | awk -F: '{printf "%x:%x", $1, $2}')"
+        d delete --force "$id" >/dev/null 2>&1
+        continue
+    else
+        not_ok "_BRIG_EXE_SEALED=$val from the caller: create still seals" "exit $rc" "$(cat "$T/$n.err")"
+        continue
+    fi
+    d start "$id" >>"$T/$n.err" 2>&1
+    _BRIG_EXE_SEALED=$val "$DECOY" --root "$STATE" exec "$id" /bin/sleep 3 </dev/null >/dev/null 2>&1 &
+    bpid=$!
+    sleep 0.5
+    host_exe_sealed "_BRIG_EXE_SEALED=$val from the caller: a waiting brig exec" "$bpid"
+    wait "$bpid"
+    if [ $STATIC = 0 ]; then
+        _BRIG_EXE_SEALED=$val d exec "$id" /pwn </dev/null >"$T/$n.pwn" 2>>"$T/$n.err"
+        wait_done "$T/$n.pwn"
+        judge "_BRIG_EXE_SEALED=$val: exec" "$T/$n.pwn"
+    fi
+    d delete --force "$id" >/dev/null 2>&1
+    assert_clean "$n"
+done
+
 # ---- static brig: the init is brig itself, its exe held from beside it ------------
 # With no pid namespace of its own, the container outlives its init: the
 # init runs brig (#!/proc/self/exe --log=/fifo, held in open() of the FIFO),

@@ -203,6 +203,17 @@ static void m_seccomp(struct ptree *c)
     ptree_push(ptree_arr(sc, "syscalls"), rule);
 }
 static void m_seccomp_absent(struct ptree *c) { ptree_del(obj(c, "linux"), "seccomp"); }
+/* socket allowed for AF_NETLINK with a protocol condition that lets 15 in. */
+static void m_netlink(struct ptree *c)
+{
+    const char *rule = "{\"names\":[\"socket\"],\"action\":\"SCMP_ACT_ALLOW\",\"args\":["
+                       "{\"index\":0,\"value\":16,\"op\":\"SCMP_CMP_EQ\"},"
+                       "{\"index\":2,\"value\":14,\"op\":\"SCMP_CMP_GT\"}]}";
+    struct ptree *r = NULL;
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(ptree_parse(rule, strlen(rule), &r, &err), 0);
+    ptree_push(ptree_arr(obj(obj(c, "linux"), "seccomp"), "syscalls"), r);
+}
 static void add_bind(struct ptree *c, const char *src, const char *dst)
 {
     struct ptree *m = ptree_new(PT_OBJ);
@@ -295,6 +306,7 @@ static const struct mutation mutations[] = {
     { "user.nonroot", m_user, "process.user.uid" },
     { "seccomp.present", m_seccomp, "linux.seccomp.syscalls[" },
     { "seccomp.present", m_seccomp_absent, "linux.seccomp" },
+    { "seccomp.netlink", m_netlink, "linux.seccomp.syscalls[" },
     { "mounts.forbidden", m_docker_sock, "].source" },
     { "mounts.forbidden", m_ssh, "].source" },
     { "mounts.forbidden", m_var, "].source" },
@@ -566,5 +578,60 @@ Test(policy_rules, swap_zero_is_judged_as_no_swap)
             if (strcmp(rep.r[j].rule, "limits.memory") == 0 && !rep.r[j].pass) mem_pass = false;
         cr_expect_eq(mem_pass, swaps[i] == 0, "swap %lld", (long long)swaps[i]);
         policy_report_free(&rep);
+    }
+}
+
+/* seccomp.netlink judges the filter as the kernel runs it: conditions ANDed
+ * (ORed when two name one argument, as brig loads them), 64-bit values of
+ * which the kernel reads the low 32 bits of socket's int arguments. */
+Test(policy_rules, netlink_protocols_judged_as_the_filter_runs)
+{
+    static const struct { const char *args; bool lets; } cases[] = {
+        { "[{\"index\":0,\"value\":16,\"op\":\"SCMP_CMP_EQ\"}]", true },
+        { "[{\"index\":0,\"value\":16,\"op\":\"SCMP_CMP_EQ\"},{\"index\":2,\"value\":0,\"op\":\"SCMP_CMP_EQ\"}]", false },
+        { "[{\"index\":0,\"value\":16,\"op\":\"SCMP_CMP_EQ\"},{\"index\":2,\"value\":1,\"op\":\"SCMP_CMP_LT\"}]", false },
+        { "[{\"index\":0,\"value\":16,\"op\":\"SCMP_CMP_EQ\"},{\"index\":2,\"value\":1,\"op\":\"SCMP_CMP_LE\"}]", true },
+        /* protocol 15 with high bits the kernel drops */
+        { "[{\"index\":0,\"value\":16,\"op\":\"SCMP_CMP_EQ\"},{\"index\":2,\"value\":4294967311,\"op\":\"SCMP_CMP_EQ\"}]", true },
+        /* 2^32 and above only: low half 0 at 2^32, 1 at 2^32+1 */
+        { "[{\"index\":0,\"value\":16,\"op\":\"SCMP_CMP_EQ\"},{\"index\":2,\"value\":4294967295,\"op\":\"SCMP_CMP_GT\"}]", true },
+        /* family with high bits set, protocol bits beyond the mask free */
+        { "[{\"index\":0,\"value\":4294967295,\"valueTwo\":16,\"op\":\"SCMP_CMP_MASKED_EQ\"},"
+          "{\"index\":2,\"value\":15,\"valueTwo\":0,\"op\":\"SCMP_CMP_MASKED_EQ\"}]", true },
+        /* ... but none of 1-31 when the low 8 bits must be 0 (256 is no protocol) */
+        { "[{\"index\":0,\"value\":16,\"op\":\"SCMP_CMP_EQ\"},"
+          "{\"index\":2,\"value\":255,\"valueTwo\":0,\"op\":\"SCMP_CMP_MASKED_EQ\"}]", false },
+        /* a range within one high half that holds protocol 9 in its low half */
+        { "[{\"index\":0,\"value\":16,\"op\":\"SCMP_CMP_EQ\"},{\"index\":2,\"value\":21474836480,\"op\":\"SCMP_CMP_GE\"},"
+          "{\"index\":2,\"value\":21474836489,\"op\":\"SCMP_CMP_LE\"},{\"index\":2,\"value\":21474836480,\"op\":\"SCMP_CMP_NE\"}]", true },
+        /* ORed: two conditions on argument 0, so "family 16" alone allows */
+        { "[{\"index\":0,\"value\":4294967295,\"valueTwo\":16,\"op\":\"SCMP_CMP_MASKED_EQ\"},"
+          "{\"index\":0,\"value\":16,\"op\":\"SCMP_CMP_EQ\"},{\"index\":2,\"value\":0,\"op\":\"SCMP_CMP_EQ\"}]", true },
+        { "[{\"index\":0,\"value\":2,\"op\":\"SCMP_CMP_EQ\"},{\"index\":0,\"value\":10,\"op\":\"SCMP_CMP_EQ\"},"
+          "{\"index\":2,\"value\":0,\"op\":\"SCMP_CMP_EQ\"}]", false },
+        { "[{\"index\":0,\"value\":2,\"op\":\"SCMP_CMP_EQ\"}]", false },
+        { "[{\"index\":0,\"value\":16,\"op\":\"SCMP_CMP_NE\"}]", true },
+        /* only a type netlink refuses */
+        { "[{\"index\":0,\"value\":16,\"op\":\"SCMP_CMP_EQ\"},{\"index\":1,\"value\":1,\"op\":\"SCMP_CMP_EQ\"}]", false },
+        { "[{\"index\":0,\"value\":16,\"op\":\"SCMP_CMP_EQ\"},{\"index\":1,\"value\":524291,\"op\":\"SCMP_CMP_EQ\"}]", true },
+        /* contradictory masks: nothing */
+        { "[{\"index\":0,\"value\":16,\"op\":\"SCMP_CMP_EQ\"},{\"index\":2,\"value\":3,\"valueTwo\":4,\"op\":\"SCMP_CMP_MASKED_EQ\"}]", false },
+    };
+    autopolicy struct brig_policy *p = agent();
+    autofree char *good = applied(p);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        autoptree struct ptree *cfg = NULL, *r = NULL;
+        autoerr struct brig_error *err = NULL;
+        cr_assert_eq(ptree_parse(good, strlen(good), &cfg, &err), 0);
+        autofree char *rule = brig_asprintf("{\"names\":[\"socket\"],\"action\":\"SCMP_ACT_ALLOW\",\"args\":%s}",
+                                            cases[i].args);
+        cr_assert_eq(ptree_parse(rule, strlen(rule), &r, &err), 0, "%s", rule);
+        ptree_push(ptree_arr(ptree_obj(ptree_obj(cfg, "linux"), "seccomp"), "syscalls"), r);
+        r = NULL;
+        autofree char *text = NULL;
+        cr_assert_eq(ptree_write(cfg, &text, &err), 0);
+        autofree char *ids = failed_ids(p, text, NULL);
+        cr_expect_eq(strstr(ids, "seccomp.netlink") != NULL, cases[i].lets, "case %zu: %s -> %s", i,
+                     cases[i].args, ids);
     }
 }

@@ -150,13 +150,18 @@ bool cgroup_child_busy(const struct brig_cgroup *cg, const char *name)
 
 int cgroup_child_lock(const struct brig_cgroup *child, bool wait)
 {
-    if (child->n_dirs == 0) {
+    return cgroup_lock(child, LOCK_EX | (wait ? 0 : LOCK_NB));
+}
+
+int cgroup_lock(const struct brig_cgroup *cg, int how)
+{
+    if (cg->n_dirs == 0) {
         errno = ENOENT;
         return -1;
     }
-    int fd = open(child->dirs[0].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = open(cg->dirs[0].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return -1;
-    if (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
+    if (flock(fd, how) < 0) {
         int e = errno;
         close(fd);
         errno = e;

@@ -44,8 +44,10 @@ int mounts_bind_prepare(struct brig_spec *s, bool new_user, struct brig_error **
 void mounts_bind_release(struct brig_spec *s);
 
 /* Every entry of spec->mounts, in order. Errors read
- * "mounts[2] (/proc): mount proc: Operation not permitted". */
-int mounts_apply(int rootfd, const struct brig_spec *s, bool in_userns, struct brig_error **err);
+ * "mounts[2] (/proc): mount proc: Operation not permitted". A bind onto
+ * "/" replaces the root: *rootfd is then the new mount (the old one is
+ * closed), for everything after it. */
+int mounts_apply(int *rootfd, const struct brig_spec *s, bool in_userns, struct brig_error **err);
 
 /* /dev: the default devices (null zero full random urandom tty, ptmx ->
  * pts/ptmx), the fd/stdin/stdout/stderr symlinks, and linux.devices.
