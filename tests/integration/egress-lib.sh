@@ -203,7 +203,7 @@ eg_tls_setup() {
     : > "$TLOG"
     /usr/bin/python3 "$here/egress-tls-server.py" "$T/tport" "$TLOG" "$T/srv.pem" "$T/srv.key" 2>"$T/tls.err" &
     TPID=$!
-    trap 'kill $SRV_PID $TPID 2>/dev/null; it_finish' EXIT
+    trap 'kill $SRV_PID $TPID ${HOLD_PID:-} ${VPID:-} 2>/dev/null; it_finish' EXIT
     local _
     for _ in $(seq 100); do [ -s "$T/tport" ] && break; sleep 0.05; done
     [ -s "$T/tport" ] || bail "the test's HTTPS server did not start: $(cat "$T/tls.err")"
