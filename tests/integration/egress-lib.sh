@@ -5,6 +5,19 @@
 # No traffic leaves the machine: every name resolves through the file.
 # shellcheck shell=bash
 
+# eg_server WHAT PORTFILE CMD...: a server of the test's, started in the
+# background (stderr in PORTFILE.err) and ended with the test (one exit
+# trap for all of them); returns once it wrote its port to PORTFILE.
+EG_SERVERS=
+eg_server() {
+    local what=$1 portfile=$2 _; shift 2
+    "$@" 2>"$portfile.err" &
+    EG_SERVERS="$EG_SERVERS $!"
+    trap 'kill $EG_SERVERS 2>/dev/null; it_finish' EXIT
+    for _ in $(seq 100); do [ -s "$portfile" ] && break; sleep 0.05; done
+    [ -s "$portfile" ] || bail "the test's $what did not start: $(cat "$portfile.err")"
+}
+
 eg_setup() {
     local here; here=$(dirname "${BASH_SOURCE[0]}")
     command -v cc >/dev/null || skip_all "no C compiler (bash scripts/setup.sh installs gcc)"
@@ -22,11 +35,7 @@ eg_setup() {
         bail "cannot compile egress-client.c: $(head -c 300 "$T/cc.log")"
     SRV_LOG=$T/server.log
     : > "$SRV_LOG"
-    /usr/bin/python3 "$here/egress-server.py" "$T/port" "$SRV_LOG" 2>"$T/server.err" &
-    SRV_PID=$!
-    local i
-    for i in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
-    [ -s "$T/port" ] || bail "the test's HTTP server did not start: $(cat "$T/server.err")"
+    eg_server "HTTP server" "$T/port" /usr/bin/python3 "$here/egress-server.py" "$T/port" "$SRV_LOG"
     PORT=$(cat "$T/port")
     AUDIT=$T/audit.jsonl
     export BRIG_EGRESS_HOSTS=$T/hosts
@@ -39,7 +48,6 @@ eg_setup() {
 192.0.2.1 rebind.example.test
 HOSTS
     SB_STATE=$T/sbstate
-    trap 'kill $SRV_PID 2>/dev/null; it_finish' EXIT
 }
 
 # eg_policy NETWORK_JSON [KEYS]: the policy file $T/pol.json (no workspace);
@@ -55,19 +63,14 @@ POL
 # line "accepted" in $T/hold.log for each. Ended with the test.
 eg_hold_server() {
     : > "$T/hold.log"
-    /usr/bin/python3 -c '
+    eg_server "holding server" "$T/hport" /usr/bin/python3 -c '
 import socket, sys, os
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
 open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 held = []
 while True:
     held.append(s.accept())
-    with open(sys.argv[2], "a") as log: log.write("accepted\n")' "$T/hport" "$T/hold.log" 2>"$T/hold.err" &
-    HOLD_PID=$!
-    trap 'kill $SRV_PID $HOLD_PID ${VPID:-} ${TPID:-} 2>/dev/null; it_finish' EXIT
-    local _
-    for _ in $(seq 100); do [ -s "$T/hport" ] && break; sleep 0.05; done
-    [ -s "$T/hport" ] || bail "the test's holding server did not start: $(cat "$T/hold.err")"
+    with open(sys.argv[2], "a") as log: log.write("accepted\n")' "$T/hport" "$T/hold.log"
     HPORT=$(cat "$T/hport")
 }
 
@@ -139,11 +142,7 @@ eg_proxy_gone() {
 eg_vhost_setup() {
     VLOG=$T/vhost.log
     : > "$VLOG"
-    /usr/bin/python3 "$1" "$T/vport" "$VLOG" 2>"$T/vhost.err" &
-    VPID=$!
-    trap 'kill $SRV_PID $VPID ${HOLD_PID:-} 2>/dev/null; it_finish' EXIT
-    for _ in $(seq 100); do [ -s "$T/vport" ] && break; sleep 0.05; done
-    [ -s "$T/vport" ] || bail "the test's keep-alive server did not start: $(cat "$T/vhost.err")"
+    eg_server "keep-alive server" "$T/vport" /usr/bin/python3 "$1" "$T/vport" "$VLOG"
     VP=$(cat "$T/vport")
     # shellcheck disable=SC2034  # the sourcing test uses EVIL
     API="api.example.test:$VP" EVIL="evil.example.test:$VP"
@@ -201,12 +200,7 @@ eg_tls_setup() {
         -extfile "$T/srv.ext" -out "$T/srv.pem" 2>>"$T/openssl.log" || bail "openssl: $(tail -3 "$T/openssl.log")"
     TLOG=$T/tls.log
     : > "$TLOG"
-    /usr/bin/python3 "$here/egress-tls-server.py" "$T/tport" "$TLOG" "$T/srv.pem" "$T/srv.key" 2>"$T/tls.err" &
-    TPID=$!
-    trap 'kill $SRV_PID $TPID ${HOLD_PID:-} ${VPID:-} 2>/dev/null; it_finish' EXIT
-    local _
-    for _ in $(seq 100); do [ -s "$T/tport" ] && break; sleep 0.05; done
-    [ -s "$T/tport" ] || bail "the test's HTTPS server did not start: $(cat "$T/tls.err")"
+    eg_server "HTTPS server" "$T/tport" /usr/bin/python3 "$here/egress-tls-server.py" "$T/tport" "$TLOG" "$T/srv.pem" "$T/srv.key"
     TPORT=$(cat "$T/tport")
     echo "127.0.0.1 wrong.example.test" >> "$BRIG_EGRESS_HOSTS"
 }
