@@ -157,25 +157,30 @@ static __attribute__((noreturn)) void auditor_main(const struct brig_policy *p, 
     _exit(0);
 }
 
+pid_t egress_fork_peer(const char *what, int sv[2], char *why, size_t len)
+{
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return snprintf(why, len, "%s: socketpair: %s", what, strerror(errno)), -1;
+    pid_t child = fork();
+    if (child < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return snprintf(why, len, "%s: fork: %s", what, strerror(errno)), -1;
+    }
+    if (child == 0) close(sv[0]);
+    else close(sv[1]);
+    return child;
+}
+
 int egress_auditor_start(const struct brig_policy *p, const char *id, pid_t *pid, int *fd, char *why, size_t len)
 {
     *pid = -1;
     *fd = -1;
     if (p->audit.path == NULL) return 0;
     int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-        return snprintf(why, len, "audit writer: socketpair: %s", strerror(errno)), -1;
-    pid_t child = fork();
-    if (child < 0) {
-        close(sv[0]);
-        close(sv[1]);
-        return snprintf(why, len, "audit writer: fork: %s", strerror(errno)), -1;
-    }
-    if (child == 0) {
-        close(sv[0]);
-        auditor_main(p, id, sv[1]);
-    }
-    close(sv[1]);
+    pid_t child = egress_fork_peer("audit writer", sv, why, len);
+    if (child < 0) return -1;
+    if (child == 0) auditor_main(p, id, sv[1]);
     *pid = child;
     *fd = sv[0];
     return 0;

@@ -22,8 +22,10 @@ struct egress_ctx {
     int hosts_fd;                       /* hosts_path, opened before the sandbox */
     int route_fd;                       /* NETLINK_ROUTE, made before the sandbox */
     int audit_fd;                       /* to the audit writer, or -1: no audit.path */
-    unsigned tls_wait_ms;               /* a TLS record begun must be whole by then */
     int tls_fd;                         /* to the TLS helper, or -1: no network.credentials */
+    int tls_go;                         /* a byte starts the helper (egress_tls.c) */
+    atomic_bool tls_going;
+    unsigned tls_wait_ms;               /* a TLS record begun must be whole by then */
     atomic_uint_fast64_t conns;         /* open now */
     atomic_uint_fast64_t bytes;         /* spent of rules->max_bytes */
 };
@@ -98,9 +100,9 @@ void egress_relay(struct egress_conn *c, const char *pending, size_t n_pending, 
 /* egress_tls.c: the TLS helper, started (before the proxy is confined)
  * with the secrets of network.credentials; *pid -1, *fd -1 without any.
  * 0, or -1 with why (never a secret's byte). */
-int egress_tls_start(const struct egress_rules *r, pid_t *pid, int *fd, char *why, size_t len);
-/* Close the control socket, reap the helper. */
-void egress_tls_finish(pid_t pid, int fd);
+int egress_tls_start(const struct egress_rules *r, pid_t *pid, int *fd, int *go, char *why, size_t len);
+/* Close the control socket and the go pipe, reap the helper. */
+void egress_tls_finish(pid_t pid, int fd, int go);
 /* c->upstream (TCP to c->cred's host:port) and the request head (no
  * blank line) to the helper; c->upstream becomes the plain side. 0 once
  * the handshake verified the server, or -1 with c->fail EGRESS_TLS and
@@ -142,6 +144,10 @@ int egress_sandbox_enter_tls(const int *keep, size_t n_keep, pid_t parent, char 
 /* egress_auditor.c: the privileged writer of the proxy's audit lines.
  * *pid -1 and *fd -1 when the policy has no audit.path. */
 int egress_auditor_start(const struct brig_policy *p, const char *id, pid_t *pid, int *fd, char *why, size_t len);
+/* A child with a SOCK_SEQPACKET pair to it (the audit writer, the TLS
+ * helper): sv[0] the caller's end, sv[1] the child's (the other closed
+ * on each side). The child's pid (0 in the child), or -1 with why. */
+pid_t egress_fork_peer(const char *what, int sv[2], char *why, size_t len);
 /* decision: "allow", "deny" or "error" (the writer's accounting). */
 void egress_auditor_send(int fd, const char *decision, const char *line);
 /* Close the proxy's end, wait for the lines sent to be written. */

@@ -244,9 +244,10 @@ int sandbox_list(const char *state_root, bool json, struct brig_error **err);
  * workspace. Without force, refused while execs run. */
 int sandbox_remove(const char *state_root, const char *name, bool force, struct brig_error **err);
 /* gc of one entry of a state root: a long-lived sandbox whose init is dead
- * (or whose create died) is removed as rm --force does (1); a live one
- * loses its orphaned execs' cgroups (0); anything else is left (0). -1
- * when a removal failed (warned). */
+ * (or whose create died) is removed as rm --force does (1), and so is a
+ * directory a create left before writing its state; a live one loses its
+ * orphaned execs' cgroups (0); anything else is left (0), a damaged state
+ * too. -1 when a removal failed (warned). */
 int sandbox_session_gc(const char *state_root, const char *name);
 /* sandbox_sudo.c: under sudo (SUDO_UID, or a real uid not root), the
  * host's sandbox.conf fixes the policy, state root, rootfs and workspaces;

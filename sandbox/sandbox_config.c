@@ -162,7 +162,9 @@ static int config_executable_in(int rootfd, const char *path)
  * found) or 126 (there but not executable), as a shell says. */
 static int config_no_command(struct brig_error **err, int e, const char *cmd, const char *rootfs, const char *path)
 {
-    if (e == ENOENT) brig_failx(err, "%s: not found in the rootfs %s (PATH=%s)", cmd, rootfs, path);
+    if (strchr(cmd, '/') != NULL && e == ENOENT) brig_failx(err, "%s: no such executable in the rootfs %s", cmd, rootfs);
+    else if (strchr(cmd, '/') != NULL) brig_failx(err, "%s: not an executable file in the rootfs %s", cmd, rootfs);
+    else if (e == ENOENT) brig_failx(err, "%s: not found in the rootfs %s (PATH=%s)", cmd, rootfs, path);
     else brig_failx(err, "%s: not an executable file in the rootfs %s (PATH=%s)", cmd, rootfs, path);
     if (err != NULL && *err != NULL) (*err)->exec_status = e == ENOENT ? 127 : 126;
     return -1;

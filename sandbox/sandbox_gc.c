@@ -11,7 +11,9 @@
  * stopped one without an owner file, go as `delete --force` takes them
  * (sandbox_reap_stale); a long-lived sandbox whose init is dead (or whose
  * create died) as `sandbox rm --force`; a live one keeps running, only its
- * orphaned execs' cgroups are removed (sandbox_session_gc).
+ * orphaned execs' cgroups are removed (sandbox_session_gc). Nothing else:
+ * a recorded root that is now reached through a symbolic link is not
+ * swept, and in a root only sandboxes are judged.
  *
  * Leaves (/brig-sandbox/NAME in every hierarchy). A leaf is ownerless, and
  * removed, when no known root holds an entry NAME or an owner file
@@ -25,6 +27,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +96,15 @@ static char **gc_known_roots(const char *extra)
         if (access(path, F_OK) < 0 && errno == ENOENT) {
             unlinkat(dfd, e->d_name, 0);
             brig_debug("sandbox gc: %s is gone, its record dropped", path);
+            continue;
+        }
+        /* The path as recorded, without a symlink on the way: a directory
+         * on it replaced by a link (someone else's, after the root was
+         * removed) must not make gc sweep another root (/run/brig). */
+        char real[PATH_MAX];
+        if (realpath(path, real) == NULL || strcmp(real, path) != 0) {
+            brig_warn("sandbox gc: the recorded state root %s is now reached through a symbolic link: "
+                      "not swept", path);
             continue;
         }
         bool seen = false;

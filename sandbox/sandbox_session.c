@@ -317,14 +317,18 @@ int sandbox_session_gc(const char *root, const char *name)
         /* no state.json: dead if no create holds the directory */
         dead = e->errnum == ENOENT && flock(dirfd, LOCK_EX | LOCK_NB) == 0;
     } else if (broken != NULL) {
-        /* its init, known by pid and start time, still runs: alive */
-        dead = !(st->pid > 0 && st->pid_start_time != 0 && state_pid_start_time(st->pid) == st->pid_start_time);
+        /* Its annotations cannot be read, so neither can it be told from a
+         * container of another kind: left to `sandbox rm --force` or
+         * `delete --force`. */
+        dead = false;
     } else {
         for (size_t i = 0; i < st->n_annotations; i++)
             session |= strcmp(st->annotations[i].key, SANDBOX_POLICY_ANNOTATION) == 0;
         enum brig_status s = state_status(dirfd, st);
-        /* creating and unlocked: the create that held it died */
-        dead = s == BRIG_STATUS_STOPPED || (s == BRIG_STATUS_CREATING && flock(dirfd, LOCK_EX | LOCK_NB) == 0);
+        /* Only what `sandbox create` made: creating and unlocked, the
+         * create that held it died. */
+        dead = session && (s == BRIG_STATUS_STOPPED ||
+                           (s == BRIG_STATUS_CREATING && flock(dirfd, LOCK_EX | LOCK_NB) == 0));
         if (!dead && session && st->cgroup != NULL) {
             struct brig_cgroup *cg = NULL;
             if (cgroup_load(st->cgroup, &cg, NULL) == 0) session_reap_orphans(cg);
@@ -335,6 +339,8 @@ int sandbox_session_gc(const char *root, const char *name)
     brig_closep(&dirfd);        /* our lock, if any, before the removal takes its own */
     autoerr struct brig_error *rerr = NULL;
     const struct brig_globals g = { .root = root };
+    /* a session, or a directory without state.json (no init, no cgroup:
+     * a create writes the state before anything else) */
     int rc = session ? sandbox_remove(root, name, true, &rerr) : container_delete(&g, name, true, &rerr);
     if (rc < 0) {
         brig_warn("sandbox gc: %s/%s: %s", root, name, rerr->msg);

@@ -30,7 +30,8 @@ BUILD=${BRIG_BUILD_DIR:-build}
 # (the Python client, installed offline into a venv), mypy (its types), lintian, debhelper,
 # dpkg-dev, fakeroot and build-essential (the .deb, tests/clients/t-deb.sh).
 # Node.js and npm (the Node client, brig-mcp) come from Debian unless a
-# `node` and `npm` are already there. The VM and engines suites install their
+# `node` and `npm` are already there (npm reaches its registry over HTTPS:
+# ca-certificates, below, always). The VM and engines suites install their
 # own extras on first use (tests/vm/setup-vm.sh, tests/engines/setup-engines.sh).
 # docs/testing.md has the whole list.
 BUILD_PKGS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev
@@ -179,18 +180,21 @@ run_demo() {
 }
 
 # The README's main job: one agent command in a fresh sandbox, on the
-# default runner rootfs (built from the host's own sh and coreutils by
-# brig-rootfs from-host on first use, in /var/lib/brig/rootfs/default:
-# nothing is downloaded), the workspace ./demo owned by the sandbox user.
+# default runner rootfs (built from the host's own sh, coreutils and the
+# rest of its default list by brig-rootfs from-host on first use, in
+# /var/lib/brig/rootfs/default-2: nothing is downloaded), the workspace
+# /srv/brig/demo owned by the sandbox user (not under the clone: a clone in
+# /root is a forbidden host path).
+DEMO_WS=/srv/brig/demo
 run_sandbox_demo() {
     local brig=$1
-    mkdir -p demo && chown 1000:1000 demo
-    log "demo: $brig sandbox run --json --workspace ./demo -- sh -c '...'"
+    mkdir -p "$DEMO_WS" && chown 1000:1000 "$DEMO_WS"
+    log "demo: $brig sandbox run --json --workspace $DEMO_WS -- sh -c '...'"
     local rc=0
-    "$brig" sandbox run --json --workspace ./demo -- \
+    "$brig" sandbox run --json --workspace "$DEMO_WS" -- \
         sh -c 'echo hi > /workspace/out; id; cat /proc/net/dev; touch /etc/x || echo read-only' || rc=$?
     [ "$rc" = 0 ] || die "the sandbox demo exited with status $rc"
-    log "demo: ./demo/out says: $(cat demo/out). Next: bash scripts/test.sh"
+    log "demo: $DEMO_WS/out says: $(cat "$DEMO_WS/out"). Next: bash scripts/test.sh"
 }
 
 main() {

@@ -1,15 +1,21 @@
 /* brig-egress-tls: the egress proxy's TLS helper (docs/egress.md,
- * "Credentials"). The proxy (egress/egress_tls.c) execs it, before the
- * proxy confines itself, with nothing but its control socket on fd
- * TLS_CTL_FD and an empty environment, then sends it the credentials
- * with their secrets and the network.tlsCA file (egress_tls_proto.h).
+ * "Credentials"). The proxy's launcher (egress/egress_tls.c), forked
+ * before the proxy read a secret or confined itself, execs it at the
+ * proxy's first request to a credential's host, with nothing but its
+ * control socket on fd TLS_CTL_FD and an empty environment; the socket
+ * holds, queued, the credentials with their secrets and the network.tlsCA
+ * file (egress_tls_proto.h), then the requests.
  *   main
  *     not dumpable, before a secret arrives
  *     the configuration: credentials, the tlsCA fd
- *     the CA store: the system's bundle (OpenSSL's default file) and tlsCA
  *     confined as the proxy is (egress_sandbox_enter_tls: a uid of its
  *       own, no capability, seccomp; not even a socket to make)
  *     one thread per request the proxy hands over (tls_pump.c)
+ * The TLS context is made at the first request too. Its CAs: the system's, looked up on demand in
+ * OpenSSL's hashed directory (/etc/ssl/certs: public files, read-only, one
+ * CA per verification; parsing Debian's whole bundle up front costs
+ * 60-100 ms of CPU here), and tlsCA, opened by the proxy before either was
+ * confined (it may be root's alone), parsed from that fd.
  * It holds the secrets; it never parses a request (the proxy did) and
  * verifies every server for the credential's own host, so whatever the
  * proxy, which parses the sandbox's bytes, is made to do, a secret goes
@@ -106,15 +112,14 @@ static int tls_read_config(char *buf, size_t cap, int *ca_fd)
     }
 }
 
-/* The system's CAs (what every TLS client on the host trusts) and the
- * policy's tlsCA. A tlsCA without a certificate fails every request with
- * why: the policy's author meant it to be trusted. */
-static void tls_load_cas(int ca_fd)
+static int tls_ca_fd = -1;
+
+/* The policy's tlsCA: a tlsCA without a certificate fails every request
+ * with why (the policy's author meant it to be trusted). */
+static void tls_load_ca_file(X509_STORE *store)
 {
-    X509_STORE *store = SSL_CTX_get_cert_store(tls_ctx);
-    if (X509_STORE_load_file(store, X509_get_default_cert_file()) != 1) ERR_clear_error();
-    if (ca_fd < 0) return;
-    BIO *b = BIO_new_fd(ca_fd, BIO_CLOSE);
+    BIO *b = BIO_new_fd(tls_ca_fd, BIO_CLOSE);
+    tls_ca_fd = -1;
     STACK_OF(X509_INFO) *infos = b != NULL ? PEM_X509_INFO_read_bio(b, NULL, NULL, NULL) : NULL;
     int added = 0;
     for (int i = 0; infos != NULL && i < sk_X509_INFO_num(infos); i++) {
@@ -128,23 +133,28 @@ static void tls_load_cas(int ca_fd)
         snprintf(tls_setup_error, sizeof(tls_setup_error), "network.tlsCA: no PEM certificate in the file");
 }
 
-static int tls_make_ctx(void)
+static void tls_make_ctx(void)
 {
-    if (OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG, NULL) != 1) return -1;
     tls_ctx = SSL_CTX_new(TLS_client_method());
-    if (tls_ctx == NULL) return -1;
+    if (tls_ctx == NULL) {
+        snprintf(tls_setup_error, sizeof(tls_setup_error), "cannot make a TLS context");
+        return;
+    }
     SSL_CTX_set_min_proto_version(tls_ctx, TLS1_2_VERSION);
     SSL_CTX_set_verify(tls_ctx, SSL_VERIFY_PEER, NULL);
     SSL_CTX_set_mode(tls_ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     /* Many servers end a response with a close and no close_notify; the
      * response's own framing tells its client whether it is whole. */
     SSL_CTX_set_options(tls_ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_RENEGOTIATION);
-    return 0;
+    if (SSL_CTX_load_verify_dir(tls_ctx, X509_get_default_cert_dir()) != 1) ERR_clear_error();
+    if (tls_ca_fd >= 0) tls_load_ca_file(SSL_CTX_get_cert_store(tls_ctx));
 }
 
 static void *tls_job_main(void *arg)
 {
     struct tls_job *j = arg;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, tls_make_ctx);
     tls_serve(tls_ctx, j->cred, j->up, j->plain, j->head, j->head_len,
               tls_setup_error[0] ? tls_setup_error : NULL);
     close(j->up);
@@ -160,13 +170,13 @@ int main(void)
     if (parent == 1) return 1;
     signal(SIGPIPE, SIG_IGN);
     static char msg[TLS_MSG_MAX + TLS_SECRET_MAX];
-    int ca_fd = -1;
-    if (tls_read_config(msg, sizeof(msg), &ca_fd) < 0) return 1;
-    if (tls_make_ctx() < 0) return 1;
-    tls_load_cas(ca_fd);
+    if (tls_read_config(msg, sizeof(msg), &tls_ca_fd) < 0) return 1;
+    /* What OpenSSL would look for on first use (its CPU features, the
+     * error strings), while this process can still open anything. */
+    if (OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_LOAD_SSL_STRINGS, NULL) != 1) return 1;
     char why[300];
-    const int keep[] = { TLS_CTL_FD };
-    if (egress_sandbox_enter_tls(keep, 1, parent, why, sizeof(why)) < 0) return 1;
+    const int keep[] = { TLS_CTL_FD, tls_ca_fd };
+    if (egress_sandbox_enter_tls(keep, tls_ca_fd >= 0 ? 2 : 1, parent, why, sizeof(why)) < 0) return 1;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -174,7 +184,7 @@ int main(void)
     for (;;) {
         int fds[2];
         ssize_t n = tls_recv(TLS_CTL_FD, msg, sizeof(msg), fds);
-        if (n <= 0) return 0;       /* the proxy ended */
+        if (n <= 0) _exit(0);       /* the proxy ended: nothing to flush, no OpenSSL clean-up to run */
         uint32_t idx;
         if (n < 5 || msg[0] != 'R' || fds[0] < 0 || fds[1] < 0 || (memcpy(&idx, msg + 1, 4), idx >= tls_n_creds)) {
             if (fds[0] >= 0) close(fds[0]);

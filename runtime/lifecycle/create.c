@@ -168,7 +168,7 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     TRY(ns_plan_prepare(L->spec, &L->ns, err));
     L->ns_ready = true;
     if (L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, L->ns.new_user, err));
-    /* What would fail only after `start` is refused now (issue 13). */
+    /* What would fail only after `start` is refused now, as runc does. */
     bool in_userns = L->ns.new_user || L->ns.join_fds[BRIG_NS_USER] >= 0;
     TRY(caps_validate(&L->spec->process.caps, in_userns, err));
     TRY(identity_validate(L->spec, L->ns.new_user, err));
@@ -211,6 +211,35 @@ static int launch_resources(struct launch *L, const struct brig_globals *g, cons
     free(L->st->cgroup);
     L->st->cgroup = steal_ptr(&made);
     return state_write(L->dirfd, L->st, err);
+}
+
+/* No mount namespace of its own (rootfs_shared.c): the init's bind of the
+ * root, in the namespace it inherited (ours) or joined, goes to
+ * state.json before it is attached, so that delete (or launch_undo)
+ * detaches it whatever happens next. */
+static int launch_record_shared_mnt(struct launch *L, const struct stat *own_mntns, const char *eof,
+                                    struct brig_error **err)
+{
+    autofree char *text = NULL;
+    TRY(sync_expect(L->sync_fd, SYNC_SHARED_MNT, eof, &text, err));
+    struct rootfs_shared_mnt *m = &L->st->shared_mnt;
+    if (text == NULL || rootfs_shared_parse(text, m) < 0)
+        return brig_failx(err, "the container's init sent no record of its root's bind");
+    free(m->ns_path);
+    m->ns_path = NULL;
+    int joined = L->ns.join_fds[BRIG_NS_MOUNT];
+    struct stat ns;
+    if (joined >= 0) {
+        if (fstat(joined, &ns) < 0) return brig_fail(err, errno, "stat the joined mount namespace");
+        m->ns_path = brig_strdup(L->spec->linux_cfg.namespaces[BRIG_NS_MOUNT].path);
+    } else {
+        ns = *own_mntns;
+    }
+    m->ns_dev = ns.st_dev;
+    m->ns_ino = ns.st_ino;
+    L->st->has_shared_mnt = true;
+    TRY(state_write(L->dirfd, L->st, err));
+    return sync_send(L->sync_fd, SYNC_SHARED_MNT_ACK, NULL, err);
 }
 
 /* Clone the init and take it to "created". */
@@ -272,6 +301,8 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     TRY(sync_send(L->sync_fd, SYNC_GO, NULL, err));
 
     static const char eof[] = "container init exited during setup";
+    if (!L->ns.new_mnt && rootfs_shared_needs_mount(L->spec))
+        TRY(launch_record_shared_mnt(L, &caller_mntns, eof, err));
     TRY(sync_expect(L->sync_fd, SYNC_HOOKS, eof, NULL, err));
     /* In its cgroups now (joined before SYNC_HOOKS), and inherited by
      * everything it runs: set from here, with host privileges, as crun. */
@@ -325,6 +356,11 @@ static void launch_undo(struct launch *L, const struct brig_globals *g, const ch
         kill(L->pid, SIGKILL);
         while (waitpid(L->pid, NULL, 0) < 0 && errno == EINTR) {}
         L->pid = 0;
+    }
+    if (L->st != NULL && L->st->has_shared_mnt &&
+        rootfs_shared_detach(L->st->rootfs, &L->st->shared_mnt, &e) < 0) {
+        brig_warn("create %s: cleanup: %s", id, e->msg);
+        brig_error_freep(&e);
     }
     if (L->cg != NULL && cgroup_destroy(L->cg, &e) < 0) {
         brig_warn("create %s: cleanup: %s", id, e->msg);

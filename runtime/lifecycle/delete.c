@@ -61,6 +61,20 @@ static void delete_poststop(const struct brig_spec *spec, const struct brig_stat
     hooks_run_warn(spec, BRIG_HOOK_POSTSTOP, json, ctx);
 }
 
+/* No mount namespace of its own: what the container mounted is in the
+ * host's (or the joined) namespace, below the root's bind; detached once
+ * its processes are gone. Failing, the state stays for a later delete,
+ * unless --force (a warning then: the mounts stay). */
+static int delete_shared_mnt(const struct brig_state *st, bool force, struct brig_error **err)
+{
+    if (!st->has_shared_mnt) return 0;
+    autoerr struct brig_error *e = NULL;
+    if (rootfs_shared_detach(st->rootfs, &st->shared_mnt, &e) == 0) return 0;
+    if (!force) return brig_failx(err, "%s", e->msg);
+    brig_warn("delete --force %s: its mounts below %s stay: %s", st->id, st->rootfs ? st->rootfs : "?", e->msg);
+    return 0;
+}
+
 static int delete_state_unreadable(const struct brig_globals *g, const char *id, bool force,
                                    struct brig_error **err)
 {
@@ -126,6 +140,7 @@ static int delete_unaudited(const struct brig_globals *g, const char *id, bool f
     /* creating: we hold the lock, so the create that owned it is dead. */
     if (status != BRIG_STATUS_STOPPED) rc = init_kill_all(st, cg, err);
     else egress_wait_gone(cg);      /* the init's own end: its proxy may still be writing */
+    if (rc == 0) rc = delete_shared_mnt(st, force, err);
     if (rc == 0 && cg != NULL) rc = cgroup_destroy(cg, err);
     if (cg != NULL) cgroup_free(cg);
     if (rc < 0) return brig_wrap(err, "delete %s", id);
@@ -150,6 +165,7 @@ static int delete_launched(struct launch *L, const char *id, struct brig_error *
         brig_debug("delete %s: removed while it ran", id);
         return 0;
     }
+    TRY(delete_shared_mnt(L->st, false, err));
     /* Stopped: run reaped the init. What is left in the cgroup (no pid
      * namespace) is killed by cgroup_destroy, as for delete. */
     if (L->cg != NULL && cgroup_destroy(L->cg, err) < 0) return brig_wrap(err, "delete %s", id);

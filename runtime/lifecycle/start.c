@@ -63,7 +63,7 @@ static int start_connect(int dirfd, const char *id, int *conn, struct brig_error
     return brig_fail(err, e->errnum, "start %s: %s", id, e->msg);
 }
 
-/* issue 13: start returns once the process has exec'd, or fails with the
+/* start returns once the process has exec'd, or fails with the
  * init's error (capabilities, seccomp, identity, a program gone since
  * create, a startContainer hook). The init then exits: wait for that, so
  * that `state` says stopped as soon as start has returned. */

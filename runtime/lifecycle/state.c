@@ -329,6 +329,10 @@ static struct brig_jw *state_json(const struct brig_state *st, bool annotations)
     jw_ku64(w, "pidStartTime", st->pid_start_time);
     jw_kbool(w, "setupDone", st->setup_done);
     jw_kstr(w, "cgroup", st->cgroup);
+    if (st->has_shared_mnt) {
+        autofree char *m = rootfs_shared_format(&st->shared_mnt);
+        jw_kstr(w, "sharedMount", m);
+    }
     jw_kstr(w, "bundle", st->bundle);
     jw_kstr(w, "ociVersion", st->oci_version);
     jw_kstr(w, "rootfs", st->rootfs);
@@ -380,6 +384,17 @@ int state_write(int dirfd, const struct brig_state *st, struct brig_error **err)
     return 0;
 }
 
+int state_parse_shared_mnt(brig_json root, struct brig_state *st, struct brig_error **err)
+{
+    autofree char *m = NULL;
+    TRY(json_get_string(root, STATE_FILE, "sharedMount", false, &m, err));
+    if (m == NULL) return 0;
+    if (rootfs_shared_parse(m, &st->shared_mnt) < 0)
+        return brig_failx(err, "%s.sharedMount: not a mount record", STATE_FILE);
+    st->has_shared_mnt = true;
+    return 0;
+}
+
 static int state_parse(brig_json root, struct brig_state *st, struct brig_error **err)
 {
     const char *p = STATE_FILE;
@@ -396,6 +411,7 @@ static int state_parse(brig_json root, struct brig_state *st, struct brig_error 
     st->pid = (pid_t)pid;
     TRY(json_get_u64(root, p, "pidStartTime", false, &st->pid_start_time, err));
     TRY(json_get_bool(root, p, "setupDone", false, &st->setup_done, err));
+    TRY(state_parse_shared_mnt(root, st, err));
     brig_json ann = json_get(root, "annotations");
     if (ann != NULL && !json_is_null(ann))
         TRY(json_as_kv(ann, "state.json.annotations", &st->annotations, &st->n_annotations, err));
@@ -424,6 +440,7 @@ void state_free(struct brig_state *st)
     free(st->rootfs);
     free(st->created);
     free(st->cgroup);
+    free(st->shared_mnt.ns_path);
     for (size_t i = 0; i < st->n_annotations; i++) {
         free(st->annotations[i].key);
         free(st->annotations[i].value);

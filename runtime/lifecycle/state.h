@@ -9,7 +9,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../config/json.h"
 #include "../config/spec.h"
+#include "../linux/rootfs/rootfs.h"
 
 enum brig_status {
     BRIG_STATUS_CREATING,
@@ -31,8 +33,14 @@ struct brig_state {
     char *created;              /* RFC 3339 */
     bool setup_done;            /* create finished: created or later */
     char *cgroup;               /* cgroup_serialize() text, may be NULL */
+    /* No mount namespace of its own, with mounts: the bind of the root
+     * they are below (rootfs_shared.c), detached by delete. */
+    bool has_shared_mnt;        struct rootfs_shared_mnt shared_mnt;
     struct brig_kv *annotations; size_t n_annotations;
 };
+
+/* The "sharedMount" member of a parsed state.json into st (absent: none). */
+int state_parse_shared_mnt(brig_json root, struct brig_state *st, struct brig_error **err);
 
 /* state_read takes a state.json up to this size. */
 #define STATE_FILE_MAX (4u << 20)

@@ -141,6 +141,7 @@ int state_read_salvage(int dirfd, const char *id, struct brig_state **out,
     json_get_u64(root, "state.json", "pidStartTime", false, &st->pid_start_time, NULL);
     json_get_bool(root, "state.json", "setupDone", false, &st->setup_done, NULL);
     salvage_str(root, "cgroup", &st->cgroup);
+    state_parse_shared_mnt(root, st, NULL);
     salvage_str(root, "bundle", &st->bundle);
     salvage_str(root, "rootfs", &st->rootfs);
     salvage_str(root, "created", &st->created);

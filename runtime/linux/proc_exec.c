@@ -207,8 +207,8 @@ static int proc_reenter_cwd(const struct brig_process *p, bool entered_as_root,
 
 /* Identity and cwd first in both orders: the cwd is entered again, by a
  * lookup inside the root (openat2), before a filter may deny openat2 or
- * getcwd (issue 13: a profile without openat2 killed every non-root process
- * at "process.cwd: open /"). What runs after the filter is what runc runs
+ * getcwd (a profile without openat2 would kill every non-root process at
+ * "process.cwd: open /"). What runs after the filter is what runc runs
  * after it too: capset/prctl, the startContainer hooks, signal resets and
  * execve.
  *

@@ -158,9 +158,9 @@ int no_new_privs_apply(const struct brig_process *p, struct brig_error **err)
     return 0;
 }
 
-/* issue 13: a new session also without a terminal. The caller's terminal,
- * which stdio may still be, is then not the process's controlling one, so
- * TIOCSTI into it needs CAP_SYS_ADMIN over the host (issue 10, escape 3),
+/* A new session also without a terminal. The caller's terminal, which
+ * stdio may still be, is then not the process's controlling one, so
+ * TIOCSTI into it needs CAP_SYS_ADMIN over the host (security.md),
  * and the caller's job control does not reach into the container. */
 int session_new(struct brig_error **err)
 {

@@ -18,6 +18,8 @@ enum sync_type {
     SYNC_ERROR,         /* either way: payload is the error message */
     SYNC_CONSOLE,       /* child -> parent: carries the pty master (SCM_RIGHTS) */
     SYNC_CREATED_ACK,   /* parent -> child (create only): state says created, wait on exec.fifo */
+    SYNC_SHARED_MNT,    /* child -> parent: the root's bind, no mount namespace of its own (payload: its record) */
+    SYNC_SHARED_MNT_ACK,/* parent -> child: recorded in the state, attach it */
 };
 
 #define SYNC_MAX_PAYLOAD (64 * 1024)

@@ -77,7 +77,7 @@ mkdir -p "$ROOTFS"/{bin,dev,proc,sys,tmp,workspace} && cp /bin/busybox "$ROOTFS/
     bail "cannot make the rootfs"
 mkdir -p "$T/ws" && chown 1000:1000 "$T/ws"
 out=$(cd / && "$X/usr/sbin/brig" sandbox run --json --rootfs "$ROOTFS" --workspace "$T/ws" --state-root "$T/sb" \
-      -- sh -c 'echo from-deb' 2>&1)
+      -- sh -c 'echo from-deb' 2>"$T/sb.err")
 check_eq "the packaged brig runs a sandbox from /" "$(jq -r '.stdout.preview_head' <<<"$out" 2>&1)" "from-deb"
 py=/usr/bin/python3
 [ -x $py ] || py=$(command -v python3)

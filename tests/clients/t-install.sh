@@ -25,6 +25,7 @@ want=(sbin/brig bin/brig-rootfs bin/brig-mkbundle bin/brig-mcp libexec/brig/brig
       share/brig/policy/pi.json share/brig/policy/pygent.json share/brig/policy/policy.schema.json
       share/man/man8/brig.8 share/man/man8/brig-sandbox.8 share/man/man1/brig-rootfs.1
       lib/systemd/system/brig-runner.slice "lib/systemd/system/brig-runner@.service"
+      lib/systemd/system/brig-sandbox-gc.service lib/systemd/system/brig-sandbox-gc.timer
       lib/tmpfiles.d/brig-sandbox.conf
       lib/node_modules/brig-sandbox/package.json lib/node_modules/brig-sandbox/src/index.js
       lib/node_modules/brig-sandbox/src/mcp.js lib/node_modules/brig-sandbox/types/index.d.ts
@@ -65,7 +66,7 @@ mkdir -p "$ROOTFS"/{bin,dev,proc,sys,tmp,workspace} && cp /bin/busybox "$ROOTFS/
     ln -s busybox "$ROOTFS/bin/true" || bail "cannot make the rootfs"
 mkdir -p "$T/ws" && chown 1000:1000 "$T/ws"
 SBX=(--rootfs "$ROOTFS" --workspace "$T/ws" --state-root "$T/sb")
-out=$(cd / && "$P/sbin/brig" sandbox run --json "${SBX[@]}" -- sh -c 'echo from-install' 2>&1)
+out=$(cd / && "$P/sbin/brig" sandbox run --json "${SBX[@]}" -- sh -c 'echo from-install' 2>"$T/sb.err")
 check_eq "the installed brig runs a sandbox from /" "$(jq -r '.stdout.preview_head' <<<"$out" 2>&1)" "from-install"
 
 py=/usr/bin/python3

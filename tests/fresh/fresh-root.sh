@@ -13,12 +13,13 @@
 # (apt-get install ./FILE, its Depends and Recommends from the mirror) and
 # runs the same checks: a VPS user's way in.
 #
-#   bash tests/fresh/fresh-root.sh [--root DIR] [--keep] [--reuse] [--shell] [--deb FILE]
+#   bash tests/fresh/fresh-root.sh [--root DIR] [--keep] [--reuse] [--shell] [--deb FILE] [--no-tests]
 #
 #   --root DIR  where the fresh root goes (default /var/tmp/fresh-root)
 #   --keep      keep DIR afterwards (default: removed at the end)
 #   --reuse     reuse an existing DIR (only the clone is redone): quicker, not fresh
 #   --shell     after the run, open a shell inside (same mounts)
+#   --no-tests  setup.sh and the uses of what it installed, not test.sh (minutes, not half an hour)
 #   --deb FILE  install this brig_*.deb instead of running setup.sh/test.sh
 #               (build one: see docs/clients.md, "The Debian package")
 #
@@ -33,7 +34,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$(cd "$here/../.." && pwd)
 root=/var/tmp/fresh-root
-keep=0 reuse=0 shell=0 deb=
+keep=0 reuse=0 shell=0 deb= tests=1
 
 die() { printf 'fresh-root: error: %s\n' "$*" >&2; exit 1; }
 log() { printf '\033[1mfresh-root: %s\033[0m\n' "$*" >&2; }
@@ -44,8 +45,9 @@ while [ $# -gt 0 ]; do
         --keep) keep=1; shift ;;
         --reuse) reuse=1; shift ;;
         --shell) shell=1; shift ;;
+        --no-tests) tests=0; shift ;;
         --deb) deb=$(realpath "${2:?--deb wants a .deb}"); shift 2; [ -f "$deb" ] || die "no such file $deb" ;;
-        -h|--help) sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument $1" ;;
     esac
 done
@@ -99,6 +101,14 @@ else
     fi
     # A fresh install has these; debootstrap leaves them to the installer.
     cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+    # What a machine of this site comes with to reach the npm registry over
+    # HTTPS: the site's own CA certificates (picked up when setup.sh installs
+    # ca-certificates) and npm's global settings.
+    if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+        mkdir -p "$root/usr/local/share/ca-certificates"
+        cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+    fi
+    [ ! -f /etc/npmrc ] || cp /etc/npmrc "$root/etc/npmrc"
     echo fresh-root > "$root/etc/hostname"
 fi
 
@@ -161,6 +171,7 @@ t1=$(date +%s)
 echo "### setup.sh: status $rc1, $((t1 - t0)) s"
 bash /root/fresh-use.sh || rc1=1
 cd /root/brig
+if [ -e /root/no-tests ]; then echo "### --no-tests: test.sh not run"; exit $rc1; fi
 echo "### bash scripts/test.sh"
 bash scripts/test.sh 2>&1 | tee /tmp/test.log; rc2=${PIPESTATUS[0]}
 # The README promises this exact last line.
@@ -177,6 +188,9 @@ echo "### total: $((t2 - t0)) s (setup.sh + test.sh)"
 [ $rc1 = 0 ] && [ $rc2 = 0 ] && [ $rc3 = 0 ]
 INNER
 fi
+
+rm -f "$root/root/no-tests"
+[ "$tests" = 1 ] || touch "$root/root/no-tests"
 
 # Inside a private mount namespace: the root becomes a mount point of its own
 # and then "/" through pivot_root (brig makes "/" private and reads

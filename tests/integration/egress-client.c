@@ -15,6 +15,13 @@
  *   setup IP PORT N DATA         N connections one after the other, each
  *                                until its first answer byte:
  *                                "us=AVG median=MEDIAN"
+ *   stream IP PORT DATA MARK DATA2
+ *                                send DATA, read until MARK came (30 s at
+ *                                most), then send DATA2 on a second
+ *                                connection (a "go on" to the server), then
+ *                                as send: a response passed on only at its
+ *                                end never shows MARK, and the server never
+ *                                hears DATA2 (t-egress-cred)
  *   steps IP PORT DATA [MS DATA]...
  *                                send DATA, print the first answer (the
  *                                proxy's "200" to a CONNECT), then for each
@@ -23,13 +30,6 @@
  *                                (it takes the only maxConnections slot),
  *                                then N connections made and closed at
  *                                once: "flood=N"
- *   stream IP PORT DATA MARK DATA2
- *                                send DATA, read until MARK came (30 s at
- *                                most), then send DATA2 on a second
- *                                connection (a "go on" to the server), then
- *                                as send: a response passed on only at its
- *                                end never shows MARK, and the server never
- *                                hears DATA2 (t-egress-cred)
  *   serve PORT                   on the host, for the bench: accept on
  *                                127.0.0.1:PORT, read once, answer a
  *                                1-byte HTTP/1.0 200, close (no fork: the

@@ -363,6 +363,16 @@ mounts_under() {
     awk -v d="$1" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo
 }
 
+# What a mount that escaped a container's root would change in brig's
+# mount namespace, and nothing another test may mount meanwhile: the mounts
+# at /, /proc, /sys, /dev and /tmp themselves, and every mount under $T but
+# those under the root given (a container's, without a mount namespace).
+host_key_mounts() {
+    awk -v t="$T" -v r="${1:-/nonexistent}" '$5 == "/" || $5 == "/proc" || $5 == "/sys" || $5 == "/dev" ||
+        $5 == "/tmp" || ((index($5, t "/") == 1) && $5 != r && index($5, r "/") != 1) { print $5, $6 }' \
+        /proc/self/mountinfo | sort
+}
+
 # Host namespace inode, for comparison with the probe's.
 host_ns() { stat -L -c %i "/proc/self/ns/$1"; }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# OCI conformance, namespaces and mounts (issue 13): bundles made with
+# OCI conformance, namespaces and mounts: bundles made with
 # `runc spec` and edited the way users edit them, each item compared with
 # what runc 1.1.5 does on this machine.
 # shellcheck source=tests/integration/lib.sh
@@ -165,7 +165,7 @@ check_eq "--config naming a symlink: refused with exit 1" "$RC" 1
 check "and the error says so" grep -qF "run: --config: link.json: a symlink, refusing to follow it" "$T/cfgfile.err"
 (cd "$T/cfgfile" && b run --config fifo.json "$(cid cfgfile)" </dev/null >/dev/null 2>"$T/cfgfile.err"); RC=$?
 check_eq "--config naming a fifo: refused at once with exit 1 (not blocked)" "$RC" 1
-check "and the error says so" grep -qF "run: --config: fifo.json: not a regular file, refusing to read it" "$T/cfgfile.err"
+check "and the error says so" grep -qF "run: --config: fifo.json: not a regular file (a fifo), refusing to read it" "$T/cfgfile.err"
 assert_clean cfgfile
 
 runc_bundle nocg '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
@@ -185,31 +185,68 @@ assert_clean nocgl
 check "--cgroup-manager bogus is refused" bash -c '"$BRIG" --cgroup-manager bogus list 2>&1 | grep -qF "expected cgroupfs, systemd or disabled"'
 
 # ---- no "mount" in linux.namespaces: inherit brig's (spec MUST) --------------
-# runc 1.1.5 runs such a bundle and leaves its /proc, /dev and /sys mounted
-# on the host's copy of the rootfs; brig refuses each field that needs a
-# mount, by name, and runs what needs none in a chroot.
-runc_bundle nomnt '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
-cfg nomnt '.linux.namespaces = [.linux.namespaces[] | select(.type != "mount")]'
-refused nomnt 'mounts[0] (/proc): needs a mount namespace of the container'"'"'s own'
-cfg nomnt 'del(.mounts)'
-refused nomnt 'linux.maskedPaths: needs a mount namespace'
-cfg nomnt 'del(.linux.maskedPaths) | del(.linux.readonlyPaths)'
-refused nomnt 'root.readonly: needs a mount namespace'
-cfg nomnt '.root.readonly = false | .process.capabilities.bounding += ["CAP_SYS_CHROOT"]'
-refused nomnt 'process.capabilities.bounding: CAP_SYS_CHROOT, CAP_SYS_ADMIN and CAP_DAC_READ_SEARCH (open_by_handle_at) would let the process leave root.path'
+# runc 1.1.5 runs such a bundle (not run here: it makes the host's "/"
+# rslave, recursively, and leaves /proc, /dev, /sys mounted on its copy of
+# the rootfs). brig mounts in brig's namespace too, below a bind of
+# root.path onto itself that delete detaches: every mount is under the
+# rootfs, none stays, nothing else changes.
+runc_bundle nomnt '["/bin/busybox", "sh", "-c", "ls /proc/self/fd >/dev/null && echo PROC; cat /proc/kcore 2>&1 | head -c 40; echo; touch /w 2>/dev/null || echo RO; echo HOME=$HOME; cat /only-in-root; cat $0 2>/dev/null || echo NOHOST", ""]' ||
+    bail "cannot build a runc spec bundle"
 echo in-root >"$T/nomnt/rootfs/only-in-root"; echo host >"$T/host-only"
-cfg nomnt '.process.capabilities.bounding -= ["CAP_SYS_CHROOT"]
-           | .process.args = ["/usr/bin/brig-probe", "report", "--read", "/only-in-root", "--read", $h]' --arg h "$T/host-only"
-mounts_before=$(wc -l </proc/self/mountinfo)
-run_ct nomnt
-check_ran "what needs no mount runs in brig's mount namespace" nomnt
-check_probe "its root is root.path (a chroot): a file only there is read" nomnt '.reads["/only-in-root"].result == "ok"'
-check_probe "and a host file outside root.path is not reachable" nomnt '.reads[$h].result != "ok"' --arg h "$T/host-only"
-check_eq "not one mount was added to brig's namespace" "$(wc -l </proc/self/mountinfo)" "$mounts_before"
+cfg nomnt '.linux.namespaces = [.linux.namespaces[] | select(.type != "mount")] | .process.args[4] = $h' --arg h "$T/host-only"
+keys_before=$(host_key_mounts "$T/nomnt/rootfs")
+create_ct nomnt
+check_eq "runc spec without a mount namespace: create succeeds (as runc)" "$RC" 0
+[ "$RC" = 0 ] || diag "$(cat "$T/nomnt.err")"
+check "... its mounts are in brig's namespace, below root.path" test -n "$(mounts_under "$T/nomnt/rootfs")"
+check_eq "... and only there: no other mount point appeared or changed" "$(host_key_mounts "$T/nomnt/rootfs")" "$keys_before"
+check "... its bind of the root is recorded" jq -e '.sharedMount | test("^[0-9]+ [uo] ")' "$STATE/$(cid nomnt)/state.json"
+b start "$(cid nomnt)" >/dev/null 2>&1
+wait_status "$(cid nomnt)" stopped 10
+check "the process saw /proc" grep -qx PROC "$T/nomnt.out"
+check "... its masked paths (/proc/kcore reads nothing)" bash -c "! grep -q ELF '$T/nomnt.out'"
+check "... a read-only root (root.readonly)" grep -qx RO "$T/nomnt.out"
+check "... HOME from its /etc/passwd" grep -qx HOME=/root "$T/nomnt.out"
+check "... its root is root.path (a chroot)" grep -qx in-root "$T/nomnt.out"
+check "... and a host file outside root.path is not reachable" grep -qx NOHOST "$T/nomnt.out"
+b delete "$(cid nomnt)" >/dev/null 2>"$T/nomnt.del"
+check_eq "delete detaches every mount it made" "$(mounts_under "$T")" ""
 assert_clean nomnt
-runc_bundle nomntx '["/usr/bin/brig-probe", "sleep", "30"]' || bail "cannot build a runc spec bundle"
-cfg nomntx '.linux.namespaces = [.linux.namespaces[] | select(.type != "mount")] | del(.mounts)
+# A create killed after its mounts were made: delete --force detaches them.
+cfg nomnt '.hooks.createRuntime = [{path: "/bin/sh", args: ["sh", "-c", "kill -9 $PPID"]}]'
+create_ct nomnt
+check_eq "brig create killed by its createRuntime hook (after the mounts)" "$RC" 137
+b delete --force "$(cid nomnt)" >/dev/null 2>&1
+check_eq "... delete --force detaches them" "$(mounts_under "$T")" ""
+assert_clean nomnt
+cfg nomnt 'del(.hooks)'
+# Still refused: what leaves a chroot, a new user namespace (it cannot
+# mount here), and the host's / as root.path (every mount would cover it).
+cfg nomnt '.process.capabilities.bounding += ["CAP_SYS_CHROOT"]'
+refused nomnt 'process.capabilities.bounding: CAP_SYS_CHROOT, CAP_SYS_ADMIN and CAP_DAC_READ_SEARCH (open_by_handle_at) would let the process leave root.path'
+cfg nomnt '.process.capabilities.bounding -= ["CAP_SYS_CHROOT"] | .linux.namespaces += [{type: "user"}]
+           | .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+           | .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]'
+refused nomnt 'mounts[0] (/proc): a new user namespace may not mount in the mount namespace it inherits or joins'
+mkdir -p "$T/hostroot-target"
+cfg nomnt '.linux.namespaces -= [{type: "user"}] | del(.linux.uidMappings) | del(.linux.gidMappings)
+           | .root.path = "/" | .mounts = [{destination: $d, type: "tmpfs", source: "tmpfs"}]' --arg d "$T/hostroot-target"
+refused nomnt "mounts[0] ($T/hostroot-target): root.path is the host's \"/\""
+check_eq "... nothing was mounted there" "$(mounts_under "$T/hostroot-target")" ""
+# What needs no mount is only chrooted, as before.
+runc_bundle nomnt0 '["/usr/bin/brig-probe", "report", "--read", "/only-in-root"]' || bail "cannot build a runc spec bundle"
+echo in-root >"$T/nomnt0/rootfs/only-in-root"
+cfg nomnt0 '.linux.namespaces = [.linux.namespaces[] | select(.type != "mount")] | del(.mounts)
             | del(.linux.maskedPaths) | del(.linux.readonlyPaths) | .root.readonly = false'
+run_ct nomnt0 --keep
+check_ran "without any mount: runs chrooted" nomnt0
+check_probe "... in root.path" nomnt0 '.reads["/only-in-root"].result == "ok"'
+check_eq "... not one mount was made" "$(mounts_under "$T/nomnt0")" ""
+check_not "... none recorded" jq -e '.sharedMount' "$STATE/$(cid nomnt0)/state.json"
+b delete "$(cid nomnt0)" >/dev/null 2>&1
+assert_clean nomnt0
+runc_bundle nomntx '["/usr/bin/brig-probe", "sleep", "30"]' || bail "cannot build a runc spec bundle"
+cfg nomntx '.linux.namespaces = [.linux.namespaces[] | select(.type != "mount")]'
 create_ct nomntx
 check_eq "nomntx: created" "$RC" 0
 start_ct nomntx
@@ -217,21 +254,31 @@ b exec "$(cid nomntx)" /usr/bin/brig-probe report >/dev/null 2>"$T/nomntx.exec";
 check_eq "exec into it is refused with exit 1 (setns would not chroot)" "$rc" 1
 check "naming why" grep -qF "exec: the container has no mount namespace of its own" "$T/nomntx.exec"
 b delete --force "$(cid nomntx)" >/dev/null 2>&1
+check_eq "delete --force of it running detaches its mounts" "$(mounts_under "$T")" ""
 assert_clean nomntx
-# A mount namespace joined by path: the same rules, in that namespace.
+# A sandbox policy still refuses both (rule ns.host).
+"$BRIG" policy check --policy agent "$T/nomntx/config.json" >"$T/nomntx.pol" 2>&1
+check "a policy refuses a config without a mount namespace (ns.host)" grep -qF "no mount namespace: the host's is shared" "$T/nomntx.pol"
+# A mount namespace joined by path: the mounts go there, and only there.
 unshare --mount --propagation private sleep 60 & HOLDERS+=($!)
 mholder=$!
 sleep 0.2
-runc_bundle joinmnt '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
+runc_bundle joinmnt '["/bin/busybox", "sh", "-c", "ls /proc/self/fd >/dev/null && echo PROC"]' || bail "cannot build a runc spec bundle"
 cfg joinmnt '.linux.namespaces = [.linux.namespaces[] | select(.type != "mount")] + [{type: "mount", path: $p}]' \
     --arg p "/proc/$mholder/ns/mnt"
-refused joinmnt 'mounts[0] (/proc): needs a mount namespace of the container'"'"'s own'
-cfg joinmnt 'del(.mounts) | del(.linux.maskedPaths) | del(.linux.readonlyPaths) | .root.readonly = false'
 mnt_in_holder=$(wc -l <"/proc/$mholder/mountinfo")
-run_ct joinmnt
-check_ran "a mount namespace joined by path: runs there" joinmnt
-check_eq "nothing mounted in the joined namespace" "$(wc -l <"/proc/$mholder/mountinfo")" "$mnt_in_holder"
+create_ct joinmnt
+check_eq "a mount namespace joined by path: create succeeds" "$RC" 0
+check "... its mounts are in the joined namespace" test "$(wc -l <"/proc/$mholder/mountinfo")" -gt "$mnt_in_holder"
+check_eq "... and not in brig's" "$(mounts_under "$T")" ""
+b start "$(cid joinmnt)" >/dev/null 2>&1
+wait_status "$(cid joinmnt)" stopped 10
+check "... the process saw /proc" grep -qx PROC "$T/joinmnt.out"
+b delete "$(cid joinmnt)" >/dev/null 2>&1
+check_eq "... delete detaches them from the joined namespace" "$(wc -l <"/proc/$mholder/mountinfo")" "$mnt_in_holder"
 assert_clean joinmnt
+"$BRIG" policy check --policy agent "$T/joinmnt/config.json" >"$T/joinmnt.pol" 2>&1
+check "a policy refuses a joined mount namespace (ns.host)" grep -qF "joins an existing namespace" "$T/joinmnt.pol"
 
 # ---- delete --force removes cgroups made inside the container --------------
 # A container running its own manager (systemd, docker-in-docker) makes

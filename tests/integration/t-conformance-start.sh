@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# OCI conformance, issue 13 ("Errors after start", "Process"): `start`
+# OCI conformance ("Errors after start", "Process"): `start`
 # returns once the process has exec'd and fails with the init's error when
 # it did not; brig's steps after the seccomp filter need nothing the filter
 # may deny; HOME comes from the container's /etc/passwd; a missing

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Idmapped bind mounts (issue 13; runtime-spec config.md "Mounts":
+# Idmapped bind mounts (runtime-spec config.md "Mounts":
 # uidMappings/gidMappings, "idmap"/"ridmap"): bundles made with `runc spec`.
 # A mount mapping reads as a user namespace's (as runc and crun write it):
 # a file owned by containerID on disk is seen as hostID.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `brig policy check --compose` (issue 15, docs/policy.md "Compose
+# `brig policy check --compose` (docs/policy.md "Compose
 # definitions"): the coding-agent sandbox's compose service, hardened as its
 # own security page says, passes the `pi` profile; each weakening the
 # page's definition check exists for (read_only, an added capability, a new

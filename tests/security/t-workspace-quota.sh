@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# workspace.maxSize (issue 10, docs/policy.md): a container that writes more
+# workspace.maxSize (docs/policy.md): a container that writes more
 # than the bound into its workspace is stopped by the kernel (ENOSPC on a
 # filesystem no bigger than the bound, EDQUOT under a project quota) and the
 # host keeps at most the bound; where the host cannot keep the bound (a big

@@ -46,8 +46,9 @@ export function findBrig(name = 'brig', dirs = BRIG_DIRS) {
   for (const d of dirs) {
     if (executable(path.join(d, name))) return path.join(d, name);
   }
-  throw new BrigNotFound(`${name}: not found on PATH (${envPath}) nor in ${dirs.join(', ')}: install brig ` +
-    "(`bash scripts/setup.sh` in its clone, or its .deb), or pass { brig: '/path/to/brig' }");
+  const fix = name.includes('brig')
+    ? "install brig (`bash scripts/setup.sh` in its clone, or its .deb), or pass { brig: '/path/to/brig' }" : `install ${name}`;
+  throw new BrigNotFound(`${name}: not found on PATH (${envPath}) nor in ${dirs.join(', ')}: ${fix}`);
 }
 
 function prefix(o) {

@@ -30,14 +30,6 @@ export function realFixture() {
   };
 }
 
-export function hasEvents() {
-  try {
-    return execFileSync(BRIG, ['sandbox', 'run', '--help'], { encoding: 'utf8' }).includes('--events');
-  } catch (e) {
-    return String(e.stdout ?? '').includes('--events');
-  }
-}
-
 /** Host pids whose environment holds TAG (a sandbox's commands). */
 export function taggedPids(tag) {
   const pids = [];

@@ -51,9 +51,9 @@ def find_program(name: str, dirs: Optional[Iterable[str]] = None) -> str:
         p = os.path.join(d, name)
         if os.path.isfile(p) and os.access(p, os.X_OK):
             return p
-    raise BrigNotFound(f"{name}: not found on PATH ({os.environ.get('PATH', '')}) nor in {', '.join(dirs)}: "
-                       f"install brig (`bash scripts/setup.sh` in its clone, or its .deb), "
-                       f"or pass brig='/path/to/brig'")
+    fix = ("install brig (`bash scripts/setup.sh` in its clone, or its .deb), or pass brig='/path/to/brig'"
+           if "brig" in name else f"install {name}")
+    raise BrigNotFound(f"{name}: not found on PATH ({os.environ.get('PATH', '')}) nor in {', '.join(dirs)}: {fix}")
 
 
 def prefix(brig: str, sudo: bool) -> List[str]:
