@@ -93,7 +93,7 @@ static void sup_prepare(const struct brig_policy *p, const struct brig_cgroup *c
 static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, const char *id, int ctl, pid_t parent,
                                                  unsigned tls_wait_ms, const struct brig_cgroup *cg)
 {
-    struct egress_ctx x = { .policy = p, .rules = p->network.egress, .id = id, .audit_fd = -1, .tls_fd = -1,
+    struct egress_ctx x = { .policy = p, .rules = p->network.egress, .id = id, .audit_fd = -1,
                             .hosts_path = getenv(EGRESS_HOSTS_ENV), .hosts_fd = -1, .route_fd = -1,
                             .tls_fd = -1, .tls_go = -1, .tls_wait_ms = tls_wait_ms };
     pid_t auditor = -1, tls = -1;
