@@ -73,9 +73,9 @@ check_eq "audit: the five re-framed ClientHellos denied, nothing sent upstream; 
     "$(jq -r 'select(.op == "egress") | "\(.proto) \(.decision) \(.bytes_out)"' "$AUDIT" | sed 's/ [1-9][0-9]*$/ N/')" \
     "$(printf 'connect deny 0\nconnect deny 0\nconnect deny 0\nconnect deny 0\nsocks5 deny 0\nconnect allow N')"
 check_eq "the reasons say why: a ClientHello not whole in its first record, or a TLS record before it" \
-    "$(jq -r 'select(.op == "egress" and .decision == "deny") | .reason' "$AUDIT" | sort | uniq -c | sed 's/^ *//')" \
-    "$(printf '%s\n' '1 a TLS alert record before the ClientHello (its name is not seen)' \
-        '4 a TLS ClientHello not whole in its first record (its name is not seen)')"
+    "$(jq -r 'select(.op == "egress" and .decision == "deny") | .reason' "$AUDIT" | LC_ALL=C sort | uniq -c | sed 's/^ *//')" \
+    "$(printf '%s\n' '4 a TLS ClientHello not whole in its first record (its name is not seen)' \
+        '1 a TLS alert record before the ClientHello (its name is not seen)')"
 check "use: the server took the whole ClientHello for the CONNECT name (its SNI callback saw it)" \
     grep -qx 'sni api.example.test' "$SLOG"
 check_eq "use: and answered it (its handshake records reached the client)" \
