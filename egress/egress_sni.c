@@ -27,14 +27,19 @@
 
 /* The server_name of a ClientHello in buf (one TLS record, complete):
  * 1 found (into out), 0 none, -2 a server_name that is not one host
- * name, -1 the ClientHello is not whole in this
- * record (split over records, or cut at SNI_RECORD_MAX): a server joins the
- * pieces, so a name in a later piece would be fronting unseen.
+ * name, -3 a handshake message other than a ClientHello, -1 the
+ * ClientHello is not whole in this record (split over records, even
+ * after its first byte, an empty record, or cut at SNI_RECORD_MAX): a
+ * server joins the pieces, so a name in a later piece would be fronting
+ * unseen.
  * RFC 8446 4.1.2 and 5.1, RFC 6066 3. */
 static int sni_parse(const unsigned char *b, size_t n, char *out, size_t len)
 {
     size_t p = 5 + 4 + 2 + 32;          /* record, handshake header, version, random */
-    if (n < 9 || b[5] != 1) return 0;
+    /* Less than a handshake header (an empty record, or the type byte
+     * alone): the ClientHello is in later records, which a server joins. */
+    if (n < 9) return -1;
+    if (b[5] != 1) return -3;           /* a client's first handshake message is its ClientHello */
     if (9 + ((size_t)b[6] << 16 | (size_t)b[7] << 8 | b[8]) > n) return -1;
     if (n < p + 1) return 0;
     p += 1 + b[p];                      /* session id */
@@ -76,6 +81,10 @@ static int sni_judge(struct egress_conn *c, const unsigned char *b, size_t n)
         snprintf(c->why, sizeof(c->why), "a TLS server_name extension that is not one host name");
         return -1;
     }
+    if (found == -3) {
+        snprintf(c->why, sizeof(c->why), "a TLS handshake record that does not begin with a ClientHello");
+        return -1;
+    }
     if (found < 0) {
         snprintf(c->why, sizeof(c->why), "a TLS ClientHello not whole in its first record (its name is not seen)");
         return -1;
@@ -95,6 +104,19 @@ static size_t sni_record_len(const unsigned char *b, size_t n)
     return need > SNI_RECORD_MAX ? SNI_RECORD_MAX : need;
 }
 
+/* A TLS record of another type than handshake (22), by its header: its
+ * name, NULL when b is not one (not TLS: not judged), "" when it is too
+ * short to tell. A server may read such a record before the ClientHello
+ * and go on (Go's crypto/tls drops a warning alert there), so one sent
+ * first would carry the ClientHello past the check. */
+static const char *sni_other_record(const unsigned char *b, size_t n)
+{
+    static const char *const types[] = { "change_cipher_spec", "alert", NULL, "application_data", "heartbeat" };
+    if (b[0] < 20 || b[0] > 24 || b[0] == 22) return NULL;
+    if (n < 3) return "";
+    return b[1] == 3 && b[2] <= 4 ? types[b[0] - 20] : NULL;     /* TLS 1.0-1.3, SSL 3 headers */
+}
+
 int egress_sni_check(struct egress_conn *c, const char *pending, size_t n_pending, char **first, size_t *n_first)
 {
     size_t cap = n_pending > SNI_RECORD_MAX ? n_pending : SNI_RECORD_MAX, n = n_pending;
@@ -104,8 +126,13 @@ int egress_sni_check(struct egress_conn *c, const char *pending, size_t n_pendin
     uint64_t deadline = 0;
     for (;;) {
         *n_first = n;
-        if (n > 0 && b[0] != 0x16) return 0;        /* not a TLS handshake record */
-        size_t need = sni_record_len(b, n);
+        const char *other = n > 0 ? sni_other_record(b, n) : NULL;
+        if (other != NULL && other[0] != '\0') {
+            snprintf(c->why, sizeof(c->why), "a TLS %s record before the ClientHello (its name is not seen)", other);
+            return -1;
+        }
+        if (n > 0 && b[0] != 0x16 && other == NULL) return 0;      /* not TLS */
+        size_t need = other == NULL ? sni_record_len(b, n) : 0;
         if (need > 0 && n >= need) return sni_judge(c, b, need);
         uint64_t now = egress_now_ms();
         if (n > 0 && deadline == 0) deadline = now + c->ctx->tls_wait_ms;
