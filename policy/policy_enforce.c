@@ -82,11 +82,10 @@ static int policy_pin_bind_sources(struct brig_spec *s, struct brig_error **err)
  * allows (or audits): a refused config changes nothing. A bound that
  * cannot be set is one more failed result, so enforce mode refuses it
  * like any violation and audit mode logs it. */
-static void policy_enforce_quota(const struct brig_policy *p, const struct brig_spec *s,
-                                 struct policy_report *rep)
+static void policy_enforce_quota(const struct brig_policy *p, struct brig_spec *s, struct policy_report *rep)
 {
     size_t idx = 0;
-    const struct brig_mount *m = policy_workspace_mount(p, s, &idx);
+    struct brig_mount *m = (struct brig_mount *)policy_workspace_mount(p, s, &idx);
     if (p->workspace.max_size == 0 || m == NULL || !m->has_source_fd || m->source_fd < 0) return;
     for (size_t i = 0; i < rep->n; i++)     /* audit mode: already judged unenforceable */
         if (!rep->r[i].pass && strcmp(rep->r[i].rule, "workspace.quota") == 0) return;
