@@ -135,6 +135,30 @@ static void policy_root_nodev(struct brig_spec *s)
     brig_debug("policy: / will be nodev (/dev is mounts[%d])", i);
 }
 
+/* Under a workspace bound an engine's per-container files (hosts,
+ * hostname, resolv.conf, .containerenv: bound from the engine's state on
+ * the host's disk) are read-only: appended to, they would take the writes
+ * the bound stops. The engine still changes them from outside. */
+static void policy_engine_files_ro(const struct brig_policy *p, struct brig_spec *s)
+{
+    if (p->workspace.max_size == 0) return;
+    for (size_t i = 0; i < s->n_mounts; i++) {
+        struct brig_mount *m = &s->mounts[i];
+        if (!policy_mount_is_bind(m) || m->source == NULL || !policy_engine_file(m->source) ||
+            policy_mount_readonly(m))
+            continue;
+        char **opts = brig_calloc(m->n_options + 2, sizeof(*opts));
+        for (size_t j = 0; j < m->n_options; j++) opts[j] = m->options[j];
+        opts[m->n_options] = brig_strdup("ro");
+        free(m->options);
+        m->options = opts;
+        m->n_options++;
+        m->opts.flags |= MS_RDONLY;
+        m->opts.clear_flags &= ~(unsigned long)MS_RDONLY;
+        brig_debug("policy: %s read-only under workspace.maxSize", m->destination);
+    }
+}
+
 int policy_enforce_resolved(const struct brig_policy *p, struct brig_spec *s, const char *op,
                             const char *id, struct brig_error **err)
 {
@@ -145,6 +169,7 @@ int policy_enforce_resolved(const struct brig_policy *p, struct brig_spec *s, co
     if (strcmp(op, "create") == 0) {
         TRY(policy_pin_bind_sources(s, err));
         policy_root_nodev(s);
+        policy_engine_files_ro(p, s);
     }
     struct policy_report rep;
     policy_check(p, s, &rep);

@@ -43,6 +43,7 @@
 struct commit_link { ino_t ino; int fd; };
 
 struct commit {
+    const struct stage_record *rec;     /* an idmapped workspace's mapping */
     dev_t ws_dev;
     uint64_t budget_bytes, written;     /* data the tmpfs holds, data written back */
     uint64_t budget_names, names;       /* the tmpfs's inodes, names written back */
@@ -104,10 +105,23 @@ static int commit_data(struct commit *c, int src, int dst, off_t size, const cha
     return 0;
 }
 
-/* Owner, then mode (a chown clears set-id bits), then times, of fd. */
-static int commit_attrs(int fd, const struct stat *st, const char *name, struct brig_error **err)
+static uid_t commit_uid(const struct commit *c, uid_t seen)
 {
-    if (fchown(fd, st->st_uid, st->st_gid) < 0) return brig_fail(err, errno, "%s: chown", name);
+    return stage_map_id(c->rec->uid, c->rec->n_uid, seen);
+}
+
+static gid_t commit_gid(const struct commit *c, gid_t seen)
+{
+    return stage_map_id(c->rec->gid, c->rec->n_gid, seen);
+}
+
+/* Owner (as the workspace stores it), then mode (a chown clears set-id
+ * bits), then times, of fd. */
+static int commit_attrs(const struct commit *c, int fd, const struct stat *st, const char *name,
+                        struct brig_error **err)
+{
+    if (fchown(fd, commit_uid(c, st->st_uid), commit_gid(c, st->st_gid)) < 0)
+        return brig_fail(err, errno, "%s: chown", name);
     if (fchmod(fd, st->st_mode & 07777) < 0) return brig_fail(err, errno, "%s: chmod", name);
     const struct timespec t[2] = { st->st_atim, st->st_mtim };
     if (futimens(fd, t) < 0) return brig_fail(err, errno, "%s: times", name);
@@ -150,8 +164,8 @@ static int commit_file(struct commit *c, int up, int ws, const char *name, const
     struct stat have;
     if (fstatat(ws, name, &have, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(have.st_mode) && have.st_nlink == 1 &&
         st->st_nlink == 1 && have.st_size == st->st_size && have.st_mtim.tv_sec == st->st_mtim.tv_sec &&
-        have.st_mtim.tv_nsec == st->st_mtim.tv_nsec && have.st_uid == st->st_uid &&
-        have.st_gid == st->st_gid && (have.st_mode & 07777) == (st->st_mode & 07777))
+        have.st_mtim.tv_nsec == st->st_mtim.tv_nsec && have.st_uid == commit_uid(c, st->st_uid) &&
+        have.st_gid == commit_gid(c, st->st_gid) && (have.st_mode & 07777) == (st->st_mode & 07777))
         return 0;   /* written back by an earlier commit of this session */
     autoclose int src = openat(up, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     struct stat sst;
@@ -162,7 +176,7 @@ static int commit_file(struct commit *c, int up, int ws, const char *name, const
     autoclose int dst = openat(ws, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (dst < 0) return brig_fail(err, errno, "%s: create", name);
     int rc = commit_data(c, src, dst, sst.st_size, name, err);
-    if (rc == 0) rc = commit_attrs(dst, &sst, name, err);
+    if (rc == 0) rc = commit_attrs(c, dst, &sst, name, err);
     if (rc == 0 && fstatat(ws, name, &have, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(have.st_mode))
         rc = commit_remove(ws, name, err);
     if (rc == 0 && renameat(ws, tmp, ws, name) < 0) rc = brig_fail(err, errno, "%s: rename into place", name);
@@ -191,7 +205,7 @@ static int commit_symlink(struct commit *c, int up, int ws, const char *name, co
     const struct timespec t[2] = { st->st_atim, st->st_mtim };
     struct stat have;
     int rc = 0;
-    if (fchownat(ws, tmp, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+    if (fchownat(ws, tmp, commit_uid(c, st->st_uid), commit_gid(c, st->st_gid), AT_SYMLINK_NOFOLLOW) < 0 ||
         utimensat(ws, tmp, t, AT_SYMLINK_NOFOLLOW) < 0)
         rc = brig_fail(err, errno, "%s: owner and times", name);
     if (rc == 0 && fstatat(ws, name, &have, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(have.st_mode))
@@ -208,15 +222,23 @@ static bool commit_opaque(int dirfd)
     return n == 1 && v[0] == 'y';
 }
 
+/* A listing of dirfd (which stays open). */
+static DIR *commit_opendir(int dirfd, const char *what, struct brig_error **err)
+{
+    int dup = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+    DIR *d = dup < 0 ? NULL : fdopendir(dup);
+    if (d == NULL) {
+        brig_fail(err, errno, "list %s", what);
+        if (dup >= 0) close(dup);
+    }
+    return d;
+}
+
 /* An opaque directory replaced the workspace's: what it does not hold goes. */
 static int commit_prune(int up, int ws, struct brig_error **err)
 {
-    int dup = fcntl(ws, F_DUPFD_CLOEXEC, 0);
-    DIR *d = dup < 0 ? NULL : fdopendir(dup);
-    if (d == NULL) {
-        if (dup >= 0) close(dup);
-        return brig_fail(err, errno, "list");
-    }
+    DIR *d = commit_opendir(ws, "the workspace", err);
+    if (d == NULL) return -1;
     int rc = 0;
     for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
@@ -244,18 +266,14 @@ static int commit_subdir(struct commit *c, int up, int ws, const char *name, con
     if (now.st_dev != c->ws_dev) return brig_failx(err, "%s: another filesystem is mounted there", name);
     if (commit_opaque(sub_up)) TRY(commit_prune(sub_up, sub_ws, err));
     if (commit_dir(c, sub_up, sub_ws, depth + 1, err) < 0) return brig_wrap(err, "%s", name);
-    return commit_attrs(sub_ws, st, name, err);
+    return commit_attrs(c, sub_ws, st, name, err);
 }
 
 static int commit_dir(struct commit *c, int up, int ws, int depth, struct brig_error **err)
 {
     if (depth > COMMIT_DEPTH) return brig_failx(err, "deeper than %d directories", COMMIT_DEPTH);
-    int dup = fcntl(up, F_DUPFD_CLOEXEC, 0);
-    DIR *d = dup < 0 ? NULL : fdopendir(dup);
-    if (d == NULL) {
-        if (dup >= 0) close(dup);
-        return brig_fail(err, errno, "list the stage");
-    }
+    DIR *d = commit_opendir(up, "the stage", err);
+    if (d == NULL) return -1;
     int rc = 0;
     for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
         const char *name = e->d_name;
@@ -299,6 +317,7 @@ int policy_stage_commit(int state_dirfd, bool finish, struct brig_error **err)
         brig_debug("staged workspace: no stage left to write back");    /* e.g. /run after a reboot */
     } else {
         struct commit *c = brig_calloc(1, sizeof(*c));
+        c->rec = &r;
         /* what the tmpfs holds, plus a block per name for rounding */
         c->budget_names = (uint64_t)(sf.f_files - sf.f_ffree) + 16;
         c->budget_bytes = (uint64_t)(sf.f_blocks - sf.f_bfree) * (uint64_t)sf.f_bsize +
@@ -310,7 +329,7 @@ int policy_stage_commit(int state_dirfd, bool finish, struct brig_error **err)
         if (rc == 0) {
             c->ws_dev = st.st_dev;
             rc = commit_dir(c, up, ws, 0, err);
-            if (rc == 0) rc = commit_attrs(ws, &ust, r.workspace, err);
+            if (rc == 0) rc = commit_attrs(c, ws, &ust, r.workspace, err);
         }
         for (size_t i = 0; i < c->n_links; i++) close(c->links[i].fd);
         if (rc == 0)

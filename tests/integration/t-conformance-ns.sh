@@ -121,7 +121,7 @@ check_eq "--config naming a symlink: refused with exit 1" "$RC" 1
 check "and the error says so" grep -qF "run: --config: link.json: a symlink, refusing to follow it" "$T/cfgfile.err"
 (cd "$T/cfgfile" && b run --config fifo.json "$(cid cfgfile)" </dev/null >/dev/null 2>"$T/cfgfile.err"); RC=$?
 check_eq "--config naming a fifo: refused at once with exit 1 (not blocked)" "$RC" 1
-check "and the error says so" grep -qF "run: --config: fifo.json: not a regular file, refusing to read it" "$T/cfgfile.err"
+check "and the error says so" grep -qF "run: --config: fifo.json: not a regular file (a fifo), refusing to read it" "$T/cfgfile.err"
 assert_clean cfgfile
 
 runc_bundle nocg '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
