@@ -49,6 +49,7 @@ void egress_audit(const struct egress_conn *c, const char *decision)
     if (c->name[0]) jw_kstr(w, "name", audit_text(name, sizeof(name), c->name));
     if (c->addr[0]) jw_kstr(w, "address", c->addr);
     if (c->port) jw_ku64(w, "port", c->port);
+    if (c->cred != NULL) jw_kstr(w, "credential", c->cred->header);     /* its name: never the value */
     jw_kstr(w, "decision", decision);
     if (c->why[0]) jw_kstr(w, "reason", audit_text(why, sizeof(why), c->why));
     jw_ku64(w, "bytes_out", c->up);
@@ -58,6 +59,6 @@ void egress_audit(const struct egress_conn *c, const char *decision)
     jw_obj_close(w);
     const char *line = jw_text(w, NULL);
     autoerr struct brig_error *err = NULL;
-    if (line != NULL && c->ctx->audit_fd >= 0) egress_auditor_send(c->ctx->audit_fd, line);
+    if (line != NULL && c->ctx->audit_fd >= 0) egress_auditor_send(c->ctx->audit_fd, decision, line);
     else if (line != NULL && policy_audit_write(p, line, &err) < 0) brig_warn("egress %s: audit: %s", c->ctx->id, err->msg);
 }

@@ -53,6 +53,7 @@ static void http_refuse(struct egress_conn *c)
     case EGRESS_UNRESOLVED: http_answer(c, 502, "Bad Gateway", "cannot resolve"); break;
     case EGRESS_UNREACHABLE: http_answer(c, 502, "Bad Gateway", "cannot connect"); break;
     case EGRESS_LIMIT: http_answer(c, 503, "Service Unavailable", "limit"); break;
+    case EGRESS_TLS: http_answer(c, 502, "Bad Gateway", "tls"); break;
     case EGRESS_OK: break;
     }
     egress_audit(c, c->fail == EGRESS_DENIED || c->fail == EGRESS_LIMIT ? "deny" : "error");
@@ -143,7 +144,10 @@ static bool http_is_hop_header(const char *line, size_t len)
 
 /* The headers after the request line, checked; the Host header (at most
  * one) must name host:port; body is the Content-Length (at most one, digits
- * only; 0 without). Writes the forwarded headers into out. */
+ * only; 0 without). Writes the forwarded headers into out: for a request
+ * sent on with c->cred, not the credential's header (every line of it,
+ * however spelled: the proxy's value replaces the sandbox's) nor
+ * Accept-Encoding (the proxy asks for identity). */
 static int http_headers(struct egress_conn *c, const char *h, const char *end, const char *host, uint16_t port,
                         char *out, size_t cap, size_t *olen, uint64_t *body)
 {
@@ -194,7 +198,10 @@ static int http_headers(struct egress_conn *c, const char *h, const char *end, c
             if (brig_parse_u64(num, body) < 0) return http_bad(c, "Content-Length is not a number", NULL);
         }
         bool is_host = len >= 5 && strncasecmp(h, "host:", 5) == 0;   /* sent from the URI */
-        if (len > 0 && !is_host && !http_is_hop_header(h, len)) {
+        bool dropped = c->cred != NULL && len > 0 &&
+                       (egress_cred_header_is(c->cred, h, (size_t)(colon - h)) ||
+                        (colon - h == 15 && strncasecmp(h, "accept-encoding", 15) == 0));
+        if (len > 0 && !is_host && !dropped && !http_is_hop_header(h, len)) {
             if (*olen + len + 2 >= cap) return http_bad(c, "headers too long", NULL);
             memcpy(out + *olen, h, len);
             memcpy(out + *olen + len, "\r\n", 2);
@@ -203,6 +210,19 @@ static int http_headers(struct egress_conn *c, const char *h, const char *end, c
         h = eol + 2;
     }
     return 0;
+}
+
+/* The methods whose request content has no generally defined semantics
+ * (RFC 9110 9.3.1 GET, 9.3.2 HEAD, 9.3.5 DELETE, 9.3.7 OPTIONS: "does not
+ * define any use for such content"; 9.3.8 TRACE: "MUST NOT send content"):
+ * a server may ignore the body, and then reads it as a request. POST, PUT,
+ * PATCH and extension methods (WebDAV's) carry a body their server reads. */
+static bool http_body_undefined(const char *m, size_t n)
+{
+    static const char *const none[] = { "GET", "HEAD", "DELETE", "OPTIONS", "TRACE" };
+    for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+        if (n == strlen(none[i]) && memcmp(m, none[i], n) == 0) return true;
+    return false;
 }
 
 /* CONNECT host:port HTTP/1.x */
@@ -224,10 +244,12 @@ static void http_connect(struct egress_conn *c, const char *target, size_t tlen,
     /* The name was judged; a TLS client must ask the server for it too. */
     struct egress_addr ip;
     char ignored[EGRESS_NAME_MAX + 2];
+    autofree char *first = NULL;
+    size_t nfirst = nrest;
     if (egress_host_parse(host, ignored, sizeof(ignored), &ip) == EGRESS_HOST_NAME &&
-        egress_sni_check(c, rest, nrest) < 0)
+        egress_sni_check(c, rest, nrest, &first, &nfirst) < 0)
         return egress_audit(c, "deny");
-    egress_relay(c, rest, nrest, EGRESS_RELAY_ALL);
+    egress_relay(c, first != NULL ? first : rest, nfirst, EGRESS_RELAY_ALL);
     egress_audit(c, "allow");
 }
 
@@ -254,15 +276,23 @@ static void http_plain(struct egress_conn *c, const char *method, size_t mlen, c
     }
     char norm[EGRESS_NAME_MAX + 2];
     struct egress_addr ignored;
-    if (egress_host_parse(host, norm, sizeof(norm), &ignored) == EGRESS_HOST_BAD) {
+    enum egress_host kind = egress_host_parse(host, norm, sizeof(norm), &ignored);
+    if (kind == EGRESS_HOST_BAD) {
         c->upstream = egress_dial(c, host, port);   /* refuses, with dial's reason */
         return http_refuse(c);
     }
+    /* A credential's host: the request goes on over TLS to its port, with
+     * its header, and Host names that destination. */
+    if (kind == EGRESS_HOST_NAME) c->cred = egress_cred_for_http(c->ctx->rules, norm, port);
+    char authority[EGRESS_NAME_MAX + 16];
+    if (c->cred == NULL) snprintf(authority, sizeof(authority), "%.*s", (int)(path - auth), auth);
+    else if (c->cred->port == 443) snprintf(authority, sizeof(authority), "%s", c->cred->host);
+    else snprintf(authority, sizeof(authority), "%s:%u", c->cred->host, c->cred->port);
     autofree char *out = brig_calloc(1, HTTP_HEAD_MAX + 256);
     /* Host is the judged URI's authority (RFC 9112 3.2.2), never left out:
      * a request without one goes to the server's default virtual host. */
-    int ol = snprintf(out, HTTP_HEAD_MAX, "%.*s %s%.*s %.*s\r\nHost: %.*s\r\n", (int)mlen, method,
-                      *path == '/' ? "" : "/", (int)(uend - path), path, (int)vlen, version, (int)(path - auth), auth);
+    int ol = snprintf(out, HTTP_HEAD_MAX, "%.*s %s%.*s %.*s\r\nHost: %s\r\n", (int)mlen, method,
+                      *path == '/' ? "" : "/", (int)(uend - path), path, (int)vlen, version, authority);
     if (ol < 0 || ol >= (int)HTTP_HEAD_MAX) {
         http_bad(c, "request head over 32768 bytes", NULL);
         return http_refuse(c);
@@ -274,17 +304,28 @@ static void http_plain(struct egress_conn *c, const char *method, size_t mlen, c
         c->port = port;
         return http_refuse(c);
     }
-    /* A server that reads no body on GET or HEAD would take one for its
+    /* A server that reads no body on such a method would take one for its
      * next request (a "CL.0" desync): that request was never judged. */
-    if (body > 0 && ((mlen == 3 && strncmp(method, "GET", 3) == 0) || (mlen == 4 && strncmp(method, "HEAD", 4) == 0))) {
-        http_bad(c, "a request body on GET or HEAD", NULL);
+    if (body > 0 && http_body_undefined(method, mlen)) {
+        char why[128];
+        snprintf(why, sizeof(why), "a request body on %.*s (RFC 9110 9.3: content with no defined meaning, "
+                 "a server may not read it)", (int)mlen, method);
+        http_bad(c, why, NULL);
         snprintf(c->name, sizeof(c->name), "%s", host);
         c->port = port;
         return http_refuse(c);
     }
-    olen += (size_t)snprintf(out + olen, 256, "Connection: close\r\n\r\n");
-    c->upstream = egress_dial(c, host, port);
-    if (c->upstream < 0) return http_refuse(c);
+    if (c->cred != NULL) {
+        /* The helper adds the credential's line and the blank line. */
+        olen += (size_t)snprintf(out + olen, 256, "Accept-Encoding: identity\r\nConnection: close\r\n");
+        c->upstream = egress_dial(c, c->cred->host, c->cred->port);
+        if (c->upstream < 0 || egress_tls_open(c, out, olen) < 0) return http_refuse(c);
+        olen = 0;
+    } else {
+        olen += (size_t)snprintf(out + olen, 256, "Connection: close\r\n\r\n");
+        c->upstream = egress_dial(c, host, port);
+        if (c->upstream < 0) return http_refuse(c);
+    }
     /* This request's body and nothing after it: what the client sent
      * beyond (a pipelined request) is never forwarded. */
     size_t nbody = body < nrest ? (size_t)body : nrest;

@@ -1,12 +1,13 @@
 /* Egress for every container brig launches under an egress policy (create,
  * run, sandbox run), not only sandboxes: whoever calls brig (containerd,
- * podman) gets the same proxy. Two steps in the launch (create.c):
+ * podman) gets the same proxy. Three steps in the launch (create.c):
  *   egress_prepare: the proxy environment into process.env, before the
  *                   clone (the container's process is execve'd with it);
- *   egress_launch:  the proxy, listening in the init's network namespace,
+ *   egress_start:   the proxy forked into its cgroup, before the clone;
+ *   egress_attach:  the proxy listening in the init's network namespace,
  *                   before `start` can run anything in it.
- * The launch then detaches it (create, run: it serves until the init
- * exits, so `delete` ends it) or stops it (sandbox run, undo). */
+ * The launch then detaches it (create, run -d: it serves until the init
+ * exits, so `delete` ends it) or stops it (run, sandbox run, undo). */
 #include "egress.h"
 
 #include <errno.h>
@@ -56,18 +57,4 @@ int egress_prepare(const struct brig_policy *p, struct brig_spec *s, struct brig
 int egress_exec_env(const struct brig_policy *p, struct brig_spec *s, char *const *keep, struct brig_error **err)
 {
     return launch_env(p, &s->process, keep, err);
-}
-
-int egress_launch(const struct brig_policy *p, const char *id, pid_t init_pid, struct egress **out,
-                  struct brig_error **err)
-{
-    *out = NULL;
-    struct egress *e = NULL;
-    TRY(egress_start(p, id, &e, err));
-    if (egress_attach(e, init_pid, err) < 0) {
-        egress_stop(e);
-        return brig_wrap(err, "network (policy %s)", p->name);
-    }
-    *out = e;
-    return 0;
 }

@@ -32,7 +32,8 @@ static void *listen_thread(void *arg)
         return NULL;
     }
     for (size_t i = 0; i < j->n; i++) {
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        /* Non-blocking: accept after poll, and the end drains the backlog. */
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(j->ports[i]),
                                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
         int one = 1;

@@ -2,8 +2,10 @@
  * never reached by name (docs/egress.md, "What is refused"): loopback,
  * link-local (the cloud metadata service at 169.254.169.254), private,
  * CGNAT, ULA, multicast and the forms that embed an IPv4 address another
- * way than ::ffff:0:0/96 (NAT64, 6to4, IPv4-compatible). IPv4 is kept as
- * IPv4-mapped IPv6, so "::ffff:127.0.0.1" is 127.0.0.1 everywhere. */
+ * way than ::ffff:0:0/96 (NAT64, 6to4, IPv4-compatible); and the
+ * documentation ranges (RFC 5737, RFC 3849), reached only when a rule
+ * names the exact address and port. IPv4 is kept as IPv4-mapped IPv6, so
+ * "::ffff:127.0.0.1" is 127.0.0.1 everywhere. */
 #include "egress_rules.h"
 
 #include <arpa/inet.h>
@@ -65,10 +67,12 @@ struct range {
     unsigned prefix;        /* on the IPv6 form */
     const char *name;
     bool private_class;
+    bool exact;             /* only an allow rule of the exact address and port */
 };
 
 #define V4(a, b2, c, d, len, name, priv) \
-    { { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b2, c, d }, 96 + (len), name, priv }
+    { { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b2, c, d }, 96 + (len), name, priv, false }
+#define DOC4(a, b2, c) { { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b2, c, 0 }, 120, "documentation", false, true }
 
 static const struct range ranges[] = {
     V4(0, 0, 0, 0, 8, "unspecified", false),
@@ -82,18 +86,20 @@ static const struct range ranges[] = {
     V4(198, 18, 0, 0, 15, "benchmark", false),
     V4(224, 0, 0, 0, 4, "multicast", false),
     V4(240, 0, 0, 0, 4, "reserved", false),
-    { { 0 }, 128, "unspecified", false },
-    { { [15] = 1 }, 128, "loopback", false },
-    { { 0 }, 96, "ipv4-compatible", false },
-    { { 0, 0x64, 0xff, 0x9b }, 96, "nat64", false },
-    { { 0, 0x64, 0xff, 0x9b, 0, 1 }, 48, "nat64", false },
-    { { 0x01 }, 64, "discard", false },
-    { { 0x20, 0x02 }, 16, "6to4", false },
-    { { 0x20, 0x01, 0, 0 }, 32, "teredo", false },
-    { { 0xfc }, 7, "ula", true },
-    { { 0xfe, 0x80 }, 10, "link-local", false },
-    { { 0xfe, 0xc0 }, 10, "site-local", false },
-    { { 0xff }, 8, "multicast", false },
+    DOC4(192, 0, 2), DOC4(198, 51, 100), DOC4(203, 0, 113),
+    { { 0x20, 0x01, 0x0d, 0xb8 }, 32, "documentation", false, true },
+    { { 0 }, 128, "unspecified", false, false },
+    { { [15] = 1 }, 128, "loopback", false, false },
+    { { 0 }, 96, "ipv4-compatible", false, false },
+    { { 0, 0x64, 0xff, 0x9b }, 96, "nat64", false, false },
+    { { 0, 0x64, 0xff, 0x9b, 0, 1 }, 48, "nat64", false, false },
+    { { 0x01 }, 64, "discard", false, false },
+    { { 0x20, 0x02 }, 16, "6to4", false, false },
+    { { 0x20, 0x01, 0, 0 }, 32, "teredo", false, false },
+    { { 0xfc }, 7, "ula", true, false },
+    { { 0xfe, 0x80 }, 10, "link-local", false, false },
+    { { 0xfe, 0xc0 }, 10, "site-local", false, false },
+    { { 0xff }, 8, "multicast", false, false },
 };
 
 static bool ranges_contains(const uint8_t net[16], unsigned prefix, const struct egress_addr *a)
@@ -105,7 +111,7 @@ static bool ranges_contains(const uint8_t net[16], unsigned prefix, const struct
     return (net[full] & mask) == (a->b[full] & mask);
 }
 
-const char *egress_addr_class(const struct egress_addr *a, unsigned *prefix, bool *private_class)
+const char *egress_addr_class(const struct egress_addr *a, unsigned *prefix, bool *private_class, bool *exact)
 {
     /* The longest match: ::1 is loopback, not IPv4-compatible. */
     const struct range *best = NULL;
@@ -115,6 +121,7 @@ const char *egress_addr_class(const struct egress_addr *a, unsigned *prefix, boo
     if (best == NULL) return NULL;
     if (prefix) *prefix = best->prefix;
     if (private_class) *private_class = best->private_class;
+    if (exact) *exact = best->exact;
     return best->name;
 }
 

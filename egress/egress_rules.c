@@ -4,6 +4,8 @@
  * and ULA); an address in loopback, link-local, multicast and the like is
  * reached only when an IP/CIDR rule that lies inside that range lists it:
  * "0.0.0.0/0:*" names no private network on purpose, "10.0.5.7:5432" does.
+ * A documentation address (192.0.2.0/24, 2001:db8::/32, ...) is reached
+ * only by a rule of that exact address and port.
  * The check is on the address the proxy connects to, after resolution,
  * so a name that resolves (or rebinds) to 169.254.169.254 is refused. */
 #include "egress_rules.h"
@@ -110,6 +112,11 @@ int egress_rule_parse(const char *text, struct egress_rule *out, char *why, size
 {
     memset(out, 0, sizeof(*out));
     out->port = -1;
+    if (strcmp(text, "*") == 0) {       /* every public destination, any port: "*:*" */
+        out->kind = EGRESS_ANY;
+        out->text = brig_strdup(text);
+        return 0;
+    }
     autofree char *s = brig_strdup(text);
     char *host = s, *colon;
     if (s[0] == '[') {
@@ -121,7 +128,7 @@ int egress_rule_parse(const char *text, struct egress_rule *out, char *why, size
         colon = close + 1;
     } else {
         colon = strrchr(s, ':');
-        if (colon == NULL) return rules_why(why, len, "expected HOST:PORT or HOST:* (a port is required)");
+        if (colon == NULL) return rules_why(why, len, "expected HOST:PORT or HOST:* (a port is required), or * alone");
         if (memchr(s, ':', (size_t)(colon - s)) != NULL)
             return rules_why(why, len, "an IPv6 address goes in brackets: [%s]:PORT", s);
     }
@@ -160,7 +167,41 @@ void egress_rules_free(struct egress_rules *r)
     for (size_t i = 0; i < r->n_deny; i++) egress_rule_clear(&r->deny[i]);
     free(r->allow);
     free(r->deny);
+    for (size_t i = 0; i < r->n_creds; i++) {
+        free(r->creds[i].host);
+        free(r->creds[i].header);
+        free(r->creds[i].prefix);
+        free(r->creds[i].value);
+    }
+    free(r->creds);
+    free(r->tls_ca);
     free(r);
+}
+
+const struct egress_cred *egress_cred_at(const struct egress_rules *r, const char *name, uint16_t port)
+{
+    for (size_t i = 0; r != NULL && i < r->n_creds; i++)
+        if (r->creds[i].port == port && strcmp(r->creds[i].host, name) == 0) return &r->creds[i];
+    return NULL;
+}
+
+const struct egress_cred *egress_cred_for_http(const struct egress_rules *r, const char *name, uint16_t port)
+{
+    for (size_t i = 0; r != NULL && i < r->n_creds; i++)
+        if ((port == 80 || r->creds[i].port == port) && strcmp(r->creds[i].host, name) == 0) return &r->creds[i];
+    return NULL;
+}
+
+bool egress_cred_header_is(const struct egress_cred *c, const char *name, size_t len)
+{
+    if (strlen(c->header) != len) return false;
+    for (size_t i = 0; i < len; i++) {
+        char a = (char)tolower((unsigned char)name[i]), b = (char)tolower((unsigned char)c->header[i]);
+        if (a == '_') a = '-';
+        if (b == '_') b = '-';
+        if (a != b) return false;
+    }
+    return true;
 }
 
 static bool rules_port_match(const struct egress_rule *r, uint16_t port)
@@ -192,6 +233,16 @@ int egress_check_name(const struct egress_rules *r, const char *name, uint16_t p
     return rules_why(why, len, "%s:%u is not in network.allow", name, port);
 }
 
+bool egress_rules_exact(const struct egress_rules *r, const struct egress_addr *a, uint16_t port)
+{
+    for (size_t i = 0; i < r->n_allow; i++) {
+        const struct egress_rule *al = &r->allow[i];
+        if (al->kind == EGRESS_NET && al->prefix == 128 && al->port == port && memcmp(al->net.b, a->b, 16) == 0)
+            return true;
+    }
+    return false;
+}
+
 int egress_check_addr(const struct egress_rules *r, const struct egress_addr *a, uint16_t port, bool by_name,
                       char *why, size_t len)
 {
@@ -204,8 +255,13 @@ int egress_check_addr(const struct egress_rules *r, const struct egress_addr *a,
             return rules_why(why, len, "%s: network.deny[%zu] \"%s\"", text, i, d->text);
     }
     unsigned class_prefix = 0;
-    bool private_class = false;
-    const char *cls = egress_addr_class(a, &class_prefix, &private_class);
+    bool private_class = false, exact = false;
+    const char *cls = egress_addr_class(a, &class_prefix, &private_class, &exact);
+    if (exact && !egress_rules_exact(r, a, port)) {
+        bool v6 = !egress_addr_is_v4(a);
+        return rules_why(why, len, "%s is %s (reached only when network.allow names %s%s%s:%u exactly)", text, cls,
+                         v6 ? "[" : "", text, v6 ? "]" : "", port);
+    }
     /* Listed literally: an IP/CIDR rule with the address, which for a
      * special address must lie inside its range (names it on purpose). */
     for (size_t i = 0; i < r->n_allow; i++) {

@@ -46,7 +46,7 @@ static const char *const sandbox_allowed[] = {
     "fcntl", "dup", "dup2", "dup3",
     "poll", "ppoll", "select", "pselect6", "epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait",
     "epoll_pwait2", "eventfd2",
-    "accept4", "accept", "connect", "getsockname", "getpeername", "setsockopt", "getsockopt", "shutdown",
+    "getsockname", "getpeername", "setsockopt", "getsockopt", "shutdown",
     "sendto", "recvfrom", "sendmsg", "recvmsg", "sendmmsg", "recvmmsg",
     "pipe2", "splice", "tee",
     "munmap", "madvise", "brk", "mremap",
@@ -58,6 +58,10 @@ static const char *const sandbox_allowed[] = {
     "wait4",        /* its audit writer, at the end */
     "setsid",       /* egress_detach: out of the caller's session */
 };
+
+/* The proxy's own: it accepts the sandbox's connections and makes the
+ * upstream ones (the TLS helper is handed both). */
+static const char *const sandbox_outbound[] = { "accept4", "accept", "connect" };
 
 static int sandbox_rule(scmp_filter_ctx f, const char *name, unsigned n, const struct scmp_arg_cmp *a,
                         uint32_t action)
@@ -71,7 +75,7 @@ static int sandbox_rule(scmp_filter_ctx f, const char *name, unsigned n, const s
     (sandbox_rule(f, name, sizeof((struct scmp_arg_cmp[]){ __VA_ARGS__ }) / sizeof(struct scmp_arg_cmp), \
                   (struct scmp_arg_cmp[]){ __VA_ARGS__ }, SCMP_ACT_ALLOW))
 
-static int sandbox_seccomp(void)
+static int sandbox_seccomp(bool outbound)
 {
     /* Anything else kills the proxy: loud, and its container is then cut
      * off rather than served by a proxy in an unknown state. */
@@ -80,17 +84,23 @@ static int sandbox_seccomp(void)
     int rc = seccomp_attr_set(f, SCMP_FLTATR_CTL_TSYNC, 1);
     for (size_t i = 0; rc == 0 && i < sizeof(sandbox_allowed) / sizeof(sandbox_allowed[0]); i++)
         rc = sandbox_rule(f, sandbox_allowed[i], 0, NULL, SCMP_ACT_ALLOW);
+    for (size_t i = 0; outbound && rc == 0 && i < sizeof(sandbox_outbound) / sizeof(sandbox_outbound[0]); i++)
+        rc = sandbox_rule(f, sandbox_outbound[i], 0, NULL, SCMP_ACT_ALLOW);
     const scmp_datum_t wflags = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | __O_TMPFILE;
     pid_t self = getpid();
-    if (rc == 0)
+    if (rc == 0 && outbound)
         rc = /* Outgoing TCP and the resolver's UDP; nscd's unix socket and
-              * glibc's netlink probe get an error they handle. */
+              * glibc's netlink probe get an error they handle. A socketpair
+              * (a credential's request, to the TLS helper) reaches nothing. */
             ALLOW("socket", SCMP_A0(SCMP_CMP_EQ, AF_INET)) ?:
             ALLOW("socket", SCMP_A0(SCMP_CMP_EQ, AF_INET6)) ?:
             sandbox_rule(f, "socket", 1, (struct scmp_arg_cmp[]){ SCMP_A0(SCMP_CMP_EQ, AF_UNIX) },
                          SCMP_ACT_ERRNO(EACCES)) ?:
             sandbox_rule(f, "socket", 1, (struct scmp_arg_cmp[]){ SCMP_A0(SCMP_CMP_EQ, AF_NETLINK) },
                          SCMP_ACT_ERRNO(EACCES)) ?:
+            ALLOW("socketpair", SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+    if (rc == 0)
+        rc =
             /* Threads, never a process; clone3's flags are out of reach of
              * a filter, glibc falls back to clone on ENOSYS. */
             ALLOW("clone", SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)) ?:
@@ -144,7 +154,7 @@ static int sandbox_identity(uid_t id)
     return (int)syscall(SYS_capset, &h, d);
 }
 
-int egress_sandbox_enter(const int *keep, size_t n_keep, pid_t parent, char *why, size_t len)
+static int sandbox_enter(const int *keep, size_t n_keep, pid_t parent, bool outbound, char *why, size_t len)
 {
     uid_t id = EGRESS_UID_BASE + (uid_t)getpid();
     if (sandbox_close_fds(keep, n_keep) < 0) return snprintf(why, len, "close_range: %s", strerror(errno)), -1;
@@ -156,7 +166,17 @@ int egress_sandbox_enter(const int *keep, size_t n_keep, pid_t parent, char *why
         return snprintf(why, len, "the supervisor ended"), -1;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
         return snprintf(why, len, "no_new_privs, dumpable: %s", strerror(errno)), -1;
-    int rc = sandbox_seccomp();
+    int rc = sandbox_seccomp(outbound);
     if (rc < 0) return snprintf(why, len, "seccomp filter: %s", strerror(-rc)), -1;
     return 0;
+}
+
+int egress_sandbox_enter(const int *keep, size_t n_keep, pid_t parent, char *why, size_t len)
+{
+    return sandbox_enter(keep, n_keep, parent, true, why, len);
+}
+
+int egress_sandbox_enter_tls(const int *keep, size_t n_keep, pid_t parent, char *why, size_t len)
+{
+    return sandbox_enter(keep, n_keep, parent, false, why, len);
 }

@@ -1,12 +1,17 @@
-/* The TLS server name (SNI) of a CONNECT tunnel's first bytes, compared
+/* The TLS server name (SNI) of a CONNECT tunnel's first record, compared
  * with the name CONNECT asked for (docs/egress.md): a client that says
  * CONNECT allowed.example.com and then asks the server at that address for
  * another virtual host (domain fronting on a shared CDN address) is cut
- * off. The bytes are only peeked (MSG_PEEK): what reaches the server is
- * exactly what the client sent. A protocol where the server speaks first
- * (SSH, SMTP) is not TLS: the check stands aside when the upstream has
- * bytes before the client. TLS 1.3 ECH hides the inner name: the outer
- * SNI is what is judged. */
+ * off. The record is read whole before a byte of it goes upstream, then
+ * sent on exactly as the client sent it. A protocol where the server
+ * speaks first (SSH, SMTP) is not TLS: the check stands aside when the
+ * upstream has bytes before the client's first record is whole. Nothing
+ * is let through unjudged for lack of time: the first byte may come
+ * whenever the client likes (waiting costs a blocked thread, no CPU), but
+ * a record begun must be whole within the deadline, else the tunnel is
+ * cut (a client that stalls mid-record, then sends another name, is
+ * judged by a record it never completed). TLS 1.3 ECH hides the inner
+ * name: the outer SNI is what is judged. */
 #include "egress_internal.h"
 
 #include <ctype.h>
@@ -16,13 +21,14 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#define SNI_PEEK_MAX (5 + (16u << 10))     /* a whole record: header + 2^14 */
-#define SNI_WAIT_MS 10000
+#include "../runtime/util/strutil.h"
+
+#define SNI_RECORD_MAX (5 + (16u << 10))   /* a whole record: header + 2^14 */
 
 /* The server_name of a ClientHello in buf (one TLS record, complete):
  * 1 found (into out), 0 none, -2 a server_name that is not one host
  * name, -1 the ClientHello is not whole in this
- * record (split over records, or cut at SNI_PEEK_MAX): a server joins the
+ * record (split over records, or cut at SNI_RECORD_MAX): a server joins the
  * pieces, so a name in a later piece would be fronting unseen.
  * RFC 8446 4.1.2 and 5.1, RFC 6066 3. */
 static int sni_parse(const unsigned char *b, size_t n, char *out, size_t len)
@@ -79,38 +85,43 @@ static int sni_judge(struct egress_conn *c, const unsigned char *b, size_t n)
     return -1;
 }
 
-int egress_sni_check(struct egress_conn *c, const char *pending, size_t n_pending)
+/* The first record's length once its header is in (capped: a longer one
+ * is judged on its first SNI_RECORD_MAX bytes, where sni_parse finds the
+ * ClientHello not whole), 0 before. */
+static size_t sni_record_len(const unsigned char *b, size_t n)
 {
-    if (n_pending > 0) {
-        /* Sent with the CONNECT, before the 200: judged as it is. */
-        const unsigned char *b = (const unsigned char *)pending;
-        if (b[0] != 0x16) return 0;
-        if (n_pending < 5 || n_pending < 5 + ((size_t)b[3] << 8 | b[4])) {
-            snprintf(c->why, sizeof(c->why), "a TLS record cut short behind the CONNECT request");
+    if (n < 5) return 0;
+    size_t need = 5 + ((size_t)b[3] << 8 | b[4]);
+    return need > SNI_RECORD_MAX ? SNI_RECORD_MAX : need;
+}
+
+int egress_sni_check(struct egress_conn *c, const char *pending, size_t n_pending, char **first, size_t *n_first)
+{
+    size_t cap = n_pending > SNI_RECORD_MAX ? n_pending : SNI_RECORD_MAX, n = n_pending;
+    unsigned char *b = brig_calloc(1, cap);
+    memcpy(b, pending, n_pending);
+    *first = (char *)b;
+    uint64_t deadline = 0;
+    for (;;) {
+        *n_first = n;
+        if (n > 0 && b[0] != 0x16) return 0;        /* not a TLS handshake record */
+        size_t need = sni_record_len(b, n);
+        if (need > 0 && n >= need) return sni_judge(c, b, need);
+        uint64_t now = egress_now_ms();
+        if (n > 0 && deadline == 0) deadline = now + c->ctx->tls_wait_ms;
+        if (deadline != 0 && now >= deadline) {
+            snprintf(c->why, sizeof(c->why), "a TLS record still partial after %u ms (its name is not seen)",
+                     c->ctx->tls_wait_ms);
             return -1;
         }
-        return sni_judge(c, b, 5 + ((size_t)b[3] << 8 | b[4]));    /* the first record only */
-    }
-    static __thread unsigned char buf[SNI_PEEK_MAX];
-    uint64_t start = egress_now_ms();
-    for (;;) {
-        long left = (long)(start + SNI_WAIT_MS) - (long)egress_now_ms();
-        if (left <= 0) return 0;        /* a silent client: nothing to judge */
+        /* Only bytes not read yet wake this poll: it sleeps until more come. */
         struct pollfd pf[2] = { { .fd = c->client, .events = POLLIN }, { .fd = c->upstream, .events = POLLIN } };
-        if (poll(pf, 2, (int)left) <= 0) continue;
+        int r = poll(pf, 2, deadline != 0 ? (int)(deadline - now) : -1);
+        if (r < 0 && errno != EINTR) return 0;      /* the relay sees what is wrong */
+        if (r <= 0) continue;
         if (pf[1].revents) return 0;    /* the server speaks first: not TLS */
-        ssize_t n = recv(c->client, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
-        if (n <= 0) return 0;           /* EOF or an error: the relay sees it */
-        if (buf[0] != 0x16) return 0;   /* not a TLS handshake record */
-        if (n < 5) continue;
-        size_t need = 5 + ((size_t)buf[3] << 8 | buf[4]);
-        if (need > sizeof(buf)) need = sizeof(buf);
-        if ((size_t)n < need) {
-            /* The rest of the record is on its way: wait for more bytes. */
-            struct pollfd more = { .fd = c->client, .events = POLLIN };
-            poll(&more, 1, 50);
-            continue;
-        }
-        return sni_judge(c, buf, need);
+        ssize_t got = recv(c->client, b + n, cap - n, MSG_DONTWAIT);
+        if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) return 0;  /* EOF, reset: relayed as is */
+        if (got > 0) n += (size_t)got;
     }
 }

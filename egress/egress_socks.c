@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../runtime/util/cleanup.h"
+
 #define SOCKS_TIMEOUT_MS 30000
 
 enum {
@@ -91,8 +93,11 @@ void egress_socks_serve(struct egress_conn *c)
     socks_reply(c, SOCKS_OK);
     struct egress_addr ip;
     char ignored[EGRESS_NAME_MAX + 2];
-    if (egress_host_parse(host, ignored, sizeof(ignored), &ip) == EGRESS_HOST_NAME && egress_sni_check(c, NULL, 0) < 0)
+    autofree char *first = NULL;
+    size_t nfirst = 0;
+    if (egress_host_parse(host, ignored, sizeof(ignored), &ip) == EGRESS_HOST_NAME &&
+        egress_sni_check(c, NULL, 0, &first, &nfirst) < 0)
         return egress_audit(c, "deny");
-    egress_relay(c, NULL, 0, EGRESS_RELAY_ALL);
+    egress_relay(c, first, nfirst, EGRESS_RELAY_ALL);
     egress_audit(c, "allow");
 }

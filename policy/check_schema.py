@@ -64,7 +64,11 @@ for bad in ['{"capabilites": []}', '{"limits": {"memroy": "1G"}}', '{"limits": {
             '{"network": {"mode": "egress", "allow": ["api.example.com"]}}', '{"network": {"mode": "egress", "alow": []}}',
             '{"network": {"mode": "none", "allow": ["*:*"]}}', '{"network": {"mode": "egress", "allow": ["api.*.com:443"]}}',
             '{"network": {"mode": "egress", "maxConnections": 0}}', '{"extends": 5}', '{"extends": ""}',
-            '{"extend": "pi"}']:
+            '{"extend": "pi"}',
+            '{"network": {"mode": "egress", "credentials": [{"host": "a.example", "header": "x-api-key", "value": "sk-123"}]}}',
+            '{"network": {"mode": "egress", "credentials": [{"host": "a.example", "header": "x api key", "value": "env:K"}]}}',
+            '{"network": {"mode": "egress", "credentials": [{"host": "a.example", "header": "x", "value": "env:K", "port": 0}]}}',
+            '{"env": {"set": {"A B": "x"}}}', '{"env": {"set": {"A": 1}}}']:
     if validator.is_valid(json.loads(bad)):
         print('schema accepts %s, which brig refuses' % bad)
         failed += 1

@@ -24,6 +24,7 @@
 #define COMPOSE_MAX_BYTES (1u << 20)
 #define COMPOSE_MERGE_DEPTH 8
 #define COMPOSE_MERGE_MAX 64      /* mappings one lookup may visit through `<<` */
+#define COMPOSE_MAX_ANCHORS 256
 #define COMPOSE_MAX_DEPTH 64      /* nested mappings and sequences (a compose file needs ~6) */
 #define COMPOSE_MAX_NODES 200000  /* scalars, mappings, sequences and aliases */
 
@@ -107,24 +108,37 @@ static int compose_merges_bounded(yaml_document_t *doc, struct brig_error **err)
     return 0;
 }
 
-/* The shape of the stream, one event at a time: libyaml's scanner looks
- * ahead at most 1024 characters for a simple key, so the work done before
- * a refusal is bounded by the depth allowed. A syntax error stops the walk
- * here; the load then reports it in its own words. */
+/* The shape of the stream, one event at a time, before libyaml's loader
+ * builds the document: its scanner looks ahead at most 1024 characters for
+ * a simple key, so the work done before a refusal is bounded by the depth
+ * allowed; and the loader looks every new anchor and every alias up among
+ * all the anchors before it, one by one (n anchors cost n^2/2 string
+ * compares: 1 MiB of them, ~4 s; minutes under ASan), so a compose file may
+ * name a few (`x-common: &common`). A syntax error stops the walk here; the
+ * load then reports it in its own words. */
 static int compose_shape_bounded(const char *text, size_t len, struct brig_error **err)
 {
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser)) return brig_failx(err, "libyaml: out of memory");
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    size_t depth = 0, nodes = 0;
+    size_t depth = 0, nodes = 0, anchors = 0;
     int rc = 0;
     for (;;) {
         yaml_event_t ev;
         if (!yaml_parser_parse(&parser, &ev)) break;
         yaml_event_type_t type = ev.type;
         size_t line = ev.start_mark.line + 1;
+        const yaml_char_t *anchor = type == YAML_SCALAR_EVENT ? ev.data.scalar.anchor
+                                  : type == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.anchor
+                                  : type == YAML_MAPPING_START_EVENT ? ev.data.mapping_start.anchor : NULL;
+        bool anchored = anchor != NULL;
         yaml_event_delete(&ev);
         if (type == YAML_STREAM_END_EVENT) break;
+        if (anchored && ++anchors > COMPOSE_MAX_ANCHORS) {
+            rc = brig_failx(err, "line %zu: more than %d anchors (&name): brig judges compose files "
+                            "that name a few", line, COMPOSE_MAX_ANCHORS);
+            break;
+        }
         if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
             if (++depth > COMPOSE_MAX_DEPTH) {
                 rc = brig_failx(err, "line %zu: mappings and sequences nested deeper than %d levels",

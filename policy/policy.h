@@ -70,6 +70,7 @@ struct brig_policy {
     char **sysctl;                          /* allowed sysctl name patterns */
     char **env_allow;                       /* NULL/empty: any name not denied */
     char **env_deny;                        /* fnmatch patterns on names */
+    char **env_set;                         /* NAME=VALUE a process gets unless it has NAME */
     struct { uint64_t wall_s, idle_s; } timeouts;
     uint64_t output_max;                    /* bytes */
     char *init;                             /* required process.args[0], or NULL */

@@ -88,6 +88,15 @@ void apply_process(const struct brig_policy *p, struct ptree *cfg)
                              (p->network.mode == POLICY_NET_EGRESS && egress_env_name(name))))
             ptree_remove_at(env, i);
     }
+    /* env.set: added where the process does not name the variable itself. */
+    for (char **set = p->env_set; set != NULL && *set != NULL; set++) {
+        size_t nl = strcspn(*set, "=") + 1;
+        struct ptree *arr = ptree_arr(proc, "env");
+        bool named = false;
+        for (size_t i = 0; i < arr->n && !named; i++)
+            named = arr->vals[i]->type == PT_STR && strncmp(arr->vals[i]->s, *set, nl) == 0;
+        if (!named) ptree_push(arr, ptree_new_str(*set));
+    }
     /* Egress: the proxy's addresses, as every client reads them (docs/egress.md). */
     for (size_t i = 0; p->network.mode == POLICY_NET_EGRESS && egress_env[i]; i++)
         ptree_push(ptree_arr(proc, "env"), ptree_new_str(egress_env[i]));

@@ -193,6 +193,15 @@ static bool mount_type_pseudo(const char *type)
     return false;
 }
 
+/* "/", "//", "/./": the container's root itself. */
+static bool dest_is_root(const char *d)
+{
+    if (d == NULL || d[0] != '/') return false;
+    for (; *d != '\0'; d++)
+        if (*d != '/' && !(*d == '.' && (d[1] == '/' || d[1] == '\0') && d[-1] == '/')) return false;
+    return true;
+}
+
 RULE(rule_mounts_forbidden)
 {
     const char *rwhich = NULL;
@@ -201,6 +210,15 @@ RULE(rule_mounts_forbidden)
     for (size_t i = 0; i < s->n_mounts; i++) {
         const struct brig_mount *m = &s->mounts[i];
         const char *which = NULL;
+        /* A bind onto "/" replaces the root the checks above judged (and
+         * the root.readonly and sticky-directory ones): never under a policy. */
+        if (dest_is_root(m->destination)) {
+            char path[64];
+            snprintf(path, sizeof(path), "mounts[%zu].destination", i);
+            policy_fail(rep, rule, path, "\"%s\": a mount over the container's root replaces root.path",
+                        m->destination);
+            continue;
+        }
         if (!policy_mount_is_bind(m) && !mount_type_pseudo(m->type)) {
             char path[64];
             snprintf(path, sizeof(path), "mounts[%zu].type", i);

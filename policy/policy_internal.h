@@ -115,6 +115,10 @@ int policy_tmpfs_size(char *const *options, uint64_t *bytes);
  * "maxConnections", "maxBytes"} (policy_network.c): each rule checked,
  * errors name it (network.allow[2]). */
 int policy_parse_egress(struct brig_policy *p, brig_json v, struct brig_error **err);
+/* policy_credentials.c: network.credentials and network.tlsCA into r,
+ * whose allow and deny rules are parsed already. */
+struct egress_rules;
+int policy_parse_credentials(struct egress_rules *r, brig_json v, struct brig_error **err);
 /* The first allowed name with a port ("api.example.com:443", malloc'd), for
  * selftest to prove an allowed destination is not refused; NULL if none. */
 char *policy_egress_sample(const struct brig_policy *p);

@@ -34,6 +34,7 @@ void policy_free(struct brig_policy *p)
     brig_strv_free(p->sysctl);
     brig_strv_free(p->env_allow);
     brig_strv_free(p->env_deny);
+    brig_strv_free(p->env_set);
     free(p->init);
     free(p->audit.path);
     free(p);

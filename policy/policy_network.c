@@ -54,7 +54,7 @@ static int network_size(brig_json v, const char *key, uint64_t *out, struct brig
 int policy_parse_egress(struct brig_policy *p, brig_json v, struct brig_error **err)
 {
     static const char *const keys[] = { "mode", "allow", "deny", "privateRanges", "maxConnections", "maxBytes",
-                                        NULL };
+                                        "credentials", "tlsCA", NULL };
     for (size_t i = 0; i < json_object_len(v); i++) {
         const char *k = json_object_key(v, i);
         bool known = false;
@@ -76,7 +76,7 @@ int policy_parse_egress(struct brig_policy *p, brig_json v, struct brig_error **
     if (r->max_conns == 0 || r->max_conns > NETWORK_MAX_CONNS)
         return brig_failx(err, "network.maxConnections: %llu: expected 1 to %d",
                           (unsigned long long)r->max_conns, NETWORK_MAX_CONNS);
-    return 0;
+    return policy_parse_credentials(r, v, err);     /* after the rules: judged by them */
 }
 
 char *policy_egress_sample(const struct brig_policy *p)
@@ -85,7 +85,8 @@ char *policy_egress_sample(const struct brig_policy *p)
     for (size_t i = 0; r != NULL && i < r->n_allow; i++) {
         const struct egress_rule *a = &r->allow[i];
         char why[256];
-        if (a->kind == EGRESS_NAME && a->port > 0 &&
+        /* Not a credential's host: CONNECT to it is refused (docs/egress.md). */
+        if (a->kind == EGRESS_NAME && a->port > 0 && egress_cred_at(r, a->name, (uint16_t)a->port) == NULL &&
             egress_check_name(r, a->name, (uint16_t)a->port, why, sizeof(why)) == 0)
             return brig_asprintf("%s:%d", a->name, a->port);
     }

@@ -7,12 +7,15 @@
 #include "policy.h"
 #include "policy_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 
+#include "../egress/egress.h"
 #include "../runtime/config/json.h"
+#include "../runtime/config/spec.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/log.h"
 #include "../runtime/util/strutil.h"
@@ -79,19 +82,36 @@ static bool strv_has(const char *const *v, const char *s)
     return false;
 }
 
-/* Append to *v every string of add it does not hold yet (policies can only
- * add to the built-in lists, never remove from them). */
+struct strv_ref { const char *s; size_t at; };
+
+static int strv_ref_cmp(const void *a, const void *b)
+{
+    const struct strv_ref *x = a, *y = b;
+    int c = strcmp(x->s, y->s);
+    return c != 0 ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* Append to *v every string of add it does not hold yet, in add's order
+ * (policies can only add to the built-in lists, never remove from them).
+ * Both lists sorted together, each string's first place kept: a search of
+ * *v per string made a policy's list of 100,000 names take minutes. */
 static void strv_add_missing(char ***v, char *const *add)
 {
-    for (size_t i = 0; add != NULL && add[i] != NULL; i++) {
-        if (strv_has((const char *const *)*v, add[i])) continue;
-        size_t n = brig_strv_len(*v);
-        char **nv = realloc(*v, (n + 2) * sizeof(char *));
-        if (nv == NULL) abort();
-        nv[n] = brig_strdup(add[i]);
-        nv[n + 1] = NULL;
-        *v = nv;
-    }
+    size_t n = brig_strv_len(*v), m = add != NULL ? brig_strv_len(add) : 0;
+    if (m == 0) return;
+    autofree struct strv_ref *r = brig_calloc(n + m, sizeof(*r));
+    for (size_t i = 0; i < n; i++) r[i] = (struct strv_ref){ (*v)[i], i };
+    for (size_t i = 0; i < m; i++) r[n + i] = (struct strv_ref){ add[i], n + i };
+    qsort(r, n + m, sizeof(*r), strv_ref_cmp);
+    autofree bool *first = brig_calloc(n + m, sizeof(*first));
+    for (size_t k = 0; k < n + m; k++) first[r[k].at] = k == 0 || strcmp(r[k - 1].s, r[k].s) != 0;
+    char **nv = realloc(*v, (n + m + 1) * sizeof(char *));
+    if (nv == NULL) abort();
+    size_t at = n;
+    for (size_t i = 0; i < m; i++)
+        if (first[n + i]) nv[at++] = brig_strdup(add[i]);
+    nv[at] = NULL;
+    *v = nv;
 }
 
 /* Every key of obj must be in known. */
@@ -219,6 +239,7 @@ static void pp_defaults(struct brig_policy *p)
     p->sysctl = brig_calloc(1, sizeof(char *));
     p->env_allow = brig_calloc(1, sizeof(char *));
     p->env_deny = brig_strv_dup((char *const *)env_deny_default);
+    p->env_set = brig_calloc(1, sizeof(char *));
     p->timeouts.wall_s = 600;
     p->timeouts.idle_s = 120;
     p->output_max = 1ull << 20;
@@ -390,9 +411,48 @@ static int pp_rlimits(struct brig_policy *p, brig_json v, struct brig_error **er
     return 0;
 }
 
+/* env.set: values every process gets unless its own env names them (a
+ * base URL, a locale). Visible inside, so never a secret: a name the
+ * policy would refuse is refused here, and so are the proxy's variables. */
+static int pp_env_set(struct brig_policy *p, brig_json v, struct brig_error **err)
+{
+    brig_json set = json_get(v, "set");
+    if (set == NULL) return 0;
+    struct brig_kv *kv = NULL;
+    size_t n = 0;
+    TRY(json_as_kv(set, "env.set", &kv, &n, err));
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const char *k = kv[i].key;
+        bool name_ok = (isalpha((unsigned char)k[0]) || k[0] == '_');
+        for (const char *c = k; name_ok && *c; c++) name_ok = isalnum((unsigned char)*c) || *c == '_';
+        if (!name_ok)
+            rc = brig_failx(err, "env.set.%.80s: expected a variable name ([A-Za-z_][A-Za-z0-9_]*)", k);
+        else if (policy_env_name_denied(p, k))
+            rc = brig_failx(err, "env.set.%s: the policy's env rules refuse this name (%s): a value set here is "
+                            "readable inside; a secret goes to network.credentials", k,
+                            policy_glob_any(p->env_deny, k) ? "env.deny" : "not in env.allow");
+        else if (egress_env_name(k))
+            rc = brig_failx(err, "env.set.%s: the egress proxy's variable (brig sets it under network "
+                            "\"egress\")", k);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0) {
+            char *e = brig_asprintf("%s=%s", kv[i].key, kv[i].value);
+            char *one[] = { e, NULL };
+            strv_add_missing(&p->env_set, one);
+            free(e);
+        }
+        free(kv[i].key);
+        free(kv[i].value);
+    }
+    free(kv);
+    return rc;
+}
+
 static int pp_env(struct brig_policy *p, brig_json v, struct brig_error **err)
 {
-    static const char *const keys[] = { "allow", "deny", NULL };
+    static const char *const keys[] = { "allow", "deny", "set", NULL };
     TRY(pp_keys(v, "env", keys, err));
     if (pp_strv(v, "env", "allow", false, &p->env_allow, err) < 0) return -1;
     /* The deny list adds to the built-in one: a policy cannot re-allow
@@ -401,7 +461,7 @@ static int pp_env(struct brig_policy *p, brig_json v, struct brig_error **err)
     if (pp_strv(v, "env", "deny", false, &deny, err) < 0) return -1;
     strv_add_missing(&p->env_deny, deny);
     brig_strv_free(deny);
-    return 0;
+    return pp_env_set(p, v, err);       /* judged by the rules above */
 }
 
 static int pp_forbidden(struct brig_policy *p, brig_json obj, struct brig_error **err)

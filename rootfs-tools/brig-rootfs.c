@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "brig-config.h"
+#include "brig-commit.h"
 #include "brig-rootfs.h"
+#include "../runtime/cli/cli.h"
 #include "../runtime/util/error.h"
 
 /* import decides its own status and gets argv from its own name on. */
@@ -51,8 +53,10 @@ int main(int argc, char **argv)
         printf("brig-rootfs %s (commit %s)\n", BRIG_VERSION, BRIG_COMMIT);
         return 0;
     }
+    cli_set_program("brig-rootfs");
     for (size_t i = 0; i < sizeof(rootfs_cmds) / sizeof(rootfs_cmds[0]); i++) {
         if (strcmp(argv[1], rootfs_cmds[i].name) != 0) continue;
+        cli_set_command(rootfs_cmds[i].name);
         struct brig_error *err = NULL;
         int status = 0;
         if (rootfs_cmds[i].fn(argc - 2, argv + 2, &status, &err) < 0) {

@@ -201,7 +201,7 @@ int rootfs_cmd_bundle(int argc, char **argv, int *status, struct brig_error **er
     *status = 2;
     TRY(cli_parse(flags, BRIG_ARRAY_SIZE(flags), flag_argc, argv, false, NULL, pos, &npos, err));
     if (help) {
-        cli_usage("rootfs bundle", "--rootfs DEST [options] OUTDIR [-- CMD...]",
+        cli_usage("bundle", "--rootfs DEST [options] OUTDIR [-- CMD...]",
                   "Write OUTDIR/config.json for DEST from the policy and the image config; "
                   "brig policy check passes on it.", flags, BRIG_ARRAY_SIZE(flags));
         *status = 0;

@@ -15,8 +15,10 @@ int rootfs_cmd_from_host(int argc, char **argv, int *status, struct brig_error *
     bool help = false;
     const struct cli_flag flags[] = {
         { "with", 'w', CLI_STRING, &o.with, "LIST",
-          "tools, comma-separated: names in the host PATH, host paths, or coreutils (default: "
-          ROOTFS_HOST_DEFAULT_WITH ")" },
+          "comma-separated: programs in the host PATH; groups (coreutils, findutils, diffutils, procps, "
+          "gzip, xz, zstd); ca-certificates; absolute host paths (an executable with its libraries, any "
+          "other file or a directory as data) (default: " ROOTFS_HOST_DEFAULT_WITH ", each where the "
+          "host has it)" },
         { "force", 'f', CLI_BOOL, &o.replace, NULL, "replace DEST if it exists" },
         { "manifest", 'm', CLI_STRING, &manifest, "FILE", "write the sha256 manifest of the tree to FILE" },
         { "help", 'h', CLI_BOOL, &help, NULL, "show help" },
@@ -26,9 +28,10 @@ int rootfs_cmd_from_host(int argc, char **argv, int *status, struct brig_error *
     *status = 2;
     TRY(cli_parse(flags, BRIG_ARRAY_SIZE(flags), argc, argv, false, NULL, pos, &npos, err));
     if (help) {
-        cli_usage("rootfs from-host", "[options] DEST", "Build DEST from the host's programs, their "
-                  "interpreters and shared libraries (read from the ELF headers), /etc/passwd and "
-                  "/etc/group with user 1000, and empty /tmp /workspace /dev /proc /sys.",
+        cli_usage("from-host", "[options] DEST", "Build DEST from the host's programs, their "
+                  "interpreters and shared libraries (read from the ELF headers), data files and "
+                  "directories, /etc/passwd and /etc/group with user 1000, and empty /tmp /workspace "
+                  "/dev /proc /sys. A symlink in a --with directory is copied as a symlink, never followed.",
                   flags, BRIG_ARRAY_SIZE(flags));
         *status = 0;
         return 0;
@@ -42,7 +45,13 @@ int rootfs_cmd_from_host(int argc, char **argv, int *status, struct brig_error *
         o.manifest_dirfd = mdirfd;
         o.manifest_name = mname;
     }
-    if (rootfs_host_build(dirfd, name, &o, err) < 0) return brig_wrap(err, "%s", pos[0]);
+    struct rootfs_bar bar;
+    rootfs_bar_init(&bar, "from-host");
+    o.progress = &bar.p;
+    struct rootfs_host_stats st = {0};
+    int rc = rootfs_host_build(dirfd, name, &o, &st, err);
+    rootfs_bar_end(&bar, rc == 0 ? pos[0] : NULL, st.entries, st.bytes);
+    if (rc < 0) return brig_wrap(err, "%s", pos[0]);
     *status = 0;
     return 0;
 }

@@ -81,7 +81,7 @@ int rootfs_cmd_verify(int argc, char **argv, int *status, struct brig_error **er
     *status = 2;
     TRY(cli_parse(flags, BRIG_ARRAY_SIZE(flags), argc, argv, false, NULL, pos, &npos, err));
     if (help) {
-        cli_usage("rootfs verify", "[options] DEST", "Compare DEST with its sha256 manifest (added, removed, "
+        cli_usage("verify", "[options] DEST", "Compare DEST with its sha256 manifest (added, removed, "
                   "changed) and check required tools. Exit 0 clean, 1 drift or a missing tool, 2 error.",
                   flags, BRIG_ARRAY_SIZE(flags));
         *status = 0;

@@ -41,6 +41,7 @@
 #include <linux/limits.h>
 #include <stdarg.h>
 
+#include "init_report.h"
 #include "init_sys.h"
 
 /* ---- what glibc gave it: strings, messages, execvp ---- */
@@ -239,6 +240,29 @@ static int init_idle(void)
     }
 }
 
+/* CMD's execve failed with e: told to brig by our own name (init_report.h),
+ * which nothing but this process can set. */
+static void init_report(int e)
+{
+    char name[16];
+    size_t n = init_put(name, 0, sizeof(name) - 4, INIT_EXEC_FAILED_COMM);
+    if (e >= 100) name[n++] = (char)('0' + e / 100 % 10);
+    if (e >= 10) name[n++] = (char)('0' + e / 10 % 10);
+    name[n++] = (char)('0' + e % 10);
+    name[n] = '\0';
+    sys_prctl(PR_SET_NAME, (unsigned long)name);
+}
+
+/* Said on stderr too; the status a shell gives: 127 not found, 126 found
+ * but not run. */
+static int init_exec_failed(const char *cmd, int e)
+{
+    init_report(e);
+    char buf[32];
+    init_say(cmd, ": ", init_strerror(e, buf), NULL);
+    return e == ENOENT ? 127 : 126;
+}
+
 /* The trampoline (--exec, in the header): whatever fails, nothing else ran. */
 static int init_exec(int argc, char **argv, char **envp)
 {
@@ -246,10 +270,7 @@ static int init_exec(int argc, char **argv, char **envp)
         init_say("usage: brig-init --exec PATH -- ARGV0 [ARGS...]", NULL);
         return 125;             /* never an init running "--exec" as its command */
     }
-    int e = (int)-sys_execve(argv[2], argv + 4, envp);
-    char buf[32];
-    init_say(argv[2], ": ", init_strerror(e, buf), NULL);
-    return e == ENOENT ? 127 : 126;
+    return init_exec_failed(argv[2], (int)-sys_execve(argv[2], argv + 4, envp));
 }
 
 /* What CMD's process needs, read from brig-init's memory (sys_spawn). */
@@ -258,6 +279,11 @@ struct init_cmd {
     char **argv;
     char **envp;
     sys_sigset mask;            /* brig-init's own, before it blocked everything */
+    /* Set by the child when CMD's execve failed. Freestanding, sys_spawn's
+     * child runs in our memory and we resume once it is gone: we read it
+     * then (as glibc's posix_spawn reads its child's error). With glibc's
+     * fork it stays 0. */
+    int exec_errno;
 };
 
 /* CMD's process: its own group, the terminal's foreground if there is one,
@@ -265,7 +291,7 @@ struct init_cmd {
  * memory until its execve (sys_spawn): nothing is written but its stack. */
 static int init_child(void *arg)
 {
-    const struct init_cmd *c = arg;
+    struct init_cmd *c = arg;
     sys_setpgid(0, 0);
     /* --tty: our session's terminal; CMD's group must be its foreground
      * or its first read or write stops it (SIGTTIN/SIGTTOU). Allowed
@@ -280,6 +306,7 @@ static int init_child(void *arg)
     }
     int e = init_execvp(c->argv[0], c->argv, c->envp);
     init_say(c->argv[0], ": ", init_strerror(e, buf), NULL);
+    c->exec_errno = e;          /* init_run reports it: our name is not PID 1's */
     return e == ENOENT ? 127 : 126;
 }
 
@@ -322,6 +349,7 @@ static int init_run(const char *cwd, char **argv, char **envp)
      * child has done both (setpgid then fails: it has exec'd). */
     sys_setpgid((pid_t)child, (pid_t)child);
     if (sys_isatty(0)) sys_tcsetpgrp(0, (pid_t)child);
+    if (c.exec_errno != 0) init_report(c.exec_errno);
     return init_wait((pid_t)child, &all);
 }
 

@@ -44,6 +44,7 @@ struct sandbox_opts {
     const char *stdin_path;         /* NULL: /dev/null; "-": brig's stdin */
     const char *state_root;         /* NULL: SANDBOX_STATE_ROOT */
     bool stream;                    /* copy output live to brig's stdout/stderr */
+    struct sandbox_events *events;  /* --events: JSON lines on brig's stdout (sandbox_events.c) */
     bool tty;                       /* the command's stdio is a pty of the sandbox's own */
     unsigned short tty_rows, tty_cols;  /* its size; 0: 24x80 */
     char **argv;                    /* the command, NULL-terminated */
@@ -64,11 +65,20 @@ struct sandbox_stream {
 void sandbox_stream_init(struct sandbox_stream *s, uint64_t limit);
 void sandbox_stream_add(struct sandbox_stream *s, const char *buf, size_t n);
 void sandbox_stream_free(struct sandbox_stream *s);
-/* The previews as valid UTF-8 (malloc'd): cut on character boundaries,
- * invalid bytes replaced by U+FFFD; *binary when the stream held NUL or
- * invalid UTF-8. Not truncated: everything is in *head, *tail is "". */
-void sandbox_stream_previews(const struct sandbox_stream *s, char **head, char **tail,
-                             bool *truncated, bool *binary);
+/* The previews as valid UTF-8 (malloc'd, their lengths beside them: a NUL
+ * of the stream stays one): cut on character boundaries, invalid bytes
+ * replaced by U+FFFD; binary when the stream held NUL or invalid UTF-8.
+ * Not truncated: everything is in head, tail is "". */
+struct sandbox_preview {
+    char *head, *tail;
+    size_t head_len, tail_len;
+    bool truncated, binary;
+};
+void sandbox_stream_previews(const struct sandbox_stream *s, struct sandbox_preview *pv);
+/* buf as valid UTF-8 (malloc'd, *len bytes), invalid bytes U+FFFD; with
+ * hold_cut a character cut by the end is left out: *used says how many
+ * bytes of buf were taken (the rest starts the next chunk). */
+char *sandbox_utf8_chunk(const char *buf, size_t n, bool hold_cut, size_t *len, size_t *used);
 
 struct sandbox_result {
     char id[32];
@@ -85,14 +95,48 @@ struct sandbox_result {
     bool has_pids_peak; uint64_t pids_peak;
     struct sandbox_stream out, err;
     char *error;                    /* set: brig failed, nothing (more) ran */
+    /* 127: the command was not found, 126: found but it could not be
+     * executed (error says why, ran is false); as a shell's status. */
+    int exec_status;
+    int exec_errno;                 /* brig-init's report of the failed execve */
+    /* The live copy left brig's stderr (or a stdout on the same file) in
+     * the middle of a line: the summary starts a new one. */
+    bool echo_mid_line;
 };
 void sandbox_result_free(struct sandbox_result *r);
-/* 124 timeout, 125 brig failed, 128+N signal N, else the exit code. */
+/* 124 timeout, 125 brig failed, 126/127 the command could not be
+ * executed / was not found, 128+N signal N, else the exit code. */
 int sandbox_exit_status(const struct sandbox_result *r);
 /* The result as one JSON document (malloc'd, with a trailing newline). */
 char *sandbox_result_json(const struct sandbox_result *r);
 /* "exit 0 in 12 ms; stdout 3 B, stderr 0 B" for the human summary. */
 char *sandbox_result_summary(const struct sandbox_result *r);
+
+/* sandbox_events.c: --events, one JSON object per line on fd as things
+ * happen; queued, and written from sandbox_io_wait's poll loop. */
+struct sandbox_events {
+    int fd;                         /* -1: the reader went away */
+    char *q; size_t q_len, q_off, q_cap;    /* lines not yet written */
+    uint64_t started;               /* the start event's time; 0 before it */
+    uint64_t limit;                 /* output bytes shown per stream */
+    uint64_t shown[2];
+    bool truncated[2];
+    char pend[2][4]; size_t pend_len[2];    /* a character cut by a read's end */
+};
+void sandbox_events_init(struct sandbox_events *ev, int fd);
+void sandbox_events_free(struct sandbox_events *ev);
+/* limit: the output bytes shown per stream (the output limit in force) */
+void sandbox_events_start(struct sandbox_events *ev, const struct sandbox_result *r, uint64_t started,
+                          uint64_t limit);
+/* stream: 0 stdout, 1 stderr (-1 for a limit of no stream) */
+void sandbox_events_output(struct sandbox_events *ev, int stream, const char *buf, size_t n, uint64_t now);
+void sandbox_events_eof(struct sandbox_events *ev, int stream, uint64_t now);
+void sandbox_events_limit(struct sandbox_events *ev, const char *limit, int stream, uint64_t now);
+/* The fd to poll for POLLOUT (-1: nothing queued), and one write after it. */
+int sandbox_events_pollfd(const struct sandbox_events *ev);
+void sandbox_events_write(struct sandbox_events *ev);
+/* The result event last, and everything queued written out (blocking). */
+void sandbox_events_finish(struct sandbox_events *ev, const struct sandbox_result *r);
 
 /* sandbox_config.c: the limits in force and the config text. */
 int sandbox_limits(const struct brig_policy *p, const struct sandbox_opts *o, struct sandbox_limits *out,
@@ -105,7 +149,9 @@ int sandbox_env_check(const struct brig_policy *p, char **env, struct brig_error
 int sandbox_find_init(char **out, struct brig_error **err);
 
 /* sandbox_rootfs.c: the default runner rootfs (built on first use,
- * verified before each), its path malloc'd into *out. */
+ * verified before each), its path malloc'd into *out: NAME in
+ * /var/lib/brig/rootfs (or BRIG_ROOTFS_DIR). */
+#define SANDBOX_ROOTFS_DEFAULT "default-2"
 int sandbox_rootfs_default(char **out, struct brig_error **err);
 
 /* sandbox_cgroup.c: make the shared cgroup parent once and keep it. */
@@ -118,7 +164,21 @@ struct sandbox_owner { int rootfd, fd; char name[64]; };
 int sandbox_owner_claim(const char *state_root, const char *id, struct sandbox_owner *ow,
                         struct brig_error **err);
 void sandbox_owner_release(struct sandbox_owner *ow);
+/* The entries of dead runs, then the ownerless cgroup leaves
+ * (sandbox_gc_leaves). _entries: those only, returning how many went. */
 void sandbox_reap_stale(const char *state_root);
+size_t sandbox_reap_stale_entries(const char *state_root);
+
+/* sandbox_gc.c: `brig sandbox gc`. A state root other than the default is
+ * recorded (SANDBOX_STATE_ROOT/.roots) before a run or create in it makes
+ * anything, so that gc finds its leftovers. */
+int sandbox_root_record(const char *state_root, struct brig_error **err);
+struct sandbox_gc_report { size_t entries_removed, leaves_removed, leaves_left, errors; };
+/* Sweep every known state root (or only STATE_ROOT's entries, if given),
+ * then every ownerless leaf under SANDBOX_CGROUP_PARENT. */
+int sandbox_gc(const char *state_root, struct sandbox_gc_report *rep, struct brig_error **err);
+/* The leaves only (what each run's stale sweep does). */
+void sandbox_gc_leaves(void);
 
 /* sandbox_io.c: the command's stdio, clocks, signals, stats and audit line,
  * shared by run and exec. */
@@ -144,10 +204,24 @@ int sandbox_io_open(struct sandbox_io *io, const char *stdin_path, struct brig_e
  * brig's again (restore also drops brig's copies of the write ends). */
 int sandbox_io_swap(struct sandbox_io *io, struct brig_error **err);
 void sandbox_io_restore(struct sandbox_io *io);
+/* How the output is shown while it comes, and what pid is. */
+struct sandbox_live {
+    bool echo;                      /* copied to brig's stdout and stderr */
+    struct sandbox_events *events;  /* --events, or NULL */
+    /* pid is brig-init (run's PID 1, exec's trampoline): its name tells a
+     * failed execve (init_report.h) */
+    bool init_reports;
+};
 /* Drain and time pid (a child of brig) until it is reaped and the pipes
  * closed; fills the exit, clocks and streams of r. */
 int sandbox_io_wait(struct sandbox_io *io, pid_t pid, const struct sandbox_kill *k, const struct sandbox_limits *lim,
-                    bool stream, uint64_t started, struct sandbox_result *r, struct brig_error **err);
+                    const struct sandbox_live *live, uint64_t started, struct sandbox_result *r,
+                    struct brig_error **err);
+/* r->error for a command brig-init could not execute (exec_status set by
+ * sandbox_io_wait from its report), and for 126/127 found by brig itself
+ * the message a shell would print, in the stderr preview (and on brig's
+ * stderr when echo). */
+void sandbox_not_run(struct sandbox_result *r, const char *argv0, bool echo);
 void sandbox_io_close(struct sandbox_io *io);
 struct brig_cgroup;
 /* What the command's cgroup can tell (cpu, memory peak, OOM kills). */
@@ -156,7 +230,7 @@ void sandbox_stats(const struct brig_cgroup *cg, struct sandbox_result *r);
  * counts): never argv in full, env values or output. */
 void sandbox_audit(const struct brig_policy *p, const char *op, const char *id, const char *argv0,
                    const struct sandbox_result *r);
-/* r->error from e; returns 0. */
+/* r->error (and exec_status) from e; returns 0. */
 int sandbox_fail(struct sandbox_result *r, struct brig_error *e);
 
 /* sandbox_session.c: long-lived sandboxes (docs/sandbox.md). */
@@ -170,6 +244,12 @@ int sandbox_list(const char *state_root, bool json, struct brig_error **err);
 /* Kills the init and every exec, removes cgroups and state; not the
  * workspace. Without force, refused while execs run. */
 int sandbox_remove(const char *state_root, const char *name, bool force, struct brig_error **err);
+/* gc of one entry of a state root: a long-lived sandbox whose init is dead
+ * (or whose create died) is removed as rm --force does (1), and so is a
+ * directory a create left before writing its state; a live one loses its
+ * orphaned execs' cgroups (0); anything else is left (0), a damaged state
+ * too. -1 when a removal failed (warned). */
+int sandbox_session_gc(const char *state_root, const char *name);
 /* sandbox_sudo.c: under sudo (SUDO_UID, or a real uid not root), the
  * host's sandbox.conf fixes the policy, state root, rootfs and workspaces;
  * the flags that would choose them are refused. owned[4] receives what o

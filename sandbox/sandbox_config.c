@@ -70,8 +70,9 @@ int sandbox_find_init(char **out, struct brig_error **err)
     char exe[PATH_MAX];
     if (exe_seal_origin_path(exe, sizeof(exe)) == 0) {
         const char *dir = dirname(exe);
-        /* Installed side by side, or brig's build tree (runtime/ and sandbox/). */
-        const char *const rel[] = { "brig-init", "../sandbox/brig-init" };
+        /* Installed side by side, brig's build tree (runtime/ and sandbox/),
+         * or an install tree unpacked under another root (sbin/ and libexec/). */
+        const char *const rel[] = { "brig-init", "../sandbox/brig-init", BRIG_LIBEXEC_FROM_SBIN "/brig-init" };
         for (size_t i = 0; i < BRIG_ARRAY_SIZE(rel); i++) {
             char path[PATH_MAX];
             snprintf(path, sizeof(path), "%s/%s", dir, rel[i]);
@@ -147,15 +148,30 @@ static bool config_path_mounted(const struct brig_policy *p, const char *path)
     return false;
 }
 
-static bool config_executable_in(int rootfd, const char *path)
+/* 0: an executable file; ENOENT: nothing there; EACCES: something that
+ * execve would refuse (not a regular file, no execute bit). */
+static int config_executable_in(int rootfd, const char *path)
 {
     autoclose int fd = brig_open_in_root(rootfd, path, O_PATH | O_CLOEXEC, 0, NULL);
     struct stat st;
-    return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
+    if (fd < 0 || fstat(fd, &st) < 0) return ENOENT;
+    return S_ISREG(st.st_mode) && (st.st_mode & 0111) ? 0 : EACCES;
+}
+
+/* A command the rootfs lacks is a result, not a sandbox: exit 127 (not
+ * found) or 126 (there but not executable), as a shell says. */
+static int config_no_command(struct brig_error **err, int e, const char *cmd, const char *rootfs, const char *path)
+{
+    if (strchr(cmd, '/') != NULL && e == ENOENT) brig_failx(err, "%s: no such executable in the rootfs %s", cmd, rootfs);
+    else if (strchr(cmd, '/') != NULL) brig_failx(err, "%s: not an executable file in the rootfs %s", cmd, rootfs);
+    else if (e == ENOENT) brig_failx(err, "%s: not found in the rootfs %s (PATH=%s)", cmd, rootfs, path);
+    else brig_failx(err, "%s: not an executable file in the rootfs %s (PATH=%s)", cmd, rootfs, path);
+    if (err != NULL && *err != NULL) (*err)->exec_status = e == ENOENT ? 127 : 126;
+    return -1;
 }
 
 /* Fail closed before anything is made: a command the rootfs lacks (a shell
- * command on an image without sh) is an error, not a 127 from inside. Only
+ * command on an image without sh) is refused, not a 127 from inside. Only
  * what the rootfs decides is checked (not paths in the workspace or a tmpfs). */
 static int config_check_command(const struct brig_policy *p, const char *rootfs, const struct sandbox_opts *o,
                                 struct brig_error **err)
@@ -167,17 +183,21 @@ static int config_check_command(const struct brig_policy *p, const char *rootfs,
     autoclose int rootfd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0) return brig_fail(err, errno, "--rootfs %s", rootfs);
     if (strchr(cmd, '/') != NULL) {
-        if (cmd[0] != '/' || config_path_mounted(p, cmd) || config_executable_in(rootfd, cmd)) return 0;
-        return brig_failx(err, "%s: no such executable in the rootfs %s", cmd, rootfs);
+        if (cmd[0] != '/' || config_path_mounted(p, cmd)) return 0;
+        int e = config_executable_in(rootfd, cmd);
+        return e == 0 ? 0 : config_no_command(err, e, cmd, rootfs, path);
     }
     autofree char *dirs = brig_strdup(path);
     char *save = NULL;
+    int seen = ENOENT;      /* as execvp: EACCES if any was there */
     for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
         if (d[0] != '/' || config_path_mounted(p, d)) return 0;     /* cannot judge from here */
         autofree char *full = brig_asprintf("%s/%s", d, cmd);
-        if (config_executable_in(rootfd, full)) return 0;
+        int e = config_executable_in(rootfd, full);
+        if (e == 0) return 0;
+        if (e == EACCES) seen = EACCES;
     }
-    return brig_failx(err, "%s: not found in the rootfs %s (PATH=%s)", cmd, rootfs, path);
+    return config_no_command(err, seen, cmd, rootfs, path);
 }
 
 static void config_mounts(struct brig_jw *w, const char *init_in, const char *init_host)

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "init_report.h"
 #include "sandbox.h"
 #include "../policy/policy.h"
 #include "../runtime/lifecycle/waiter.h"
@@ -155,27 +156,43 @@ static void io_echo(int *fd, const char *buf, size_t n)
     }
 }
 
-/* One read from a stream pipe; false at EOF. */
-static bool io_drain(int fd, struct sandbox_stream *s, int *echo_fd, uint64_t *last_byte)
-{
-    static char buf[65536];
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0) return errno == EINTR || errno == EAGAIN;
-    if (n == 0) return false;
-    sandbox_stream_add(s, buf, (size_t)n);
-    io_echo(echo_fd, buf, (size_t)n);
-    *last_byte = sandbox_now_ms();
-    return true;
-}
-
 struct io_loop {
-    int out_fd, err_fd;             /* read ends; -1 at EOF */
+    int fd[2];                      /* stdout, stderr read ends; -1 at EOF */
     int pidfd, sigfd;
     pid_t pid;
-    int echo_out, echo_err;         /* live copies, -1: none */
+    int echo[2];                    /* live copies, -1: none */
+    int echo_last[2];               /* the last byte copied to each, -1: none */
+    int echo_last_any;              /* and to either */
+    struct sandbox_events *events;
+    bool init_reports;
     const struct sandbox_kill *kill;
     struct sandbox_limits lim;
+    uint64_t started, last_byte;
 };
+
+/* One read from a stream pipe; false at EOF. */
+static bool io_drain(struct io_loop *lp, int i, struct sandbox_stream *s)
+{
+    static char buf[65536];
+    ssize_t n = read(lp->fd[i], buf, sizeof(buf));
+    if (n < 0) return errno == EINTR || errno == EAGAIN;
+    uint64_t now = sandbox_now_ms();
+    if (n == 0) {
+        if (lp->events) sandbox_events_eof(lp->events, i, now);
+        return false;
+    }
+    bool was_whole = s->bytes <= (uint64_t)s->head_cap + s->tail_cap;
+    sandbox_stream_add(s, buf, (size_t)n);
+    io_echo(&lp->echo[i], buf, (size_t)n);
+    if (lp->echo[i] >= 0) lp->echo_last[i] = lp->echo_last_any = (unsigned char)buf[n - 1];
+    if (lp->events) {
+        if (was_whole && s->bytes > (uint64_t)s->head_cap + s->tail_cap)
+            sandbox_events_limit(lp->events, "output", i, now);
+        sandbox_events_output(lp->events, i, buf, (size_t)n, now);
+    }
+    lp->last_byte = now;
+    return true;
+}
 
 static void io_status(int status, struct sandbox_result *r)
 {
@@ -190,27 +207,59 @@ static void io_status(int status, struct sandbox_result *r)
     }
 }
 
-/* Drain until both pipes close and the command is reaped; enforce the clocks. */
-static int io_loop_run(struct io_loop *lp, struct sandbox_result *r, uint64_t started)
+/* pid has exited and is not reaped yet: if it is brig-init saying its
+ * command's execve failed (init_report.h), the errno; else 0. */
+static int io_init_report(pid_t pid)
 {
-    uint64_t last_byte = started;
-    int status = 0;
+    siginfo_t si = {0};
+    if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid != pid ||
+        si.si_code != CLD_EXITED || (si.si_status != 126 && si.si_status != 127))
+        return 0;
+    char path[64], comm[32] = "";
+    snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+    autoclose int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, comm, sizeof(comm) - 1) : -1;
+    if (n <= 0) return 0;
+    comm[n] = '\0';
+    size_t m = strlen(INIT_EXEC_FAILED_COMM);
+    if (strncmp(comm, INIT_EXEC_FAILED_COMM, m) != 0) return 0;
+    int e = atoi(comm + m);
+    return e > 0 ? e : 0;
+}
+
+static void io_reaped(struct sandbox_result *r, int init_errno, int status)
+{
+    io_status(status, r);
+    if (init_errno == 0 || !r->has_exit_code || (r->exit_code != 126 && r->exit_code != 127)) return;
+    r->exec_status = r->exit_code;
+    r->exec_errno = init_errno;
+    r->ran = false;
+}
+
+/* Drain until both pipes close and the command is reaped; enforce the clocks. */
+static int io_loop_run(struct io_loop *lp, struct sandbox_result *r)
+{
+    const uint64_t started = lp->started;
+    int status = 0, init_errno = 0;
     bool reaped = false, killed = false;
     uint64_t reaped_at = 0;
-    while (!reaped || lp->out_fd >= 0 || lp->err_fd >= 0) {
+    lp->last_byte = started;
+    while (!reaped || lp->fd[0] >= 0 || lp->fd[1] >= 0) {
         uint64_t now = sandbox_now_ms();
         long timeout = -1;
         if (!killed && !reaped) {
             if (lp->lim.wall_ms && now - started >= lp->lim.wall_ms) {
                 r->timed_out = killed = true;
                 lp->kill->fn(lp->kill->arg);
-            } else if (lp->lim.idle_ms && now - last_byte >= lp->lim.idle_ms) {
+                if (lp->events) sandbox_events_limit(lp->events, "wall", -1, now);
+            } else if (lp->lim.idle_ms && now - lp->last_byte >= lp->lim.idle_ms) {
                 r->idle_timed_out = killed = true;
                 lp->kill->fn(lp->kill->arg);
+                if (lp->events) sandbox_events_limit(lp->events, "idle", -1, now);
             } else {
                 if (lp->lim.wall_ms) timeout = (long)(started + lp->lim.wall_ms - now);
                 if (lp->lim.idle_ms) {
-                    long idle = (long)(last_byte + lp->lim.idle_ms - now);
+                    long idle = (long)(lp->last_byte + lp->lim.idle_ms - now);
                     if (timeout < 0 || idle < timeout) timeout = idle;
                 }
             }
@@ -221,41 +270,57 @@ static int io_loop_run(struct io_loop *lp, struct sandbox_result *r, uint64_t st
             if (now - reaped_at > 2000) break;
             timeout = (long)(reaped_at + 2000 - now);
         }
-        struct pollfd pf[4] = {
-            { .fd = lp->out_fd, .events = POLLIN }, { .fd = lp->err_fd, .events = POLLIN },
+        struct pollfd pf[5] = {
+            { .fd = lp->fd[0], .events = POLLIN }, { .fd = lp->fd[1], .events = POLLIN },
             { .fd = reaped ? -1 : lp->pidfd, .events = POLLIN }, { .fd = lp->sigfd, .events = POLLIN },
+            { .fd = lp->events ? sandbox_events_pollfd(lp->events) : -1, .events = POLLOUT },
         };
-        int n = poll(pf, 4, (int)timeout);
+        int n = poll(pf, 5, (int)timeout);
         if (n < 0 && errno != EINTR) return -1;
         if (n <= 0) continue;
-        if (pf[0].revents && !io_drain(lp->out_fd, &r->out, &lp->echo_out, &last_byte))
-            brig_closep(&lp->out_fd);
-        if (pf[1].revents && !io_drain(lp->err_fd, &r->err, &lp->echo_err, &last_byte))
-            brig_closep(&lp->err_fd);
+        for (int i = 0; i < 2; i++)
+            if (pf[i].revents && !io_drain(lp, i, i == 0 ? &r->out : &r->err)) brig_closep(&lp->fd[i]);
         if (pf[3].revents) {
             struct signalfd_siginfo si;
             if (read(lp->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si) && si.ssi_signo != SIGCHLD && !reaped)
                 kill(lp->pid, (int)si.ssi_signo);   /* brig-init forwards it to the command */
         }
-        if (pf[2].revents && waitpid(lp->pid, &status, WNOHANG) == lp->pid) {
-            reaped = true;
-            reaped_at = sandbox_now_ms();
-            r->wall_ms = reaped_at - started;
-            /* What the command left behind goes with it (and lets go of
-             * the pipes). */
-            if (lp->kill->at_exit) lp->kill->fn(lp->kill->arg);
+        if (pf[4].revents) sandbox_events_write(lp->events);
+        if (pf[2].revents) {
+            /* read before the reap: the name goes with the process */
+            int e = lp->init_reports ? io_init_report(lp->pid) : 0;
+            if (waitpid(lp->pid, &status, WNOHANG) == lp->pid) {
+                reaped = true;
+                init_errno = e;
+                reaped_at = sandbox_now_ms();
+                r->wall_ms = reaped_at - started;
+                /* What the command left behind goes with it (and lets go of
+                 * the pipes). */
+                if (lp->kill->at_exit) lp->kill->fn(lp->kill->arg);
+            }
         }
     }
     if (!reaped) {
         while (waitpid(lp->pid, &status, 0) < 0 && errno == EINTR) {}
         r->wall_ms = sandbox_now_ms() - started;
     }
-    io_status(status, r);
+    io_reaped(r, init_errno, status);
     return 0;
 }
 
+/* Does the summary on stderr start mid-line? stderr's own last byte, or,
+ * when stdout is the same file (a terminal, 2>&1), the last of both. */
+static bool io_mid_line(const struct io_loop *lp)
+{
+    struct stat a, b;
+    bool same = fstat(1, &a) == 0 && fstat(2, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    int last = same ? lp->echo_last_any : lp->echo_last[1];
+    return last >= 0 && last != '\n';
+}
+
 int sandbox_io_wait(struct sandbox_io *io, pid_t pid, const struct sandbox_kill *k, const struct sandbox_limits *lim,
-                    bool stream, uint64_t started, struct sandbox_result *r, struct brig_error **err)
+                    const struct sandbox_live *live, uint64_t started, struct sandbox_result *r,
+                    struct brig_error **err)
 {
     autoclose int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (pidfd < 0) {
@@ -265,15 +330,40 @@ int sandbox_io_wait(struct sandbox_io *io, pid_t pid, const struct sandbox_kill 
         return brig_fail(err, e, "pidfd_open");
     }
     r->ran = true;
-    struct io_loop lp = { .out_fd = io->out[0], .err_fd = io->err[0], .pidfd = pidfd, .sigfd = io->sigfd,
-                          .pid = pid, .echo_out = stream ? 1 : -1, .echo_err = stream ? 2 : -1,
-                          .kill = k, .lim = *lim };
+    struct io_loop lp = { .fd = { io->out[0], io->err[0] }, .pidfd = pidfd, .sigfd = io->sigfd, .pid = pid,
+                          .echo = { live->echo ? 1 : -1, live->echo ? 2 : -1 },
+                          .echo_last = { -1, -1 }, .echo_last_any = -1,
+                          .events = live->events, .init_reports = live->init_reports, .kill = k, .lim = *lim,
+                          .started = started };
     io->out[0] = io->err[0] = -1;
-    int rc = io_loop_run(&lp, r, started);
-    brig_closep(&lp.out_fd);
-    brig_closep(&lp.err_fd);
+    if (lp.events) sandbox_events_start(lp.events, r, started, lim->output_max);
+    int rc = io_loop_run(&lp, r);
+    brig_closep(&lp.fd[0]);
+    brig_closep(&lp.fd[1]);
     if (rc < 0) return brig_fail(err, errno, "wait for the sandbox");
+    if (live->echo) r->echo_mid_line = io_mid_line(&lp);
     return 0;
+}
+
+void sandbox_not_run(struct sandbox_result *r, const char *argv0, bool echo)
+{
+    if (r->exec_status == 0) return;
+    const char *cmd = argv0 ? argv0 : "";
+    if (r->error == NULL) {
+        /* brig-init's report: its message is on the command's stderr */
+        r->error = brig_asprintf("%s: %s (reported by brig-init: the command never ran)", cmd,
+                                 strerrordesc_np(r->exec_errno) ? strerrordesc_np(r->exec_errno) : "exec failed");
+        return;
+    }
+    if (r->ran || r->err.head_cap == 0) return;
+    /* found (or not) by brig itself: what a shell would say */
+    autofree char *line = brig_asprintf("brig sandbox: %s: %s\n", cmd,
+                                        r->exec_status == 127 ? "not found" : "Permission denied");
+    sandbox_stream_add(&r->err, line, strlen(line));
+    if (echo) {
+        int fd = 2;
+        io_echo(&fd, line, strlen(line));
+    }
 }
 
 void sandbox_stats(const struct brig_cgroup *cg, struct sandbox_result *r)
@@ -291,6 +381,10 @@ void sandbox_stats(const struct brig_cgroup *cg, struct sandbox_result *r)
         r->memory_peak_bytes = cs.mem_max;
     }
     if (cs.has_oom && cs.oom_kills > 0) r->oom_killed = true;
+    if (cs.has_pids_peak) {
+        r->has_pids_peak = true;
+        r->pids_peak = cs.pids_peak;
+    }
     cgroup_stats_clear(&cs);
 }
 
@@ -317,5 +411,6 @@ int sandbox_fail(struct sandbox_result *r, struct brig_error *e)
 {
     free(r->error);
     r->error = brig_strdup(e ? e->msg : "unknown error");
+    r->exec_status = e ? e->exec_status : 0;
     return 0;
 }

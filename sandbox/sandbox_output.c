@@ -91,11 +91,14 @@ static size_t utf8_seq(const unsigned char *p, size_t n, bool *cut)
     return len;
 }
 
-/* Valid UTF-8 copy of buf: a character cut at the end (cut_end) or at the
- * start (skip leading continuation bytes, cut_start) is dropped rather
- * than marked; other invalid bytes become U+FFFD and mark the stream binary,
- * as does a NUL. */
-static char *utf8_clean(const char *buf, size_t n, bool cut_start, bool cut_end, bool *binary)
+/* Valid UTF-8 copy of buf (*len bytes, NUL-terminated; a NUL in the stream
+ * stays one): a character cut at the end (cut_end) or at the start (skip
+ * leading continuation bytes, cut_start) is dropped rather than marked;
+ * other invalid bytes become U+FFFD and mark the stream binary, as does a
+ * NUL. *used (may be NULL): the bytes of buf taken, short of a character
+ * cut at the end. */
+static char *utf8_clean(const char *buf, size_t n, bool cut_start, bool cut_end, bool *binary, size_t *len,
+                        size_t *used)
 {
     const unsigned char *p = (const unsigned char *)buf;
     size_t i = 0;
@@ -105,9 +108,9 @@ static char *utf8_clean(const char *buf, size_t n, bool cut_start, bool cut_end,
     size_t o = 0;
     while (i < n) {
         bool cut;
-        size_t len = utf8_seq(p + i, n - i, &cut);
-        if (len == 0 && cut && cut_end) break;
-        if (len == 0) {
+        size_t l = utf8_seq(p + i, n - i, &cut);
+        if (l == 0 && cut && cut_end) break;
+        if (l == 0) {
             memcpy(out + o, "\xef\xbf\xbd", 3);
             o += 3;
             *binary = true;
@@ -115,38 +118,44 @@ static char *utf8_clean(const char *buf, size_t n, bool cut_start, bool cut_end,
             continue;
         }
         if (p[i] == 0) *binary = true;
-        memcpy(out + o, p + i, len);
-        o += len;
-        i += len;
+        memcpy(out + o, p + i, l);
+        o += l;
+        i += l;
     }
     out[o] = '\0';
+    *len = o;
+    if (used != NULL) *used = i;
     return out;
 }
 
-void sandbox_stream_previews(const struct sandbox_stream *s, char **head, char **tail,
-                             bool *truncated, bool *binary)
+char *sandbox_utf8_chunk(const char *buf, size_t n, bool hold_cut, size_t *len, size_t *used)
 {
-    *binary = false;
+    bool binary = false;
+    return utf8_clean(buf, n, false, hold_cut, &binary, len, used);
+}
+
+void sandbox_stream_previews(const struct sandbox_stream *s, struct sandbox_preview *pv)
+{
+    *pv = (struct sandbox_preview){0};
     if (s->head == NULL) {          /* nothing came */
-        *truncated = false;
-        *head = brig_strdup("");
-        *tail = brig_strdup("");
+        pv->head = brig_strdup("");
+        pv->tail = brig_strdup("");
         return;
     }
     char *t = stream_tail_linear(s);
-    *truncated = s->bytes > (uint64_t)s->head_len + s->tail_len;
-    if (!*truncated) {
+    pv->truncated = s->bytes > (uint64_t)s->head_len + s->tail_len;
+    if (!pv->truncated) {
         /* Nothing lost: head and tail are one contiguous text. */
         size_t n = s->head_len + s->tail_len;
         char *all = brig_calloc(1, n + 1);
         memcpy(all, s->head, s->head_len);
         memcpy(all + s->head_len, t, s->tail_len);
-        *head = utf8_clean(all, n, false, false, binary);
-        *tail = brig_strdup("");
+        pv->head = utf8_clean(all, n, false, false, &pv->binary, &pv->head_len, NULL);
+        pv->tail = brig_strdup("");
         free(all);
     } else {
-        *head = utf8_clean(s->head, s->head_len, false, true, binary);
-        *tail = utf8_clean(t, s->tail_len, true, false, binary);
+        pv->head = utf8_clean(s->head, s->head_len, false, true, &pv->binary, &pv->head_len, NULL);
+        pv->tail = utf8_clean(t, s->tail_len, true, false, &pv->binary, &pv->tail_len, NULL);
     }
     free(t);
 }

@@ -21,7 +21,7 @@ void sandbox_result_free(struct sandbox_result *r)
 
 int sandbox_exit_status(const struct sandbox_result *r)
 {
-    if (r->error != NULL) return 125;
+    if (r->error != NULL) return r->exec_status ? r->exec_status : 125;
     if (r->timed_out || r->idle_timed_out) return 124;
     if (r->signal > 0) return 128 + r->signal;
     return r->has_exit_code ? r->exit_code : 125;
@@ -36,20 +36,18 @@ static void result_opt_u64(struct brig_jw *w, const char *key, bool has, uint64_
 
 static void result_stream(struct brig_jw *w, const char *key, const struct sandbox_stream *s)
 {
-    autofree char *head = NULL;
-    autofree char *tail = NULL;
-    bool truncated = false, binary = false;
-    if (s->head != NULL) {
-        sandbox_stream_previews(s, &head, &tail, &truncated, &binary);
-    }
+    struct sandbox_preview pv;
+    sandbox_stream_previews(s, &pv);
     jw_key(w, key);
     jw_obj_open(w);
-    jw_kstr(w, "preview_head", head ? head : "");
-    jw_kstr(w, "preview_tail", tail ? tail : "");
+    jw_kstrn(w, "preview_head", pv.head, pv.head_len);
+    jw_kstrn(w, "preview_tail", pv.tail, pv.tail_len);
     jw_ku64(w, "bytes", s->bytes);
-    jw_kbool(w, "truncated", truncated);
-    jw_kbool(w, "binary", binary);
+    jw_kbool(w, "truncated", pv.truncated);
+    jw_kbool(w, "binary", pv.binary);
     jw_obj_close(w);
+    free(pv.head);
+    free(pv.tail);
 }
 
 char *sandbox_result_json(const struct sandbox_result *r)
@@ -60,7 +58,8 @@ char *sandbox_result_json(const struct sandbox_result *r)
     if (r->sandbox != NULL) jw_kstr(w, "sandbox", r->sandbox);
     jw_kstr(w, "policy", r->policy);
     jw_key(w, "exit_code");
-    if (r->has_exit_code && r->error == NULL) jw_i64(w, r->exit_code);
+    if (r->error != NULL && r->exec_status) jw_i64(w, r->exec_status);
+    else if (r->has_exit_code && r->error == NULL) jw_i64(w, r->exit_code);
     else jw_null(w);
     jw_key(w, "signal");
     if (r->signal > 0) jw_i64(w, r->signal);
@@ -94,7 +93,10 @@ char *sandbox_result_json(const struct sandbox_result *r)
 char *sandbox_result_summary(const struct sandbox_result *r)
 {
     char what[96];
-    if (r->error != NULL) snprintf(what, sizeof(what), "failed");
+    if (r->error != NULL && r->exec_status)
+        snprintf(what, sizeof(what), "exit %d (%s)", r->exec_status,
+                 r->exec_status == 127 ? "not found" : "not executable");
+    else if (r->error != NULL) snprintf(what, sizeof(what), "failed");
     else if (r->timed_out) snprintf(what, sizeof(what), "killed at the wall timeout");
     else if (r->idle_timed_out) snprintf(what, sizeof(what), "killed at the idle timeout (no output)");
     else if (r->signal > 0) snprintf(what, sizeof(what), "killed by signal %d%s", r->signal,

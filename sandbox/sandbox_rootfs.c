@@ -1,7 +1,11 @@
 /* The default rootfs of `brig sandbox run` (no --rootfs): the runner that
  * `brig-rootfs from-host` builds with its defaults, kept in
- * /var/lib/brig/rootfs/default (BRIG_ROOTFS_DIR overrides the directory,
- * for tests) beside its manifest default.manifest.
+ * /var/lib/brig/rootfs/default-2 (BRIG_ROOTFS_DIR overrides the directory,
+ * for tests) beside its manifest default-2.manifest. The name goes up
+ * with what the defaults hold (ROOTFS_HOST_DEFAULT_WITH, the skeleton):
+ * a brig that builds another tree uses another directory, so an older and
+ * a newer brig on one host never rebuild or refuse each other's ("default"
+ * was sh, 45 coreutils, grep and sed).
  *
  * Built on first use under a lock (flock on .lock: concurrent first runs
  * build it once), the manifest renamed into place before the tree, so a
@@ -27,8 +31,8 @@
 #include "../runtime/util/strutil.h"
 
 #define ROOTFS_CACHE_DIR "/var/lib/brig/rootfs"
-#define ROOTFS_DEFAULT "default"
-#define ROOTFS_DEFAULT_MANIFEST "default.manifest"
+#define ROOTFS_DEFAULT SANDBOX_ROOTFS_DEFAULT
+#define ROOTFS_DEFAULT_MANIFEST SANDBOX_ROOTFS_DEFAULT ".manifest"
 
 /* Nobody but brig's user (or root) can rename dirfd or its parents away:
  * each up to / is theirs and not writable by others unless sticky (/tmp). */
@@ -134,7 +138,7 @@ int sandbox_rootfs_default(char **out, struct brig_error **err)
         r = rootfs_default_check(cachefd, dir, err);
         if (r == 0) {
             const struct rootfs_host_opts o = { .manifest_dirfd = cachefd, .manifest_name = ROOTFS_DEFAULT_MANIFEST };
-            if (rootfs_host_build(cachefd, ROOTFS_DEFAULT, &o, err) < 0)
+            if (rootfs_host_build(cachefd, ROOTFS_DEFAULT, &o, NULL, err) < 0)
                 return brig_wrap(err, "no --rootfs: building the default runner rootfs %s/%s (brig-rootfs from-host)",
                                  dir, ROOTFS_DEFAULT);
             r = 1;

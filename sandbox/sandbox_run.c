@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "sandbox.h"
-#include "../egress/egress.h"
 #include "../policy/policy.h"
 #include "../runtime/lifecycle/launch.h"
 #include "../runtime/linux/console.h"
@@ -74,13 +73,14 @@ static int run_started(struct launch *L, const struct sandbox_opts *o, const str
         while (waitpid(L->pid, NULL, 0) < 0 && errno == EINTR) {}
         return -1;
     }
-    TRY(sandbox_io_wait(io, L->pid, &k, lim, o->stream, started, r, err));
+    const struct sandbox_live live = { .echo = o->stream, .events = o->events, .init_reports = true };
+    TRY(sandbox_io_wait(io, L->pid, &k, lim, &live, started, r, err));
     sandbox_stats(L->cg, r);
     r->workspace_full = policy_workspace_full(L->policy, L->spec, L->dirfd);
     return 0;
 }
 
-int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
+static int run_body(const struct sandbox_opts *o, struct sandbox_result *r)
 {
     autoerr struct brig_error *err = NULL;
     sandbox_new_id("sb-", r->id, sizeof(r->id));
@@ -111,6 +111,8 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     if (sandbox_seal_decide(p, config, &unsealed, &err) < 0) return sandbox_fail(r, err);
 
     const char *state_root = o->state_root ? o->state_root : SANDBOX_STATE_ROOT;
+    /* Recorded before anything is made in it: gc finds what it leaves. */
+    if (sandbox_root_record(state_root, &err) < 0) return sandbox_fail(r, err);
     sandbox_reap_stale(state_root);
     if (sandbox_cgroup_parent(&err) < 0) return sandbox_fail(r, err);
     /* Held from before the state exists to after the delete: a run whose
@@ -144,7 +146,6 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
                 brig_error_free(derr);
             }
         }
-        egress_stop(steal_ptr(&L.egress));     /* the egress proxy ends with the sandbox */
         launch_release_exiting(&L);
         signal(SIGPIPE, old_pipe);
     }
@@ -153,4 +154,11 @@ int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
     if (rc < 0) sandbox_fail(r, err);
     sandbox_audit(p, "sandbox-run", r->id, o->argv && o->argv[0] ? o->argv[0] : NULL, r);
     return 0;
+}
+
+int sandbox_run(const struct sandbox_opts *o, struct sandbox_result *r)
+{
+    int rc = run_body(o, r);
+    sandbox_not_run(r, o->argv ? o->argv[0] : NULL, o->stream);
+    return rc;
 }

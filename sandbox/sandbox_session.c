@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "sandbox.h"
@@ -87,6 +88,7 @@ int sandbox_create(const struct sandbox_opts *o, struct brig_error **err)
     autofree char *config = NULL;
     TRY(sandbox_find_init(&init, err));
     TRY(sandbox_config(p, &co, o->session, init, &config, err));
+    TRY(sandbox_root_record(o->state_root, err));
     TRY(sandbox_cgroup_parent(err));
     /* The init outlives this brig: it must hold none of the caller's
      * stdio (a `$(brig sandbox create ...)` would wait for its EOF). */
@@ -187,7 +189,8 @@ static int session_exec_run(const struct sandbox_opts *o, const char *policy, co
     if (rc == 0) {
         const struct sandbox_kill k = { .fn = session_kill_exec, .arg = child, .at_exit = true };
         void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
-        rc = sandbox_io_wait(&io, pid, &k, lim, o->stream, sandbox_now_ms(), r, err);
+        const struct sandbox_live live = { .echo = o->stream, .events = o->events, .init_reports = via != NULL };
+        rc = sandbox_io_wait(&io, pid, &k, lim, &live, sandbox_now_ms(), r, err);
         signal(SIGPIPE, old_pipe);
         sandbox_stats(child, r);
     }
@@ -198,21 +201,26 @@ static int session_exec_run(const struct sandbox_opts *o, const char *policy, co
 /* Execs whose brig was killed (SIGKILL, OOM): their commands would run on
  * unbounded. Each exec's brig holds a lock on its cgroup from before its
  * command joins it; a child with processes and no holder is an orphan, and
- * is killed and removed by the next exec (or ls). An empty unlocked one may
- * be a child being made right now: left alone. */
+ * is killed and removed by the next exec (or ls, or gc). An empty unlocked
+ * one is a child being made right now, or one whose brig died before its
+ * command joined or after it ended: execs make and lock their child under
+ * the parent's lock, shared, so with the parent's lock held exclusive
+ * (no exec between its mkdir and its lock) an empty unlocked child is
+ * dead, and removed too. */
 static void session_reap_orphans(const struct brig_cgroup *parent)
 {
     char **names = NULL;
     size_t n = 0;
     /* Only a child that can be locked is judged below. */
     cgroup_child_list_lockable(parent, SESSION_EXEC_PREFIX, &names, &n, NULL);
+    autoclose int plock = n > 0 ? cgroup_lock(parent, LOCK_EX | LOCK_NB) : -1;
     for (size_t i = 0; i < n; i++) {
         struct brig_cgroup *child = NULL;
         if (cgroup_child_open(parent, names[i], &child, NULL) < 0) continue;
         autoclose int lock = cgroup_child_lock(child, false);
         autofree pid_t *pids = NULL;
         size_t n_pids = 0;
-        if (lock >= 0 && cgroup_pids(child, &pids, &n_pids, NULL) == 0 && n_pids > 0) {
+        if (lock >= 0 && cgroup_pids(child, &pids, &n_pids, NULL) == 0 && (n_pids > 0 || plock >= 0)) {
             autoerr struct brig_error *e = NULL;
             if (cgroup_destroy(child, &e) < 0) brig_warn("sandbox: orphaned exec %s: %s", names[i], e->msg);
             else brig_debug("sandbox: killed orphaned exec %s", names[i]);
@@ -222,7 +230,7 @@ static void session_reap_orphans(const struct brig_cgroup *parent)
     brig_strv_free(names);
 }
 
-int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
+static int exec_body(const struct sandbox_opts *o, struct sandbox_result *r)
 {
     autoerr struct brig_error *err = NULL;
     sandbox_new_id(SESSION_EXEC_PREFIX, r->id, sizeof(r->id));
@@ -264,12 +272,18 @@ int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
     struct brig_cgroup *parent = NULL, *child = NULL;
     int rc = st->cgroup ? cgroup_load(st->cgroup, &parent, &err) : brig_failx(&err, "no cgroup recorded");
     if (rc == 0) session_reap_orphans(parent);
+    /* The parent's lock, shared, from before the child is made until it is
+     * locked: a reaper removes empty children only under it exclusive. */
+    autoclose int plock = -1;
+    if (rc == 0 && (plock = cgroup_lock(parent, LOCK_SH)) < 0)
+        rc = brig_fail(&err, errno, "the sandbox's cgroup is gone (removed, or its init died)");
     if (rc == 0 && cgroup_child_create(parent, r->id, &child, &err) < 0)
         rc = brig_wrap(&err, "the sandbox's cgroup is gone (removed, or its init died)");
     /* Held until the child is removed: who runs it is alive. */
     autoclose int lock = -1;
     if (rc == 0 && (lock = cgroup_child_lock(child, true)) < 0)
         rc = brig_fail(&err, errno, "lock the exec's cgroup");
+    brig_closep(&plock);
     if (rc == 0) rc = session_exec_run(o, ref, text, &lim, unsealed ? &via : NULL, &parsed, child, r, &err);
     /* A staged workspace: what this exec wrote goes back into the workspace
      * now (the session's stage stays until rm). */
@@ -294,6 +308,59 @@ int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
     autofree char *audit_id = brig_asprintf("%s/%s", o->session, r->id);
     sandbox_audit(p, "sandbox-exec", audit_id, o->argv && o->argv[0] ? o->argv[0] : NULL, r);
     return 0;
+}
+
+int sandbox_session_gc(const char *root, const char *name)
+{
+    if (sandbox_name_check(name, NULL) < 0) return 0;
+    autoclose int dirfd = -1;
+    if (state_dir_open_unlocked(root, name, &dirfd, NULL) < 0) return 0;
+    autostate struct brig_state *st = NULL;
+    autofree char *broken = NULL;
+    autoerr struct brig_error *e = NULL;
+    bool session = false, dead;
+    if (state_read_tolerant(dirfd, name, &st, &broken, &e) < 0) {
+        /* no state.json: dead if no create holds the directory */
+        dead = e->errnum == ENOENT && flock(dirfd, LOCK_EX | LOCK_NB) == 0;
+    } else if (broken != NULL) {
+        /* Its annotations cannot be read, so neither can it be told from a
+         * container of another kind: left to `sandbox rm --force` or
+         * `delete --force`. */
+        dead = false;
+    } else {
+        for (size_t i = 0; i < st->n_annotations; i++)
+            session |= strcmp(st->annotations[i].key, SANDBOX_POLICY_ANNOTATION) == 0;
+        enum brig_status s = state_status(dirfd, st);
+        /* Only what `sandbox create` made: creating and unlocked, the
+         * create that held it died. */
+        dead = session && (s == BRIG_STATUS_STOPPED ||
+                           (s == BRIG_STATUS_CREATING && flock(dirfd, LOCK_EX | LOCK_NB) == 0));
+        if (!dead && session && st->cgroup != NULL) {
+            struct brig_cgroup *cg = NULL;
+            if (cgroup_load(st->cgroup, &cg, NULL) == 0) session_reap_orphans(cg);
+            cgroup_free(cg);
+        }
+    }
+    if (!dead) return 0;
+    brig_closep(&dirfd);        /* our lock, if any, before the removal takes its own */
+    autoerr struct brig_error *rerr = NULL;
+    const struct brig_globals g = { .root = root };
+    /* a session, or a directory without state.json (no init, no cgroup:
+     * a create writes the state before anything else) */
+    int rc = session ? sandbox_remove(root, name, true, &rerr) : container_delete(&g, name, true, &rerr);
+    if (rc < 0) {
+        brig_warn("sandbox gc: %s/%s: %s", root, name, rerr->msg);
+        return -1;
+    }
+    brig_debug("sandbox gc: removed %s/%s (its init is gone)", root, name);
+    return 1;
+}
+
+int sandbox_exec(const struct sandbox_opts *o, struct sandbox_result *r)
+{
+    int rc = exec_body(o, r);
+    sandbox_not_run(r, o->argv ? o->argv[0] : NULL, o->stream);
+    return rc;
 }
 
 /* Running execs: their cgroups (the sandbox's children). */

@@ -46,13 +46,18 @@ int sandbox_owner_claim(const char *root, const char *id, struct sandbox_owner *
     autoclose int rootfd = -1;
     TRY(state_root_open(root, true, &rootfd, err));
     autoclose int fd = openat(rootfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR) return brig_fail(err, errno, "%s: owner lock", root);
+    if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR) {
+        brig_fail(err, errno, "%s: owner lock", root);
+        return state_root_hint(err);
+    }
     if (fd >= 0) {
         if (flock(fd, LOCK_EX) < 0) return brig_fail(err, errno, "%s: lock the owner file", root);
         char proc[64];
         snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-        if (linkat(AT_FDCWD, proc, rootfd, ow->name, AT_SYMLINK_FOLLOW) < 0)
-            return brig_fail(err, errno, "%s/%s", root, ow->name);
+        if (linkat(AT_FDCWD, proc, rootfd, ow->name, AT_SYMLINK_FOLLOW) < 0) {
+            brig_fail(err, errno, "%s/%s", root, ow->name);
+            return state_root_hint(err);
+        }
     } else {
         /* no O_TMPFILE on this filesystem: a name no reaper reads
          * (".owner-tmp-..."), locked, then renamed into place */
@@ -122,13 +127,14 @@ static void stale_cgroups(const char *id, bool remove)
     closedir(d);
 }
 
-/* One owner file: if its brig is gone, everything of its sandbox goes. */
-static void stale_owner(const char *root, int rootfd, const char *name)
+/* One owner file: if its brig is gone, everything of its sandbox goes
+ * (true). */
+static bool stale_owner(const char *root, int rootfd, const char *name)
 {
     const char *id = name + strlen(OWNER_PREFIX);
-    if (!brig_str_has_prefix(id, "sb-") || state_validate_id(id, NULL) < 0) return;
+    if (!brig_str_has_prefix(id, "sb-") || state_validate_id(id, NULL) < 0) return false;
     autoclose int fd = openat(rootfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) return;     /* a live brig holds it */
+    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) return false;     /* a live brig holds it */
     /* Killed first in every hierarchy: a process that is in the leaf of
      * one controller only must not keep the delete from removing it. */
     stale_cgroups(id, false);
@@ -137,11 +143,12 @@ static void stale_owner(const char *root, int rootfd, const char *name)
     if (container_delete(&g, id, true, &e) < 0) {
         /* kept: the next run tries again */
         brig_warn("sandbox: stale %s: %s", id, e->msg);
-        return;
+        return false;
     }
     stale_cgroups(id, true);
     unlinkat(rootfd, name, 0);
     brig_debug("sandbox: removed stale %s (its brig is gone)", id);
+    return true;
 }
 
 static bool stale_stopped(const char *root, const char *id)
@@ -155,20 +162,21 @@ static bool stale_stopped(const char *root, const char *id)
     return stopped;
 }
 
-void sandbox_reap_stale(const char *root)
+size_t sandbox_reap_stale_entries(const char *root)
 {
+    size_t removed = 0;
     autoclose int rootfd = -1;
-    if (access(root, F_OK) < 0 || state_root_open(root, false, &rootfd, NULL) < 0) return;
+    if (access(root, F_OK) < 0 || state_root_open(root, false, &rootfd, NULL) < 0) return 0;
     DIR *d = fdopendir(dup(rootfd));
-    if (d == NULL) return;
+    if (d == NULL) return 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL)
-        if (brig_str_has_prefix(e->d_name, OWNER_PREFIX)) stale_owner(root, rootfd, e->d_name);
+        if (brig_str_has_prefix(e->d_name, OWNER_PREFIX)) removed += stale_owner(root, rootfd, e->d_name);
     closedir(d);
 
     char **ids = NULL;
     size_t n = 0;
-    if (state_list_ids(root, &ids, &n, NULL) < 0) return;
+    if (state_list_ids(root, &ids, &n, NULL) < 0) return removed;
     const struct brig_globals g = { .root = root };
     for (size_t i = 0; i < n; i++) {
         if (!brig_str_has_prefix(ids[i], "sb-")) continue;
@@ -176,8 +184,20 @@ void sandbox_reap_stale(const char *root)
         snprintf(name, sizeof(name), OWNER_PREFIX "%s", ids[i]);
         if (faccessat(rootfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || !stale_stopped(root, ids[i])) continue;
         autoerr struct brig_error *err = NULL;
-        if (container_delete(&g, ids[i], true, &err) < 0) brig_warn("sandbox: stale %s: %s", ids[i], err->msg);
-        else brig_debug("sandbox: removed stale %s", ids[i]);
+        if (container_delete(&g, ids[i], true, &err) < 0) {
+            brig_warn("sandbox: stale %s: %s", ids[i], err->msg);
+            continue;
+        }
+        brig_debug("sandbox: removed stale %s", ids[i]);
+        removed++;
     }
     brig_strv_free(ids);
+    return removed;
+}
+
+void sandbox_reap_stale(const char *root)
+{
+    sandbox_reap_stale_entries(root);
+    /* and what no state root's entry or owner file accounts for (sandbox_gc.c) */
+    sandbox_gc_leaves();
 }

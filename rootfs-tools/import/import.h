@@ -1,7 +1,10 @@
-/* brig-rootfs import: an OCI image layout (directory or tar) or a
- * docker/podman save archive, unpacked into a new rootfs. The steps, in
- * the order import_run takes them (import.c):
+/* brig-rootfs import: an OCI image layout (directory or tar), a
+ * docker/podman save archive, or a plain root filesystem tar, unpacked into
+ * a new rootfs. The steps, in the order import_run takes them (import.c):
  *
+ *   plain_classify -> a tar IMAGE: an image, a plain rootfs tar (unpacked
+ *                     as one layer, whiteouts not interpreted), or neither
+ *                     (plain.c)
  *   src_open       -> the image's files by name (source.c)
  *   image_select   -> index/manifest (or manifest.json) -> config + layers,
  *                     every JSON blob's sha256 checked before it is parsed
@@ -36,6 +39,8 @@ int judge_whiteout(const char *clean, enum judge_wh *kind, char *target, size_t 
 
 #define JUDGE_ALLOW_DEVICES 1
 #define JUDGE_KEEP_SETUID 2
+/* A plain rootfs tar, not an image layer: ".wh." names are files. */
+#define JUDGE_PLAIN_TAR 4
 /* The mode an entry is created with: device nodes refused unless
  * JUDGE_ALLOW_DEVICES; setuid/setgid bits cleared (*stripped = true)
  * unless JUDGE_KEEP_SETUID; sockets refused. */
@@ -138,16 +143,34 @@ int image_select(struct image_src *s, const char *ref, const char *platform,
                  struct image_plan *out, struct brig_error **err);
 void image_plan_free(struct image_plan *p);
 
+/* ---- plain.c: what a tar IMAGE is; the tar reader ----------------------- */
+
+/* tar with the decompressors libarchive has built in (gzip, zstd, xz,
+ * bzip2), never one it would run as a program. NULL: out of memory. */
+struct archive *import_tar_reader(void);
+enum plain_kind { PLAIN_IMAGE, PLAIN_ROOTFS, PLAIN_NEITHER };
+/* From fd's entries, read until one decides: a top-level index.json or
+ * manifest.json is an image; a top-level name of a root filesystem (bin,
+ * etc, usr, .dockerenv...) is a rootfs; at the end, any name an image does
+ * not have (oci-layout, blobs, repositories, <sha256 hex>[.json|.tar]) is
+ * a rootfs too; else neither, and hint says what IMAGE seems to be (a
+ * zip, an ext4 image, JSON, an empty tar...). fd is rewound. */
+int plain_classify(int fd, enum plain_kind *kind, char *hint, size_t hintlen, struct brig_error **err);
+
 /* ---- layer.c: one layer into the root ---------------------------------- */
 
+struct rootfs_progress;
 struct layer_limits {
     uint64_t max_bytes;     /* decompressed bytes, all layers */
     uint64_t max_files;     /* entries, all layers */
     int flags;              /* JUDGE_* */
     /* running totals */
     uint64_t bytes, files, stripped;
+    /* progress (may be NULL): input bytes read of in_total, all layers */
+    const struct rootfs_progress *progress;
+    uint64_t in_done, in_total;
 };
-/* Unpack the tar (plain, gzip or zstd) read from fd into rootfd. */
+/* Unpack the tar (plain, gzip, zstd, xz or bzip2) read from fd into rootfd. */
 int layer_apply(int rootfd, int fd, struct layer_limits *lim, struct brig_error **err);
 
 #endif

@@ -13,8 +13,9 @@ static void import_usage(FILE *f)
 {
     fprintf(f,
             "usage: brig-rootfs import [OPTION]... IMAGE DEST\n"
-            "Unpack an OCI image layout (directory or tar) or a docker/podman save archive\n"
-            "into a new rootfs DEST; the image config goes to DEST" IMPORT_CONFIG_SUFFIX ".\n\n"
+            "Unpack an OCI image layout (directory or tar), a docker/podman save archive, or a\n"
+            "plain root filesystem tar (docker export, tar -C DIR -c .; plain, gzip, zstd, xz or\n"
+            "bzip2) into a new rootfs DEST; an image's config goes to DEST" IMPORT_CONFIG_SUFFIX ".\n\n"
             "  --ref REF            the image to take (index ref name, or a docker RepoTag)\n"
             "  --platform OS/ARCH   default linux/amd64\n"
             "  --max-size SIZE      decompressed bytes, all layers (default 8G; K, M, G, T)\n"
@@ -69,14 +70,23 @@ int rootfs_cmd_import(int argc, char **argv)
     o.dest = argv[optind + 1];
     struct import_result res = {0};
     autoerr struct brig_error *err = NULL;
-    if (import_run(&o, &res, &err) < 0) {
+    struct rootfs_bar bar;
+    rootfs_bar_init(&bar, "import");
+    o.progress = &bar.p;
+    int rc = import_run(&o, &res, &err);
+    rootfs_bar_end(&bar, NULL, 0, 0);
+    if (rc < 0) {
         fprintf(stderr, "brig-rootfs import: %s\n", err != NULL ? err->msg : "failed");
         return 1;
     }
     if (res.stripped > 0)
         fprintf(stderr, "brig-rootfs import: %llu setuid/setgid bits or file capabilities stripped "
                         "(--keep-setuid keeps them)\n", (unsigned long long)res.stripped);
-    printf("imported %zu layers, %llu entries, %llu bytes into %s\n", res.layers,
-           (unsigned long long)res.files, (unsigned long long)res.bytes, o.dest);
+    if (res.layers == 0)
+        printf("imported a root filesystem tar, %llu entries, %llu bytes into %s\n", (unsigned long long)res.files,
+               (unsigned long long)res.bytes, o.dest);
+    else
+        printf("imported %zu layers, %llu entries, %llu bytes into %s\n", res.layers,
+               (unsigned long long)res.files, (unsigned long long)res.bytes, o.dest);
     return 0;
 }

@@ -1,4 +1,4 @@
-/* One layer (a tar, plain, gzip or zstd, read by libarchive) applied to
+/* One layer (a tar, plain or compressed, read by libarchive) applied to
  * the scratch root, following the image-spec's layer rules: whiteouts,
  * opaque directories, an entry replacing what a lower layer had there.
  *
@@ -27,6 +27,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "lib/rootfs.h"
 #include "pathset.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
@@ -345,8 +346,8 @@ static int layer_entry(struct layer_ctx *c, struct archive_entry *e, struct brig
         return brig_failx(err, "more than --max-files (%llu) entries", (unsigned long long)c->lim->max_files);
     char path[PATH_MAX], victim[PATH_MAX];
     TRY(judge_entry_path(archive_entry_pathname(e), path, sizeof(path), err));
-    enum judge_wh wh;
-    TRY(judge_whiteout(path, &wh, victim, sizeof(victim), err));
+    enum judge_wh wh = JUDGE_WH_NONE;
+    if (!(c->lim->flags & JUDGE_PLAIN_TAR)) TRY(judge_whiteout(path, &wh, victim, sizeof(victim), err));
     switch (wh) {
     case JUDGE_WH_FILE:
         if (layer_whiteout(c, victim, err) < 0) return brig_wrap(err, "whiteout %s", path);
@@ -391,13 +392,11 @@ int layer_apply(int rootfd, int fd, struct layer_limits *lim, struct brig_error 
 {
     struct layer_ctx c = {.rootfd = rootfd, .lim = lim, .bytes_before = lim->bytes,
                           .root = geteuid() == 0, .cached_fd = -1};
-    c.a = archive_read_new();
-    archive_read_support_filter_gzip(c.a);
-    archive_read_support_filter_zstd(c.a);
-    archive_read_support_format_tar(c.a);
+    c.a = import_tar_reader();
+    if (c.a == NULL) return brig_failx(err, "libarchive: out of memory");
     int rc = -1;
     if (archive_read_open_fd(c.a, fd, 1 << 20) != ARCHIVE_OK) {
-        brig_failx(err, "truncated or corrupt layer (a tar, plain, gzip or zstd, was expected): %s",
+        brig_failx(err, "truncated or corrupt layer (a tar, plain, gzip, zstd, xz or bzip2, was expected): %s",
                    archive_error_string(c.a));
         goto out;
     }
@@ -410,7 +409,11 @@ int layer_apply(int rootfd, int fd, struct layer_limits *lim, struct brig_error 
             goto out;
         }
         if (layer_count_bytes(&c, err) < 0 || layer_entry(&c, e, err) < 0) goto out;
+        if (lim->progress)
+            lim->progress->fn(lim->progress->arg, lim->in_done + (uint64_t)archive_filter_bytes(c.a, -1),
+                              lim->in_total, lim->files, lim->bytes);
     }
+    lim->in_done += (uint64_t)archive_filter_bytes(c.a, -1);
     if (layer_count_bytes(&c, err) < 0 || layer_apply_opaque(&c, err) < 0) goto out;
     rc = 0;
 out:

@@ -6,13 +6,31 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "util/strutil.h"
 
+/* FNV-1a from a per-process random start, then mixed (murmur3's fmix64)
+ * so that the slot's low bits depend on every bit: with a fixed start, a
+ * layer's paths could be chosen to share one slot chain, and each insert
+ * would walk all the others (quadratic in the layer's entries). */
+static uint64_t pathset_key(void)
+{
+    static uint64_t key;
+    if (key == 0 && (getrandom(&key, sizeof(key), 0) != (ssize_t)sizeof(key) || key == 0))
+        key = 1469598103934665603ull ^ (uint64_t)(uintptr_t)&key;
+    return key;
+}
+
 static uint64_t pathset_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;   /* FNV-1a */
+    uint64_t h = pathset_key();
     for (; *s != '\0'; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
     return h;
 }
 

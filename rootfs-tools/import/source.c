@@ -154,10 +154,8 @@ static int src_read_tar(struct image_src *s, int fd, int tmp_dirfd, uint64_t max
                         struct brig_error **err)
 {
     src_raise_nofile();
-    struct archive *a = archive_read_new();
-    archive_read_support_filter_gzip(a);
-    archive_read_support_filter_zstd(a);
-    archive_read_support_format_tar(a);
+    struct archive *a = import_tar_reader();
+    if (a == NULL) return brig_failx(err, "libarchive: out of memory");
     int rc = -1;
     if (archive_read_open_fd(a, fd, 1 << 20) != ARCHIVE_OK) {
         brig_failx(err, "not a tar archive: %s", archive_error_string(a));

@@ -44,10 +44,32 @@ int rootfs_elf_closure(struct rootfs_elf_ctx *c, const char *path, struct rootfs
 int rootfs_elf_is_elf(int fd);
 int rootfs_script_interp(int fd, char **interp);
 
-/* ---- from the host (rootfs_host.c) ---- */
-/* The tools when --with names none: a shell, coreutils, grep and sed. */
-#define ROOTFS_HOST_DEFAULT_WITH "sh,coreutils,grep,sed"
+/* ---- progress of a long build or import, for a caller that shows it ---- */
+struct rootfs_progress {
+    /* done of total (units: entries for from-host, input bytes for import;
+     * total 0: not known), entries made and bytes written so far. Called
+     * often: the callee throttles. */
+    void (*fn)(void *arg, uint64_t done, uint64_t total, uint64_t entries, uint64_t bytes);
+    void *arg;
+};
+
+/* ---- from the host (rootfs_host.c, rootfs_host_tools.c) ---- */
+/* The tools when --with names none, the runner of `brig sandbox run`: what
+ * a shell command commonly runs, each where the host has it (sh must be):
+ * a group (rootfs_host_group) stands for its programs, awk for the host's
+ * (mawk or gawk through /etc/alternatives), ca-certificates for the
+ * host's CA store. Changing it changes the default rootfs: bump
+ * SANDBOX_ROOTFS_DEFAULT (sandbox/sandbox_rootfs.c) with it, so that a
+ * brig with the old list and one with the new never share a directory. */
+#define ROOTFS_HOST_DEFAULT_WITH \
+    "sh,coreutils,findutils,diffutils,awk,sed,grep,tar,gzip,xz,zstd,procps,getent,setsid,which,ca-certificates"
 #define ROOTFS_HOST_UID 1000
+/* The programs of a group name ("coreutils", "findutils", "diffutils",
+ * "procps", "gzip", "xz", "zstd"), NULL-terminated; NULL for another name. */
+const char *const *rootfs_host_group(const char *name);
+/* A tool whose TLS verifies against the system CA store (python3, pip,
+ * curl, git, node, npm, wget): ca-certificates comes with it. */
+bool rootfs_host_wants_ca(const char *tool);
 struct rootfs_host_opts {
     const char *with;               /* comma list; NULL: ROOTFS_HOST_DEFAULT_WITH */
     bool replace;                   /* DEST may exist: swapped, the old tree removed */
@@ -55,11 +77,16 @@ struct rootfs_host_opts {
      * so a tree in place always has its manifest. */
     int manifest_dirfd;
     const char *manifest_name;
+    const struct rootfs_progress *progress;     /* may be NULL */
+};
+/* What a build made (may be NULL in rootfs_host_build). */
+struct rootfs_host_stats {
+    uint64_t entries, bytes;
 };
 /* Build the tree named dest_name in dest_dirfd (a temp dir beside it,
  * renamed onto it). */
 int rootfs_host_build(int dest_dirfd, const char *dest_name, const struct rootfs_host_opts *o,
-                      struct brig_error **err);
+                      struct rootfs_host_stats *stats, struct brig_error **err);
 
 /* ---- manifests (rootfs_manifest.c) ---- */
 enum rootfs_entry_type { ROOTFS_DIR = 'd', ROOTFS_FILE = 'f', ROOTFS_LINK = 'l', ROOTFS_OTHER = 'o' };

@@ -14,7 +14,18 @@
  * (/usr/lib/python3.X, without test suites, GUI and build-config dirs) and
  * the libraries of its extension modules; site and dist-packages are not
  * copied: a runner lists what it needs. "git" means git plus its helpers
- * (/usr/lib/git-core) and templates (/usr/share/git-core). */
+ * (/usr/lib/git-core) and templates (/usr/share/git-core). Groups of
+ * programs are rootfs_host_tools.c's; "ca-certificates" is the host's CA
+ * bundle (with python3, pip, curl, git, node too).
+ *
+ * A host path that is not an executable is data: a file, or a directory
+ * copied whole, walked by fds (openat O_NOFOLLOW from its parent's fd):
+ * its symlinks are copied as symlinks and never followed, so one pointing
+ * out of it brings nothing of the host along; its files get no libraries
+ * or interpreters (an ELF's DT_NEEDED and RPATH are the file's author's to
+ * choose); a file with other hard links not owned by the directory's owner
+ * is refused (someone else's file linked in, where protected_hardlinks is
+ * off). */
 #include "rootfs.h"
 
 #include <dirent.h>
@@ -40,13 +51,15 @@
 #define HOST_PATH "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 #define HOST_MAX_LINKS 40
 
-/* What "coreutils" expands to: the programs a shell command commonly runs. */
-static const char *const host_coreutils[] = {
-    "basename", "cat", "chmod", "cp", "cut", "date", "dd", "df", "dirname", "du", "echo", "env", "expr",
-    "false", "head", "id", "ln", "ls", "mkdir", "mktemp", "mv", "nproc", "printf", "pwd", "readlink",
-    "realpath", "rm", "rmdir", "seq", "sha256sum", "sleep", "sort", "stat", "tail", "tee", "test", "timeout",
-    "touch", "tr", "true", "uname", "uniq", "wc", "whoami", "xargs", NULL,
-};
+/* The host's CA store as its TLS libraries read it: the bundle, and
+ * OpenSSL's own names for it (its default CAfile and CApath). Not the
+ * hashed links beside the bundle (one per CA, ~290 entries): the tools
+ * this is for (OpenSSL, GnuTLS, python's ssl, curl, git, pip, node) all
+ * read the bundle. */
+#define HOST_CA_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+static const char *const host_ca_links[] = { "/usr/lib/ssl/cert.pem", "/usr/lib/ssl/certs", NULL };
+/* Beside coreutils' programs: stdbuf's preload library. */
+#define HOST_STDBUF_LIB "/usr/libexec/coreutils/libstdbuf.so"
 /* Not copied from a python stdlib: test suites, GUI, build config. */
 static const char *const host_python_skip[] = {
     "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages", "dist-packages", NULL,
@@ -72,6 +85,8 @@ struct host_plan {
     void *index;                    /* tsearch tree of entries by path */
     struct rootfs_elf_ctx *elf;
     struct timespec epoch;
+    uint64_t bytes;                 /* copied so far */
+    const struct rootfs_progress *progress;
 };
 
 static void free_nothing(void *p)
@@ -280,6 +295,106 @@ static int host_add_tool(struct host_plan *p, const char *name, bool required, s
     return 0;
 }
 
+/* One entry of a data directory, by its parent's fd: never followed. */
+static int host_data_entry(struct host_plan *p, int dfd, const char *path, const char *name, uid_t owner,
+                           int depth, struct brig_error **err);
+
+/* A data directory's entries (dfd, at path), sorted by the plan later. */
+static int host_data_dir(struct host_plan *p, int dfd, const char *path, uid_t owner, int depth,
+                         struct brig_error **err)
+{
+    if (depth > 64) return brig_failx(err, "--with %s: nested too deep", path);
+    int dup_fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+    if (d == NULL) {
+        if (dup_fd >= 0) close(dup_fd);
+        return brig_fail(err, errno, "--with %s", path);
+    }
+    struct rootfs_strv names = {0};
+    for (struct dirent *de; (de = readdir(d)) != NULL;)
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) rootfs_strv_add(&names, de->d_name);
+    closedir(d);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < names.n; i++)
+        rc = host_data_entry(p, dfd, path, names.v[i], owner, depth, err);
+    rootfs_strv_free(&names);
+    return rc;
+}
+
+static int host_data_entry(struct host_plan *p, int dfd, const char *path, const char *name, uid_t owner,
+                           int depth, struct brig_error **err)
+{
+    autofree char *child = brig_asprintf("%s/%s", path, name);
+    if (strlen(child) >= PATH_MAX) return brig_failx(err, "--with %s: path too long", child);
+    struct stat st;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) return brig_fail(err, errno, "--with %s", child);
+    struct host_entry *e = NULL;
+    if (S_ISLNK(st.st_mode)) {
+        char target[PATH_MAX];
+        ssize_t n = readlinkat(dfd, name, target, sizeof(target) - 1);
+        if (n < 0) return brig_fail(err, errno, "--with %s: readlink", child);
+        target[n] = '\0';
+        TRY(host_plan_add(p, child, 'l', &e, err));
+        if (e) e->target = brig_strdup(target);
+        return 0;
+    }
+    if (S_ISREG(st.st_mode)) {
+        if (st.st_nlink > 1 && st.st_uid != owner)
+            return brig_failx(err, "--with %s: a file with %ju links owned by uid %u, not the directory's owner "
+                              "(%u): refused (someone else's file may be linked in)", child,
+                              (uintmax_t)st.st_nlink, (unsigned)st.st_uid, (unsigned)owner);
+        TRY(host_plan_add(p, child, 'f', &e, err));
+        if (e) {
+            host_set_stat(e, &st);
+            e->deps_done = true;            /* data: no libraries for it */
+        }
+        return 0;
+    }
+    if (!S_ISDIR(st.st_mode)) return 0;     /* devices, fifos, sockets: not copied */
+    TRY(host_plan_add(p, child, 'd', &e, err));
+    if (e) host_set_stat(e, &st);
+    autoclose int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0) return brig_fail(err, errno, "--with %s", child);
+    return host_data_dir(p, sub, child, owner, depth + 1, err);
+}
+
+/* --with PATH: an executable is a tool (its libraries, its #! interpreter);
+ * any other file, or a directory and all it holds, is data. */
+static int host_add_given(struct host_plan *p, const char *path, struct brig_error **err)
+{
+    if (path[0] != '/') return brig_failx(err, "--with %s: a host path must be absolute", path);
+    struct stat st;
+    if (fstatat(p->hostfd, path + 1, &st, 0) < 0) return brig_fail(err, errno, "--with %s", path);
+    if (S_ISREG(st.st_mode) && (st.st_mode & 0111)) return host_add_tool(p, path, true, err);
+    autofree char *real = NULL;
+    TRY(host_add_path(p, path, &real, err));        /* the path and its links */
+    if (S_ISREG(st.st_mode)) {
+        struct host_entry *e = host_find(p, real);
+        if (e) e->deps_done = true;
+        return 0;
+    }
+    if (!S_ISDIR(st.st_mode)) return brig_failx(err, "--with %s: not a file or a directory", path);
+    autoclose int dfd = openat(p->hostfd, real + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat ds;
+    if (dfd < 0 || fstat(dfd, &ds) < 0) return brig_fail(err, errno, "--with %s", path);
+    return host_data_dir(p, dfd, real, ds.st_uid, 0, err);
+}
+
+/* The host's CA store; required: named by --with, else only if present. */
+static int host_add_ca(struct host_plan *p, bool required, struct brig_error **err)
+{
+    struct stat st;
+    if (fstatat(p->hostfd, HOST_CA_BUNDLE + 1, &st, 0) < 0 || !S_ISREG(st.st_mode)) {
+        if (!required) return 0;
+        return brig_failx(err, "--with ca-certificates: the host has no %s (apt-get install ca-certificates)",
+                          HOST_CA_BUNDLE);
+    }
+    TRY(host_add_path(p, HOST_CA_BUNDLE, NULL, err));
+    for (const char *const *l = host_ca_links; *l; l++)
+        if (fstatat(p->hostfd, *l + 1, &st, 0) == 0) TRY(host_add_path(p, *l, NULL, err));
+    return 0;
+}
+
 /* Each planned file's interpreter and libraries, until nothing new comes. */
 static int host_add_deps(struct host_plan *p, struct brig_error **err)
 {
@@ -317,6 +432,11 @@ static const char host_passwd[] =
     "user:x:1000:1000:user:/workspace:/bin/sh\n"
     "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
 static const char host_group[] = "root:x:0:\nuser:x:1000:\nnogroup:x:65534:\n";
+/* getent and the resolver: the files, and DNS where a policy gives one */
+static const char host_nsswitch[] =
+    "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\n"
+    "protocols: files\nservices: files\nethers: files\nrpc: files\n";
+static const char host_hosts[] = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n";
 
 /* The skeleton every runner has: its own accounts, empty mount points. */
 static int host_add_skeleton(struct host_plan *p, struct brig_error **err)
@@ -328,6 +448,7 @@ static int host_add_skeleton(struct host_plan *p, struct brig_error **err)
         /* the policies' tmpfs mount points: the runtime would make them */
         { "/run", 'd', 0755, 0, NULL }, { "/var", 'd', 0755, 0, NULL }, { "/var/tmp", 'd', 01777, 0, NULL },
         { "/etc/passwd", 'g', 0644, 0, host_passwd }, { "/etc/group", 'g', 0644, 0, host_group },
+        { "/etc/nsswitch.conf", 'g', 0644, 0, host_nsswitch }, { "/etc/hosts", 'g', 0644, 0, host_hosts },
     };
     for (size_t i = 0; i < BRIG_ARRAY_SIZE(sk); i++) {
         struct host_entry *e;
@@ -348,20 +469,36 @@ static int host_add_skeleton(struct host_plan *p, struct brig_error **err)
     return 0;
 }
 
+/* One name of --with. Named by the caller, a tool must be on the host (a
+ * group: its first program); in the default list only sh must. */
+static int host_add_item(struct host_plan *p, const char *name, bool dflt, int *ca, struct brig_error **err)
+{
+    if (rootfs_host_wants_ca(name) && *ca == 0) *ca = 1;
+    if (strcmp(name, "ca-certificates") == 0) {
+        *ca = dflt ? 1 : 2;
+        return 0;
+    }
+    if (strchr(name, '/') != NULL) return host_add_given(p, name, err);
+    const char *const *group = rootfs_host_group(name);
+    if (group == NULL) return host_add_tool(p, name, !dflt || strcmp(name, "sh") == 0, err);
+    for (const char *const *t = group; *t; t++)
+        TRY(host_add_tool(p, *t, !dflt && t == group, err));
+    struct stat st;
+    if (strcmp(name, "coreutils") == 0 && fstatat(p->hostfd, HOST_STDBUF_LIB + 1, &st, 0) == 0)
+        TRY(host_add_path(p, HOST_STDBUF_LIB, NULL, err));
+    return 0;
+}
+
 static int host_plan_build(struct host_plan *p, const char *with, struct brig_error **err)
 {
     struct rootfs_strv tools = {0};
     rootfs_strv_split(&tools, with ? with : ROOTFS_HOST_DEFAULT_WITH, ", ");
     int rc = tools.n ? 0 : brig_failx(err, "--with: no tools named");
-    for (size_t i = 0; rc == 0 && i < tools.n; i++) {
-        if (strcmp(tools.v[i], "coreutils") == 0) {
-            for (const char *const *c = host_coreutils; rc == 0 && *c; c++) rc = host_add_tool(p, *c, false, err);
-        } else {
-            rc = host_add_tool(p, tools.v[i], true, err);
-        }
-    }
+    int ca = 0;                     /* 1: if the host has it, 2: named, required */
+    for (size_t i = 0; rc == 0 && i < tools.n; i++) rc = host_add_item(p, tools.v[i], with == NULL, &ca, err);
     rootfs_strv_free(&tools);
     TRY(rc);
+    if (ca) TRY(host_add_ca(p, ca == 2, err));
     TRY(host_add_skeleton(p, err));
     return host_add_deps(p, err);
 }
@@ -421,6 +558,7 @@ static int host_make_file(struct host_plan *p, int pfd, const char *name, struct
         if (!S_ISREG(st.st_mode) || st.st_ino != e->ino)
             return brig_failx(err, "host %s: replaced while the rootfs was built", e->path);
         if (host_copy(src, dst) < 0) return brig_fail(err, errno, "copy host %s", e->path);
+        p->bytes += (uint64_t)st.st_size;
     }
     if (fchown(dst, e->uid, e->gid) < 0 && geteuid() == 0) return brig_fail(err, errno, "tree %s: chown", e->path);
     if (fchmod(dst, e->mode) < 0) return brig_fail(err, errno, "tree %s: chmod", e->path);
@@ -506,7 +644,10 @@ static int host_tree(struct host_plan *p, int treefd, struct brig_error **err)
     qsort(p->e, p->n, sizeof(*p->e), host_entry_cmp);
     void *inodes = NULL;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < p->n; i++) rc = host_make_entry(p, treefd, p->e[i], &inodes, err);
+    for (size_t i = 0; rc == 0 && i < p->n; i++) {
+        rc = host_make_entry(p, treefd, p->e[i], &inodes, err);
+        if (p->progress) p->progress->fn(p->progress->arg, i + 1, p->n, i + 1, p->bytes);
+    }
     tdestroy(inodes, free_nothing);
     TRY(rc);
     if (fchmod(treefd, 0755) < 0) return brig_fail(err, errno, "tree /: chmod");
@@ -542,12 +683,12 @@ static int host_write_manifest(int treefd, int dirfd, const char *name, struct b
 }
 
 int rootfs_host_build(int dest_dirfd, const char *dest_name, const struct rootfs_host_opts *o,
-                      struct brig_error **err)
+                      struct rootfs_host_stats *stats, struct brig_error **err)
 {
     struct stat st;
     bool exists = fstatat(dest_dirfd, dest_name, &st, AT_SYMLINK_NOFOLLOW) == 0;
     if (exists && !o->replace) return brig_failx(err, "exists (--force replaces it)");
-    struct host_plan p = { .hostfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC) };
+    struct host_plan p = { .hostfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), .progress = o->progress };
     const char *sde = getenv("SOURCE_DATE_EPOCH");
     uint64_t epoch = 0;
     if (sde && brig_parse_u64(sde, &epoch) == 0) p.epoch.tv_sec = (time_t)epoch;
@@ -575,6 +716,7 @@ int rootfs_host_build(int dest_dirfd, const char *dest_name, const struct rootfs
         /* after an exchange the old tree (or whatever was at DEST) has the temp name */
         if (tmp && (rc < 0 || exists)) brig_rm_rf_at(dest_dirfd, tmp, NULL);
     }
+    if (rc == 0 && stats != NULL) *stats = (struct rootfs_host_stats){ .entries = p.n, .bytes = p.bytes };
     host_plan_free(&p);
     return rc;
 }

@@ -12,6 +12,20 @@
 
 #include "../util/strutil.h"
 
+/* Who is parsing, for the usage line and the hint of a flag error. */
+static const char *cli_program = "brig";
+static char cli_command[64];
+
+void cli_set_program(const char *prog)
+{
+    cli_program = prog;
+}
+
+void cli_set_command(const char *cmd)
+{
+    snprintf(cli_command, sizeof(cli_command), "%s", cmd ? cmd : "");
+}
+
 static const struct cli_flag *cli_find(const struct cli_flag *flags, size_t n, const char *name,
                                        size_t len)
 {
@@ -73,8 +87,10 @@ int cli_parse(const struct cli_flag *flags, size_t n_flags, int argc, char **arg
         const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         const struct cli_flag *f = len > 0 ? cli_find(flags, n_flags, name, len) : NULL;
+        /* runc's words first (scripts match them), then where to look */
         if (f == NULL)
-            return brig_failx(err, "flag provided but not defined: %s%.*s", dashes, (int)len, name);
+            return brig_failx(err, "flag provided but not defined: %s%.*s (run '%s%s%s --help')", dashes,
+                              (int)len, name, cli_program, cli_command[0] ? " " : "", cli_command);
         const char *value = eq ? eq + 1 : NULL;
         if (f->type != CLI_BOOL && value == NULL) {
             if (i + 1 >= argc) return brig_failx(err, "flag needs an argument: %s%s", dashes, f->name);
@@ -90,7 +106,7 @@ int cli_parse(const struct cli_flag *flags, size_t n_flags, int argc, char **arg
 void cli_usage(const char *cmd, const char *args, const char *summary,
                const struct cli_flag *flags, size_t n_flags)
 {
-    printf("Usage: brig %s%s%s\n\n%s\n", cmd, args && *args ? " " : "", args ? args : "", summary);
+    printf("Usage: %s %s%s%s\n\n%s\n", cli_program, cmd, args && *args ? " " : "", args ? args : "", summary);
     if (n_flags == 0) return;
     printf("\nOptions:\n");
     for (size_t i = 0; i < n_flags; i++) {

@@ -30,7 +30,13 @@ int cli_parse(const struct cli_flag *flags, size_t n_flags, int argc, char **arg
               bool stop_at_positional, int *consumed, char **pos, int *n_pos,
               struct brig_error **err);
 
-/* Print "Usage: brig CMD ARGS\n\nSUMMARY\n\nOptions:\n..." to stdout. */
+/* The program ("brig", default; "brig-rootfs") and the command being
+ * parsed ("sandbox run"): an unknown flag's error names `PROG CMD --help`
+ * and the usage line PROG. Set by the dispatchers. */
+void cli_set_program(const char *prog);
+void cli_set_command(const char *cmd);
+
+/* Print "Usage: PROG CMD ARGS\n\nSUMMARY\n\nOptions:\n..." to stdout. */
 void cli_usage(const char *cmd, const char *args, const char *summary,
                const struct cli_flag *flags, size_t n_flags);
 

@@ -219,7 +219,7 @@ static char *policy_find_probe(void)
         self[n] = '\0';
         char *dir = dirname(self);
         /* Installed side by side, or brig's own build tree. */
-        const char *rel[] = { "brig-probe", "../tests/probe/brig-probe", "../libexec/brig/brig-probe" };
+        const char *rel[] = { "brig-probe", "../tests/probe/brig-probe", BRIG_LIBEXEC_FROM_SBIN "/brig-probe" };
         for (size_t i = 0; i < BRIG_ARRAY_SIZE(rel); i++) {
             char *p = brig_asprintf("%s/%s", dir, rel[i]);
             if (access(p, X_OK) == 0) return p;
@@ -299,6 +299,9 @@ static int policy_selftest_cmd(const struct brig_globals *g, int argc, char **ar
 int cmd_policy(const struct brig_globals *g, int argc, char **argv, int *status, struct brig_error **err)
 {
     const char *sub = argc > 0 ? argv[0] : "";
+    char cmd[32];
+    snprintf(cmd, sizeof(cmd), "policy %.20s", sub);
+    cli_set_command(cmd);
     if (strcmp(sub, "check") == 0) return policy_check_cmd(g, argc - 1, argv + 1, status, err);
     if (strcmp(sub, "apply") == 0) return policy_apply_cmd(g, argc - 1, argv + 1, status, err);
     if (strcmp(sub, "show") == 0) return policy_show_cmd(g, argc - 1, argv + 1, status, err);

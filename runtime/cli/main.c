@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "brig-config.h"
+#include "brig-commit.h"
 #include "cli.h"
 #include "../linux/exe_seal.h"
 #include "../util/cleanup.h"
@@ -199,6 +200,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < BRIG_ARRAY_SIZE(commands); i++) {
         if (strcmp(cargv[0], commands[i].name) != 0) continue;
         brig_debug("command %s", commands[i].name);
+        cli_set_command(commands[i].name);
         int status = 0;
         exe_seal_defer(argv);
         if ((cmd_spawns(cargc, cargv) && exe_seal_ensure(argv, &err) < 0) ||

@@ -777,6 +777,11 @@ void jw_str(struct brig_jw *w, const char *s)
     jw_check(w, yajl_gen_string(w->g, (const unsigned char *)s, strlen(s)), "string");
 }
 
+void jw_strn(struct brig_jw *w, const char *s, size_t len)
+{
+    jw_check(w, yajl_gen_string(w->g, (const unsigned char *)s, len), "string");
+}
+
 void jw_u64(struct brig_jw *w, uint64_t v)
 {
     /* yajl_gen_integer takes a long long; the number's text keeps all 64 bits. */
@@ -809,6 +814,7 @@ void jw_raw(struct brig_jw *w, const char *json)
 }
 
 void jw_kstr(struct brig_jw *w, const char *key, const char *s) { jw_key(w, key); jw_str(w, s); }
+void jw_kstrn(struct brig_jw *w, const char *key, const char *s, size_t len) { jw_key(w, key); jw_strn(w, s, len); }
 void jw_ku64(struct brig_jw *w, const char *key, uint64_t v) { jw_key(w, key); jw_u64(w, v); }
 void jw_ki64(struct brig_jw *w, const char *key, int64_t v) { jw_key(w, key); jw_i64(w, v); }
 void jw_kbool(struct brig_jw *w, const char *key, bool v) { jw_key(w, key); jw_bool(w, v); }

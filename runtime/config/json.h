@@ -88,6 +88,8 @@ void jw_arr_open(struct brig_jw *w);
 void jw_arr_close(struct brig_jw *w);
 void jw_key(struct brig_jw *w, const char *key);
 void jw_str(struct brig_jw *w, const char *s);      /* NULL writes null */
+/* len bytes of valid UTF-8, NULs included (escaped as \u0000). */
+void jw_strn(struct brig_jw *w, const char *s, size_t len);
 void jw_u64(struct brig_jw *w, uint64_t v);
 void jw_i64(struct brig_jw *w, int64_t v);
 void jw_bool(struct brig_jw *w, bool v);
@@ -98,6 +100,7 @@ void jw_null(struct brig_jw *w);
 void jw_raw(struct brig_jw *w, const char *json);
 /* Convenience: key + value. */
 void jw_kstr(struct brig_jw *w, const char *key, const char *s);
+void jw_kstrn(struct brig_jw *w, const char *key, const char *s, size_t len);
 void jw_ku64(struct brig_jw *w, const char *key, uint64_t v);
 void jw_ki64(struct brig_jw *w, const char *key, int64_t v);
 void jw_kbool(struct brig_jw *w, const char *key, bool v);

@@ -6,6 +6,8 @@
 #include "mount_options.h"
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -196,7 +198,9 @@ int mount_options_parse(char *const *opts, size_t n, const char *type, const cha
                    brig_str_has_prefix(s, "idmap=") || brig_str_has_prefix(s, "ridmap=")) {
             o.idmap = true;
             o.idmap_recursive |= s[0] == 'r';
-            o.idmap_inline |= strchr(s, '=') != NULL;
+            /* "idmap=" with nothing after it is "idmap", as in crun */
+            const char *eq = strchr(s, '=');
+            o.idmap_inline |= eq != NULL && eq[1] != '\0';
         } else if (strchr(s, '=') == NULL && (mopt_apply_flag(s, &o) || mopt_apply_attr(s, &o))) {
             /* a known flag or recursive attribute */
         } else {
@@ -215,4 +219,117 @@ void mount_opts_free(struct brig_mount_opts *o)
     if (o == NULL) return;
     free(o->data);
     o->data = NULL;
+}
+
+/* ---- crun's idmap option with explicit mappings -------------------------- */
+
+/* At most what a uid_map takes (the kernel's limit): bounds the work and
+ * the memory a long option can cost. */
+#define MOPT_IDMAP_MAX 340
+
+/* A decimal uint32 at *p (digits only: no sign, no space, as strtoul
+ * would take), *p moved past it. */
+static bool mopt_idmap_u32(const char **p, uint32_t *out)
+{
+    const char *s = *p;
+    uint64_t v = 0;
+    if (*s < '0' || *s > '9') return false;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        v = v * 10 + (uint64_t)(*s - '0');
+        if (v > UINT32_MAX) return false;
+    }
+    *out = (uint32_t)v;
+    *p = s;
+    return true;
+}
+
+/* '@': the host id is given as an id of the container's user namespace
+ * (linux.uidMappings/gidMappings) and translated through it. The whole
+ * range must lie in one of its entries (crun leaves that to the caller
+ * and maps the rest wrong). */
+static int mopt_idmap_relative(struct brig_id_mapping *m, const struct brig_id_mapping *ctr,
+                               size_t n_ctr, const char *what, const char *jpath,
+                               struct brig_error **err)
+{
+    if (n_ctr == 0)
+        return brig_failx(err, "%s: idmap %s=@...: a relative mapping needs linux.%s", jpath, what,
+                          strcmp(what, "uids") == 0 ? "uidMappings" : "gidMappings");
+    for (size_t k = 0; k < n_ctr; k++) {
+        uint64_t lo = ctr[k].container_id, hi = lo + ctr[k].size;
+        if (m->host_id >= lo && (uint64_t)m->host_id + m->size <= hi) {
+            m->host_id = ctr[k].host_id + (m->host_id - ctr[k].container_id);
+            return 0;
+        }
+    }
+    return brig_failx(err, "%s: idmap %s=@%u-%u-%u: container ids %u-%llu are not inside one entry "
+                      "of linux.%s", jpath, what, m->container_id, m->host_id, m->size, m->host_id,
+                      (unsigned long long)m->host_id + m->size - 1,
+                      strcmp(what, "uids") == 0 ? "uidMappings" : "gidMappings");
+}
+
+/* One "uids=..." or "gids=..." list: RANGE('#'RANGE)*, RANGE being
+ * ['@']FROM-TO-SIZE, up to end (exclusive). */
+static int mopt_idmap_list(const char *s, const char *end, const char *what,
+                           const struct brig_id_mapping *ctr, size_t n_ctr, const char *jpath,
+                           struct brig_id_mapping **out, size_t *n, struct brig_error **err)
+{
+    if (s == end) return brig_failx(err, "%s: idmap %s=: no mapping given", jpath, what);
+    size_t max = 1;
+    for (const char *p = s; p < end; p++) max += *p == '#';
+    if (max > MOPT_IDMAP_MAX)
+        return brig_failx(err, "%s: idmap %s=: more than %d ranges", jpath, what, MOPT_IDMAP_MAX);
+    autofree struct brig_id_mapping *v = brig_calloc(max, sizeof(*v));
+    size_t cnt = 0;
+    for (const char *p = s;;) {
+        struct brig_id_mapping *m = &v[cnt++];
+        bool relative = *p == '@';
+        if (relative) p++;
+        if (!mopt_idmap_u32(&p, &m->container_id) || *p++ != '-' || !mopt_idmap_u32(&p, &m->host_id) ||
+            *p++ != '-' || !mopt_idmap_u32(&p, &m->size) || (p != end && *p != '#'))
+            return brig_failx(err, "%s: idmap %s=: range %zu is not [@]FROM-TO-SIZE (decimal ids; "
+                              "ranges separated by '#', as idmap=uids=0-100000-65536;gids=0-100000-65536)",
+                              jpath, what, cnt);
+        if (relative) TRY(mopt_idmap_relative(m, ctr, n_ctr, what, jpath, err));
+        if (p == end) break;
+        p++;    /* '#' */
+    }
+    *out = steal_ptr(&v);
+    *n = cnt;
+    return 0;
+}
+
+int mount_idmap_parse(const char *value, const char *jpath, const struct brig_linux *l,
+                      struct brig_id_mapping **uids, size_t *nu, struct brig_id_mapping **gids,
+                      size_t *ng, struct brig_error **err)
+{
+    autofree struct brig_id_mapping *u = NULL, *g = NULL;
+    size_t n_u = 0, n_g = 0;
+    bool has_u = false, has_g = false;
+    for (const char *p = value;;) {
+        const char *end = strchr(p, ';');
+        if (end == NULL) end = p + strlen(p);
+        bool is_u = strncmp(p, "uids=", 5) == 0, is_g = strncmp(p, "gids=", 5) == 0;
+        if (!is_u && !is_g)
+            return brig_failx(err, "%s: idmap=: \"%.*s\" is neither uids=... nor gids=...", jpath,
+                              (int)(end - p > 40 ? 40 : end - p), p);
+        if (is_u ? has_u : has_g)
+            return brig_failx(err, "%s: idmap=: %s given twice", jpath, is_u ? "uids" : "gids");
+        if (is_u) {
+            has_u = true;
+            TRY(mopt_idmap_list(p + 5, end, "uids", l->uid_mappings, l->n_uid_mappings, jpath, &u, &n_u, err));
+        } else {
+            has_g = true;
+            TRY(mopt_idmap_list(p + 5, end, "gids", l->gid_mappings, l->n_gid_mappings, jpath, &g, &n_g, err));
+        }
+        if (*end == '\0') break;
+        p = end + 1;
+    }
+    if (!has_u || !has_g)
+        return brig_failx(err, "%s: idmap=: %s without %s: give both (uids=...;gids=...)", jpath,
+                          has_u ? "uids" : "gids", has_u ? "gids" : "uids");
+    *uids = steal_ptr(&u);
+    *nu = n_u;
+    *gids = steal_ptr(&g);
+    *ng = n_g;
+    return 0;
 }

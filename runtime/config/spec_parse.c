@@ -162,6 +162,34 @@ static int spec_parse_mount(brig_json v, const char *p, const char *bundle, stru
     return 0;
 }
 
+/* crun's "idmap=uids=...;gids=..." (mount_options.h): the mappings it
+ * carries become the mount's uidMappings/gidMappings, once linux is
+ * parsed ("@" ranges are relative to linux.uidMappings/gidMappings). */
+static int spec_mount_idmap_option(struct brig_spec *s, size_t i, struct brig_error **err)
+{
+    struct brig_mount *m = &s->mounts[i];
+    const char *value = NULL;
+    size_t at = 0;
+    for (size_t k = 0; k < m->n_options; k++) {
+        const char *o = m->options[k];
+        const char *eq = strchr(o, '=');
+        if (eq == NULL || eq[1] == '\0' ||
+            !(brig_str_has_prefix(o, "idmap=") || brig_str_has_prefix(o, "ridmap=")))
+            continue;
+        if (value != NULL)
+            return brig_failx(err, "mounts[%zu].options[%zu]: a second idmap option with mappings", i, k);
+        value = eq + 1;
+        at = k;
+    }
+    char jpath[64];
+    snprintf(jpath, sizeof(jpath), "mounts[%zu].options[%zu]", i, at);
+    if (m->n_uid_mappings > 0 || m->n_gid_mappings > 0)
+        return brig_failx(err, "%s: idmap=... and mounts[%zu].uidMappings/gidMappings both give "
+                          "mappings: give them once", jpath, i);
+    return mount_idmap_parse(value, jpath, &s->linux_cfg, &m->uid_mappings, &m->n_uid_mappings,
+                             &m->gid_mappings, &m->n_gid_mappings, err);
+}
+
 static int spec_parse_mounts(brig_json obj, struct brig_spec *s, struct brig_error **err)
 {
     char p[SP_PATH_MAX];
@@ -266,6 +294,8 @@ static int spec_parse_tree(brig_json doc, struct brig_spec *s, struct brig_error
         s->has_linux = true;
         TRY(spec_parse_linux(v, &s->linux_cfg, err));
     }
+    for (size_t i = 0; i < s->n_mounts; i++)
+        if (s->mounts[i].opts.idmap_inline) TRY(spec_mount_idmap_option(s, i, err));
     return 0;
 }
 

@@ -73,10 +73,10 @@ static int spec_check_mounts(const struct brig_spec *s, struct brig_error **err)
         const struct brig_mount *m = &s->mounts[i];
         bool maps = m->n_uid_mappings > 0 || m->n_gid_mappings > 0;
         if (!m->opts.idmap && !maps) continue;
-        if (m->opts.idmap_inline)
-            return brig_failx(err, "mounts[%zu].options: \"idmap=...\" (mappings in the option) "
-                                   "is not supported by brig: give mounts[%zu].uidMappings and "
-                                   "gidMappings", i, i);
+        /* spec_parse turned "idmap=uids=...;gids=..." into the mappings */
+        if (m->opts.idmap_inline && !maps)
+            return brig_failx(err, "mounts[%zu].options: the mappings of \"idmap=...\" were not "
+                                   "read", i);
         if (!m->opts.bind)
             return brig_failx(err, "mounts[%zu].options: only bind mounts can be idmapped by "
                                    "brig (type %.40s)", i, m->type != NULL ? m->type : "none");
@@ -88,8 +88,11 @@ static int spec_check_mounts(const struct brig_spec *s, struct brig_error **err)
             return brig_failx(err, "mounts[%zu].options: idmap without mounts[%zu].uidMappings "
                                    "uses the container's user namespace mappings, and "
                                    "linux.uidMappings/gidMappings are empty", i, i);
-        TRY(spec_check_idmap(m->uid_mappings, m->n_uid_mappings, i, "uidMappings", err));
-        TRY(spec_check_idmap(m->gid_mappings, m->n_gid_mappings, i, "gidMappings", err));
+        bool opt = m->opts.idmap_inline;
+        TRY(spec_check_idmap(m->uid_mappings, m->n_uid_mappings, i,
+                             opt ? "options (idmap uids=)" : "uidMappings", err));
+        TRY(spec_check_idmap(m->gid_mappings, m->n_gid_mappings, i,
+                             opt ? "options (idmap gids=)" : "gidMappings", err));
     }
     return 0;
 }

@@ -255,6 +255,14 @@ static long long ops_now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* A process is in cg (false once it is gone or unreadable). */
+static bool ops_cgroup_has_procs(const struct brig_cgroup *cg)
+{
+    autofree pid_t *pids = NULL;
+    size_t n = 0;
+    return cgroup_pids(cg, &pids, &n, NULL) == 0 && n > 0;
+}
+
 /* OOM kills are counted, not queued: poll the counter often (cheap: one
  * small file) and print one event per kill since the last look. */
 #define EVENTS_POLL_MS 100
@@ -268,8 +276,16 @@ int container_events(const struct brig_globals *g, const char *id, bool stats_on
     autoclose int dirfd = -1;
     autostate struct brig_state *st = NULL;
     TRY(state_dir_open_unlocked(g->root, id, &dirfd, err));
-    if (state_read(dirfd, &st, err) < 0) return brig_wrap(err, "container %s", id);
+    autofree char *broken = NULL;
+    if (state_read_tolerant(dirfd, id, &st, &broken, err) < 0) return brig_wrap(err, "container %s", id);
     enum brig_status status = state_status(dirfd, st);
+    /* A broken entry's stats are its cgroup's, while it has processes. */
+    if (broken != NULL) {
+        if (st->cgroup == NULL)
+            return brig_failx(err, "events %s: %s, and it is cut before its cgroup", id, broken);
+        brig_warn("events %s: %s; reporting the cgroup it still names", id, broken);
+        status = BRIG_STATUS_RUNNING;
+    }
     if (status == BRIG_STATUS_STOPPED || status == BRIG_STATUS_CREATING)
         return brig_failx(err, "events %s: container is not running (%s)", id, state_status_name(status));
     autocg struct brig_cgroup *cg = NULL;
@@ -283,7 +299,7 @@ int container_events(const struct brig_globals *g, const char *id, bool stats_on
     brig_debug("events %s: every %ld ms, oom counter %s", id, interval_ms, have_oom ? "read" : "absent");
     long long next = ops_now_ms();
     for (;;) {
-        bool alive = state_status(dirfd, st) != BRIG_STATUS_STOPPED;
+        bool alive = broken != NULL ? ops_cgroup_has_procs(cg) : state_status(dirfd, st) != BRIG_STATUS_STOPPED;
         if (have_oom && cgroup_oom_kills(cg, &now_kills, NULL) == 0) {
             for (; seen < now_kills; seen++) TRY(ops_print_oom(id, err));
         }

@@ -159,6 +159,7 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     TRY(state_check_size(L->st, err));
     TRY(sysctl_validate(L->spec, err));
     TRY(hostname_validate(L->spec, err));
+    TRY(scheduler_validate(&L->spec->process, err));
     /* Compiled once per profile, then loaded from the state root's cache. */
     if (L->spec->linux_cfg.seccomp.present)
         TRY(seccomp_compile_cached(&L->spec->linux_cfg.seccomp, g->root, &L->bpf, err));
@@ -167,7 +168,7 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     TRY(ns_plan_prepare(L->spec, &L->ns, err));
     L->ns_ready = true;
     if (L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, L->ns.new_user, err));
-    /* What would fail only after `start` is refused now (issue 13). */
+    /* What would fail only after `start` is refused now, as runc does. */
     bool in_userns = L->ns.new_user || L->ns.join_fds[BRIG_NS_USER] >= 0;
     TRY(caps_validate(&L->spec->process.caps, in_userns, err));
     TRY(identity_validate(L->spec, L->ns.new_user, err));
@@ -198,10 +199,13 @@ static int launch_resources(struct launch *L, const struct brig_globals *g, cons
     if (!g->no_cgroup)
         TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, launch_record_cgroup, L, &L->cg, err));
     if (!run_mode) {
-        if (mkfifoat(L->dirfd, "exec.fifo", 0600) < 0) return brig_fail(err, errno, "mkfifo exec.fifo");
+        if (mkfifoat(L->dirfd, "exec.fifo", 0600) < 0) {
+            brig_fail(err, errno, "mkfifo exec.fifo");
+            return state_root_hint(err);
+        }
         L->fifo_fd = openat(L->dirfd, "exec.fifo", O_RDWR | O_CLOEXEC);
         if (L->fifo_fd < 0) return brig_fail(err, errno, "open exec.fifo");
-        TRY(sync_listen_at(L->dirfd, SYNC_START_SOCK, &L->start_sock, err));
+        if (sync_listen_at(L->dirfd, SYNC_START_SOCK, &L->start_sock, err) < 0) return state_root_hint(err);
     }
     /* The planned cgroup is already on disk; it differs from what was made
      * only when someone else made one of its directories meanwhile (then
@@ -211,6 +215,35 @@ static int launch_resources(struct launch *L, const struct brig_globals *g, cons
     free(L->st->cgroup);
     L->st->cgroup = steal_ptr(&made);
     return state_write(L->dirfd, L->st, err);
+}
+
+/* No mount namespace of its own (rootfs_shared.c): the init's bind of the
+ * root, in the namespace it inherited (ours) or joined, goes to
+ * state.json before it is attached, so that delete (or launch_undo)
+ * detaches it whatever happens next. */
+static int launch_record_shared_mnt(struct launch *L, const struct stat *own_mntns, const char *eof,
+                                    struct brig_error **err)
+{
+    autofree char *text = NULL;
+    TRY(sync_expect(L->sync_fd, SYNC_SHARED_MNT, eof, &text, err));
+    struct rootfs_shared_mnt *m = &L->st->shared_mnt;
+    if (text == NULL || rootfs_shared_parse(text, m) < 0)
+        return brig_failx(err, "the container's init sent no record of its root's bind");
+    free(m->ns_path);
+    m->ns_path = NULL;
+    int joined = L->ns.join_fds[BRIG_NS_MOUNT];
+    struct stat ns;
+    if (joined >= 0) {
+        if (fstat(joined, &ns) < 0) return brig_fail(err, errno, "stat the joined mount namespace");
+        m->ns_path = brig_strdup(L->spec->linux_cfg.namespaces[BRIG_NS_MOUNT].path);
+    } else {
+        ns = *own_mntns;
+    }
+    m->ns_dev = ns.st_dev;
+    m->ns_ino = ns.st_ino;
+    L->st->has_shared_mnt = true;
+    TRY(state_write(L->dirfd, L->st, err));
+    return sync_send(L->sync_fd, SYNC_SHARED_MNT_ACK, NULL, err);
 }
 
 /* Clone the init and take it to "created". */
@@ -233,6 +266,11 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     struct stat caller_mntns;
     if (stat("/proc/self/ns/mnt", &caller_mntns) < 0)
         return brig_fail(err, errno, "stat /proc/self/ns/mnt");
+    /* The egress proxy prepares (in its cgroup, a child of the container's)
+     * while the init is made; forked before the clone, it holds nothing of
+     * the container's. */
+    if (egress_start(L->policy, L->st->id, L->cg, &L->egress, err) < 0)
+        return brig_wrap(err, "network (policy %s)", L->policy->name);
     L->pid = launch_clone(L->ns.clone_flags, cgroup_clone_fd(L->cg), &cloned_into);
     if (L->pid == 0) {
         /* The state dir's flock belongs to the open file, which we share:
@@ -267,23 +305,31 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     TRY(sync_send(L->sync_fd, SYNC_GO, NULL, err));
 
     static const char eof[] = "container init exited during setup";
+    if (!L->ns.new_mnt && rootfs_shared_needs_mount(L->spec))
+        TRY(launch_record_shared_mnt(L, &caller_mntns, eof, err));
     TRY(sync_expect(L->sync_fd, SYNC_HOOKS, eof, NULL, err));
+    /* In its cgroups now (joined before SYNC_HOOKS), and inherited by
+     * everything it runs: set from here, with host privileges, as crun. */
+    TRY(scheduler_apply(&L->spec->process, L->pid, err));
     L->st->pid = L->pid;
     L->st->pid_start_time = state_pid_start_time(L->pid);
     /* The pid goes to state.json now only for the hooks of create, which
      * may ask `brig state` (they get it on stdin too); otherwise the write
-     * that says "created" records it. Until then the state reads
-     * "creating" either way, and a brig killed meanwhile leaves the init in
+     * that says "created" records it. Until then `brig state` reads
+     * "creating" either way (the create operation has not finished: start
+     * is not possible yet), and a brig killed meanwhile leaves the init in
      * its cgroup (joined before SYNC_HOOKS), where `delete --force` kills
      * it, while it exits by itself on the sync socket's EOF. */
     if (hooks_any(L->spec, BRIG_HOOK_PRESTART, BRIG_HOOK_CREATE_CONTAINER))
         TRY(state_write(L->dirfd, L->st, err));
     /* The state the hooks of create read on stdin (prestart and
      * createRuntime here, createContainer and startContainer in the init);
-     * without any, the init gets no payload. */
+     * without any, the init gets no payload. Its status is "created", as
+     * crun's: runtime.md's "created" is "after step 2 in the lifecycle"
+     * (the environment made), and these hooks are steps 3 to 5. */
     autofree char *state_json = NULL;
     if (hooks_any(L->spec, BRIG_HOOK_PRESTART, BRIG_HOOK_START_CONTAINER))
-        state_json = state_to_oci_json(L->st, BRIG_STATUS_CREATING, false);
+        state_json = state_to_oci_json(L->st, BRIG_STATUS_CREATED, false);
     TRY(hooks_run(L->spec, BRIG_HOOK_PRESTART, state_json, err));
     TRY(hooks_run(L->spec, BRIG_HOOK_CREATE_RUNTIME, state_json, err));
     TRY(sync_send(L->sync_fd, SYNC_HOOKS_DONE, state_json, err));
@@ -291,7 +337,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
         TRY(sync_expect_fd(L->sync_fd, SYNC_CONSOLE, eof, &L->console_fd, err));
     TRY(sync_expect(L->sync_fd, SYNC_CREATED, eof, NULL, err));
     /* Listening in the init's netns before `start` runs anything there. */
-    TRY(egress_launch(L->policy, L->st->id, L->pid, &L->egress, err));
+    if (egress_attach(L->egress, L->pid, err) < 0) return brig_wrap(err, "network (policy %s)", L->policy->name);
     if (L->console_sock >= 0) {
         /* As runc: the listener owns the pty from now on; brig keeps no copy. */
         TRY(console_socket_send(L->console_sock, L->console_fd, err));
@@ -314,6 +360,11 @@ static void launch_undo(struct launch *L, const struct brig_globals *g, const ch
         kill(L->pid, SIGKILL);
         while (waitpid(L->pid, NULL, 0) < 0 && errno == EINTR) {}
         L->pid = 0;
+    }
+    if (L->st != NULL && L->st->has_shared_mnt &&
+        rootfs_shared_detach(L->st->rootfs, &L->st->shared_mnt, &e) < 0) {
+        brig_warn("create %s: cleanup: %s", id, e->msg);
+        brig_error_freep(&e);
     }
     if (L->cg != NULL && cgroup_destroy(L->cg, &e) < 0) {
         brig_warn("create %s: cleanup: %s", id, e->msg);

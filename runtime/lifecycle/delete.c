@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../config/spec.h"
+#include "../../egress/egress.h"
 #include "../linux/cgroup/cgroup.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -24,36 +25,7 @@
 #include "../../policy/policy.h"
 #include "state.h"
 
-/* How long the init may take to die after SIGKILL (it can be in an
- * uninterruptible sleep, e.g. on a stuck NFS mount). */
-#define DELETE_KILL_TIMEOUT_MS 10000
 #define DELETE_CONFIG_MAX (16u << 20)
-
-static int delete_kill_all(const struct brig_state *st, struct brig_cgroup *cg,
-                           struct brig_error **err)
-{
-    autoclose int pidfd = -1;
-    int alive = init_pidfd_open(st, &pidfd, err);
-    if (alive < 0) return -1;
-    if (alive) {
-        brig_debug("delete %s: SIGKILL init %d", st->id, (int)st->pid);
-        autoerr struct brig_error *e = NULL;
-        if (init_pidfd_signal(pidfd, SIGKILL, &e) < 0 && e->errnum != ESRCH)
-            return brig_failx(err, "%s", e->msg);
-    }
-    /* Without a pid namespace the init's death leaves its children alive:
-     * the cgroup is what holds all of them. */
-    if (cg != NULL) {
-        /* A create killed before its first mkdir recorded a cgroup that was
-         * never made: nothing to kill there. */
-        autoerr struct brig_error *ke = NULL;
-        if (cgroup_kill(cg, SIGKILL, &ke) < 0 && ke->errnum != ENOENT)
-            return brig_failx(err, "%s", ke->msg);
-    }
-    if (alive && init_pidfd_wait(pidfd, DELETE_KILL_TIMEOUT_MS, err) < 0)
-        return brig_wrap(err, "init process %d did not exit after SIGKILL", (int)st->pid);
-    return 0;
-}
 
 /* The saved config, for poststop hooks. Absent when create died early. */
 static struct brig_spec *delete_load_config(int dirfd, const struct brig_state *st)
@@ -87,6 +59,20 @@ static void delete_poststop(const struct brig_spec *spec, const struct brig_stat
     autofree char *json = state_to_oci_json(st, BRIG_STATUS_STOPPED, false);
     autofree char *ctx = brig_asprintf("delete %s", st->id);
     hooks_run_warn(spec, BRIG_HOOK_POSTSTOP, json, ctx);
+}
+
+/* No mount namespace of its own: what the container mounted is in the
+ * host's (or the joined) namespace, below the root's bind; detached once
+ * its processes are gone. Failing, the state stays for a later delete,
+ * unless --force (a warning then: the mounts stay). */
+static int delete_shared_mnt(const struct brig_state *st, bool force, struct brig_error **err)
+{
+    if (!st->has_shared_mnt) return 0;
+    autoerr struct brig_error *e = NULL;
+    if (rootfs_shared_detach(st->rootfs, &st->shared_mnt, &e) == 0) return 0;
+    if (!force) return brig_failx(err, "%s", e->msg);
+    brig_warn("delete --force %s: its mounts below %s stay: %s", st->id, st->rootfs ? st->rootfs : "?", e->msg);
+    return 0;
 }
 
 static int delete_state_unreadable(const struct brig_globals *g, const char *id, bool force,
@@ -163,7 +149,9 @@ static int delete_unaudited(const struct brig_globals *g, const char *id, bool f
 
     int rc = 0;
     /* creating: we hold the lock, so the create that owned it is dead. */
-    if (status != BRIG_STATUS_STOPPED) rc = delete_kill_all(st, cg, err);
+    if (status != BRIG_STATUS_STOPPED) rc = init_kill_all(st, cg, err);
+    else egress_wait_gone(cg);      /* the init's own end: its proxy may still be writing */
+    if (rc == 0) rc = delete_shared_mnt(st, force, err);
     if (rc == 0 && cg != NULL) rc = cgroup_destroy(cg, err);
     if (cg != NULL) cgroup_free(cg);
     if (rc < 0) return brig_wrap(err, "delete %s", id);
@@ -183,6 +171,9 @@ static int delete_unaudited(const struct brig_globals *g, const char *id, bool f
 
 static int delete_launched(struct launch *L, const char *id, struct brig_error **err)
 {
+    /* The init is reaped: the egress proxy ends with the sandbox, its
+     * audit lines written, before the cgroup it runs in goes. */
+    egress_stop(steal_ptr(&L->egress));
     autoerr struct brig_error *le = NULL;
     if (state_relock(L->dirfd, id, &le) < 0) {
         /* removed while it ran (delete --force from elsewhere): done, as
@@ -191,6 +182,7 @@ static int delete_launched(struct launch *L, const char *id, struct brig_error *
         brig_debug("delete %s: removed while it ran", id);
         return 0;
     }
+    TRY(delete_shared_mnt(L->st, false, err));
     /* Stopped: run reaped the init. What is left in the cgroup (no pid
      * namespace) is killed by cgroup_destroy, as for delete. */
     if (L->cg != NULL && cgroup_destroy(L->cg, err) < 0) return brig_wrap(err, "delete %s", id);

@@ -294,7 +294,7 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
     /* Still privileged on the host: limits that may need it go first. */
     TRY(rlimits_apply(p, err));
     TRY(oom_score_adj_apply(p, err));
-    TRY(scheduler_apply(p, err));
+    TRY(scheduler_apply(p, 0, err));
     TRY(io_priority_apply(p, err));
     TRY(personality_apply(&X->spec->linux_cfg, err));
     /* One setns for all (the kernel enters the user namespace first). */
@@ -470,7 +470,7 @@ static int exec_vm_result(enum spawn_vm_end end, const struct sync_msg *m, int r
         return 0;
     case SPAWN_VM_ERROR: {
         int rc = brig_failx(err, "%s", m->len ? m->payload : "unknown error");
-        if (*err != NULL) (*err)->errnum = m->errnum;
+        if (*err != NULL) sync_errnum_apply(*err, m->errnum);
         return rc;
     }
     case SPAWN_VM_TIMEOUT:

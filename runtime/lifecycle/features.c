@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "brig-config.h"
+#include "brig-commit.h"
 #include "features.h"
 #include "../config/json.h"
 #include "../config/mount_options.h"

@@ -9,9 +9,9 @@
  * returned ("hooks.createRuntime[1] (/usr/bin/x): exited with status 3"). */
 int hooks_run(const struct brig_spec *s, enum brig_hook_kind kind, const char *state_json,
               struct brig_error **err);
-/* poststart and poststop (runtime.md: their failure is a warning and the
- * lifecycle goes on): every hook of the list runs; each failure is a
- * warning prefixed by ctx ("start ID"). */
+/* poststop (runtime.md: its failure is a warning and the lifecycle goes
+ * on): every hook of the list runs; each failure is a warning prefixed by
+ * ctx ("delete ID"). A failing poststart hook is an error (start.c). */
 void hooks_run_warn(const struct brig_spec *s, enum brig_hook_kind kind, const char *state_json,
                     const char *ctx);
 /* Whether any hook of the kinds from first to last (enum order) is

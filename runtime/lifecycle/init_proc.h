@@ -1,6 +1,6 @@
 /* The container's init process as seen from a later brig command: a pidfd
  * taken on the recorded pid, guarded against pid reuse by the start time.
- * Implemented in kill.c; used by kill and delete. */
+ * Implemented in kill.c; used by kill, start and delete. */
 #ifndef BRIG_INIT_PROC_H
 #define BRIG_INIT_PROC_H
 
@@ -17,5 +17,10 @@ int init_pidfd_signal(int pidfd, int sig, struct brig_error **err);
 /* Wait until the process behind pidfd has exited, at most timeout_ms.
  * Fails with ETIMEDOUT. */
 int init_pidfd_wait(int pidfd, int timeout_ms, struct brig_error **err);
+/* Stop the container: SIGKILL its init and everything in cg (may be NULL;
+ * without a pid namespace the init's death leaves its children alive), and
+ * wait (10 s at most) until the init is gone. */
+struct brig_cgroup;
+int init_kill_all(const struct brig_state *st, struct brig_cgroup *cg, struct brig_error **err);
 
 #endif

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../egress/egress.h"
 #include "../linux/cgroup/cgroup.h"
 #include "../util/cleanup.h"
 #include "../util/log.h"
@@ -62,6 +63,38 @@ int init_pidfd_wait(int pidfd, int timeout_ms, struct brig_error **err)
     }
 }
 
+/* How long the init may take to die after SIGKILL (it can be in an
+ * uninterruptible sleep, e.g. on a stuck NFS mount). */
+#define INIT_KILL_TIMEOUT_MS 10000
+
+int init_kill_all(const struct brig_state *st, struct brig_cgroup *cg, struct brig_error **err)
+{
+    autoclose int pidfd = -1;
+    int alive = init_pidfd_open(st, &pidfd, err);
+    if (alive < 0) return -1;
+    if (alive) {
+        brig_debug("%s: SIGKILL init %d", st->id, (int)st->pid);
+        autoerr struct brig_error *e = NULL;
+        if (init_pidfd_signal(pidfd, SIGKILL, &e) < 0 && e->errnum != ESRCH)
+            return brig_failx(err, "%s", e->msg);
+    }
+    /* An egress proxy ends with the init, its connections' audit lines
+     * written: before the cgroup's kill takes it too. */
+    egress_wait_gone(cg);
+    /* Without a pid namespace the init's death leaves its children alive:
+     * the cgroup is what holds all of them. */
+    if (cg != NULL) {
+        /* A create killed before its first mkdir recorded a cgroup that was
+         * never made: nothing to kill there. */
+        autoerr struct brig_error *ke = NULL;
+        if (cgroup_kill(cg, SIGKILL, &ke) < 0 && ke->errnum != ENOENT)
+            return brig_failx(err, "%s", ke->msg);
+    }
+    if (alive && init_pidfd_wait(pidfd, INIT_KILL_TIMEOUT_MS, err) < 0)
+        return brig_wrap(err, "init process %d did not exit after SIGKILL", (int)st->pid);
+    return 0;
+}
+
 static int kill_cgroup(const struct brig_state *st, int sig, struct brig_error **err)
 {
     if (st->cgroup == NULL)
@@ -73,13 +106,44 @@ static int kill_cgroup(const struct brig_state *st, int sig, struct brig_error *
     return r;
 }
 
+/* A container whose state.json cannot be read as it is: signalled from
+ * what the file still says. The init only by pid and start time (a pid
+ * alone may name another process by now), --all by its cgroup. */
+static int kill_broken(const struct brig_state *st, const char *id, const char *broken, int sig, bool all,
+                       struct brig_error **err)
+{
+    if (all) {
+        if (st->cgroup == NULL)
+            return brig_failx(err, "kill --all %s: %s, and it is cut before its cgroup: `brig delete --force %s` "
+                              "ends what it can", id, broken, id);
+        if (kill_cgroup(st, sig, err) < 0) return brig_wrap(err, "kill %s (%s)", id, broken);
+        brig_warn("kill --all %s: %s; signalled its cgroup, which it still names", id, broken);
+        return 0;
+    }
+    if (st->pid <= 0 || st->pid_start_time == 0)
+        return brig_failx(err, "kill %s: %s, and it does not name its init's pid and start time (which "
+                          "tell the init from a process that got its pid since): %s`brig delete --force %s` "
+                          "ends what it can", id, broken, st->cgroup ? "`brig kill --all` signals its cgroup; " : "",
+                          id);
+    autoclose int pidfd = -1;
+    int r = init_pidfd_open(st, &pidfd, err);
+    if (r < 0) return brig_wrap(err, "kill %s", id);
+    if (r == 0 || init_pidfd_signal(pidfd, sig, NULL) < 0)
+        return brig_failx(err, "container %s is not running (its init, %d, is gone; %s)", id, (int)st->pid,
+                          broken);
+    brig_warn("kill %s: %s; signalled its init (%d), which it still names", id, broken, (int)st->pid);
+    return 0;
+}
+
 static int kill_unaudited(const struct brig_globals *g, const char *id, int sig, bool all, struct brig_error **err)
 {
     if (sig <= 0 || sig >= NSIG) return brig_failx(err, "invalid signal %d", sig);
     autoclose int dirfd = -1;
     TRY(state_dir_open(g->root, id, &dirfd, err));
     autostate struct brig_state *st = NULL;
-    if (state_read(dirfd, &st, err) < 0) return brig_wrap(err, "container %s", id);
+    autofree char *broken = NULL;
+    if (state_read_tolerant(dirfd, id, &st, &broken, err) < 0) return brig_wrap(err, "container %s", id);
+    if (broken != NULL) return kill_broken(st, id, broken, sig, all, err);
     enum brig_status status = state_status(dirfd, st);
     /* --all also works once the init is gone, as runc's: containerd's shim
      * runs `kill --all ID 9` after the init of a container without its own

@@ -24,9 +24,16 @@ static int ps_pids(const struct brig_globals *g, const char *id, pid_t **pids, s
     autoclose int dirfd = -1;
     TRY(state_dir_open_unlocked(g->root, id, &dirfd, err));
     autostate struct brig_state *st = NULL;
-    if (state_read(dirfd, &st, err) < 0) return brig_wrap(err, "container %s", id);
-    enum brig_status status = state_status(dirfd, st);
-    if (status == BRIG_STATUS_STOPPED) return brig_failx(err, "container %s is not running", id);
+    autofree char *broken = NULL;
+    if (state_read_tolerant(dirfd, id, &st, &broken, err) < 0) return brig_wrap(err, "container %s", id);
+    if (broken != NULL) {
+        /* its processes are those of the cgroup it still names */
+        if (st->cgroup == NULL)
+            return brig_failx(err, "container %s: %s, and it is cut before its cgroup", id, broken);
+        brig_warn("ps %s: %s; listing the cgroup it still names", id, broken);
+    } else if (state_status(dirfd, st) == BRIG_STATUS_STOPPED) {
+        return brig_failx(err, "container %s is not running", id);
+    }
     if (st->cgroup == NULL) return brig_failx(err, "container %s has no cgroup recorded", id);
     struct brig_cgroup *cg = NULL;
     TRY(cgroup_load(st->cgroup, &cg, err));

@@ -17,29 +17,83 @@
 #include "cgroup_ops.h"
 #include "state.h"
 
-static int query_load(const struct brig_globals *g, const char *id, struct brig_state **st,
-                      enum brig_status *status, struct brig_error **err)
+/* What a query knows of one container: its state and live status, or for
+ * a broken entry why (broken) and what its state.json still says (st, NULL
+ * when nothing). */
+struct query_entry {
+    struct brig_state *st;
+    enum brig_status status;
+    char *broken;
+};
+
+static void query_entry_clear(struct query_entry *q)
+{
+    state_free(q->st);
+    free(q->broken);
+    *q = (struct query_entry){ 0 };
+}
+
+/* 0: q filled (q->broken set for a broken entry); -1: no entry to show (it
+ * does not exist, or a create is making it: errnum EINPROGRESS). */
+static int query_load(const struct brig_globals *g, const char *id, struct query_entry *q,
+                      struct brig_error **err)
 {
     autoclose int dirfd = -1;
     TRY(state_dir_open_unlocked(g->root, id, &dirfd, err));
-    if (state_read(dirfd, st, err) < 0) {
-        if (err != NULL && *err != NULL && (*err)->errnum == ENOENT) {
-            brig_error_freep(err);
-            return brig_failx(err, "container %s is being created (no state written yet)", id);
+    autoerr struct brig_error *e = NULL;
+    if (state_read_tolerant(dirfd, id, &q->st, &q->broken, &e) < 0) {
+        if (e->errnum != ENOENT) {          /* not even salvage reads it */
+            q->broken = brig_strdup(e->msg);
+            return 0;
         }
-        return brig_wrap(err, "container %s", id);
+        /* No state.json: a create before its first write holds the lock;
+         * one that died before it left the directory behind. */
+        if (flock(dirfd, LOCK_SH | LOCK_NB) < 0) {
+            brig_failx(err, "container %s is being created (no state written yet)", id);
+            if (err != NULL && *err != NULL) (*err)->errnum = EINPROGRESS;
+            return -1;
+        }
+        q->broken = brig_strdup("no state.json: its create died before writing it");
+        return 0;
     }
-    *status = cgroup_ops_status(*st, state_status(dirfd, *st));
-    if (*status == BRIG_STATUS_CREATING && flock(dirfd, LOCK_SH | LOCK_NB) == 0) {
+    if (q->broken != NULL) return 0;
+    q->status = cgroup_ops_status(q->st, state_status(dirfd, q->st));
+    if (q->status == BRIG_STATUS_CREATING && flock(dirfd, LOCK_SH | LOCK_NB) == 0) {
         /* A create holds the lock until it is done: free, its brig died
          * (or just finished: read again). Closing dirfd drops our lock. */
-        state_free(*st);
-        *st = NULL;
-        if (state_read(dirfd, st, err) < 0) return brig_wrap(err, "container %s", id);
-        *status = cgroup_ops_status(*st, state_status(dirfd, *st));
-        if (*status == BRIG_STATUS_CREATING) *status = BRIG_STATUS_STOPPED;
+        state_free(q->st);
+        q->st = NULL;
+        if (state_read(dirfd, &q->st, err) < 0) return brig_wrap(err, "container %s", id);
+        q->status = cgroup_ops_status(q->st, state_status(dirfd, q->st));
+        if (q->status == BRIG_STATUS_CREATING) q->status = BRIG_STATUS_STOPPED;
     }
     return 0;
+}
+
+/* The init a broken entry still names, if it runs: only with its start
+ * time, which tells it from a process that got the pid since. */
+static pid_t query_broken_pid(const struct brig_state *st)
+{
+    if (st == NULL || st->pid <= 0 || st->pid_start_time == 0) return 0;
+    return state_pid_start_time(st->pid) == st->pid_start_time ? st->pid : 0;
+}
+
+/* "container ID: WHY: its status is unknown (...); `brig delete --force ID` ..." */
+static int query_broken_error(const char *id, const struct query_entry *q, struct brig_error **err)
+{
+    const struct brig_state *st = q->st;
+    pid_t pid = query_broken_pid(st);
+    char what[256] = "";
+    if (pid > 0)
+        snprintf(what, sizeof(what), " (it still names its init, %d, running: `brig kill %s` signals it)",
+                 (int)pid, id);
+    else if (st != NULL && st->pid > 0 && st->pid_start_time == 0)
+        snprintf(what, sizeof(what), " (it names init %d but not its start time, which would tell it "
+                 "from a reused pid)", (int)st->pid);
+    else if (st != NULL && st->pid > 0)
+        snprintf(what, sizeof(what), " (its init, %d, is gone)", (int)st->pid);
+    return brig_failx(err, "container %s: %s: its status is unknown%s; `brig delete --force %s` ends what "
+                      "is left of it and removes it", id, q->broken, what, id);
 }
 
 static int query_write_stdout(const char *text, struct brig_error **err)
@@ -50,12 +104,30 @@ static int query_write_stdout(const char *text, struct brig_error **err)
 
 int container_state(const struct brig_globals *g, const char *id, struct brig_error **err)
 {
-    autostate struct brig_state *st = NULL;
-    enum brig_status status;
-    TRY(query_load(g, id, &st, &status, err));
-    autofree char *json = state_to_oci_json(st, status, true);
+    __attribute__((cleanup(query_entry_clear))) struct query_entry q = { 0 };
+    TRY(query_load(g, id, &q, err));
+    if (q.broken != NULL) return query_broken_error(id, &q, err);
+    autofree char *json = state_to_oci_json(q.st, q.status, true);
     autofree char *line = brig_asprintf("%s\n", json);
     return query_write_stdout(line, err);
+}
+
+/* list --format json's object for a broken entry: what it still says,
+ * status "unknown", and why in "error". */
+static void list_jw_broken(struct brig_jw *w, const char *id, const struct query_entry *q, const char *owner)
+{
+    const struct brig_state *st = q->st;
+    jw_obj_open(w);
+    jw_kstr(w, "ociVersion", st && st->oci_version ? st->oci_version : "");
+    jw_kstr(w, "id", id);
+    jw_ki64(w, "pid", query_broken_pid(st));
+    jw_kstr(w, "status", "unknown");
+    jw_kstr(w, "bundle", st && st->bundle ? st->bundle : "");
+    jw_kstr(w, "rootfs", st && st->rootfs ? st->rootfs : "");
+    jw_kstr(w, "created", st && st->created ? st->created : "");
+    jw_kstr(w, "owner", owner);
+    jw_kstr(w, "error", q->broken);
+    jw_obj_close(w);
 }
 
 struct list_row {
@@ -112,26 +184,44 @@ int container_list(const struct brig_globals *g, bool json, bool quiet, struct b
                                          brig_strdup("OWNER") } };
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        autostate struct brig_state *st = NULL;
-        enum brig_status status;
+        __attribute__((cleanup(query_entry_clear))) struct query_entry q = { 0 };
         autoerr struct brig_error *e = NULL;
-        /* Like runc, a container whose state cannot be read (being created
-         * or deleted right now) is skipped rather than failing the list. */
-        if (query_load(g, ids[i], &st, &status, &e) < 0) {
-            brig_debug("list: skipping %s: %s", ids[i], e->msg);
-            continue;
+        /* A container being created or deleted right now is skipped, as
+         * runc does; one whose state cannot be read is listed, status
+         * unknown, with why: it may still hold processes and a cgroup. */
+        if (query_load(g, ids[i], &q, &e) < 0) {
+            if (e->errnum == ENOENT || e->errnum == EINPROGRESS) {
+                brig_debug("list: skipping %s: %s", ids[i], e->msg);
+                continue;
+            }
+            q.broken = brig_strdup(e->msg);
         }
+        if (q.broken != NULL && !json)
+            brig_warn("list: container %s: %s: its status is unknown (`brig delete --force %s` removes it)",
+                      ids[i], q.broken, ids[i]);
         if (quiet) {
-            if (printf("%s\n", st->id) < 0) rc = brig_fail(err, errno, "write stdout");
+            if (printf("%s\n", ids[i]) < 0) rc = brig_fail(err, errno, "write stdout");
             continue;
         }
         if (json) {
-            state_jw_write(w, st, status);
+            if (q.broken != NULL) list_jw_broken(w, ids[i], &q, owner);
+            else state_jw_write(w, q.st, q.status);
             continue;
         }
-        int64_t pid = status == BRIG_STATUS_STOPPED ? 0 : st->pid;
+        if (q.broken != NULL) {
+            const struct brig_state *st = q.st;
+            rows[nrows++] = (struct list_row){ { brig_strdup(ids[i]),
+                                                 brig_asprintf("%d", (int)query_broken_pid(st)),
+                                                 brig_strdup("unknown"),
+                                                 brig_strdup(st && st->bundle ? st->bundle : ""),
+                                                 brig_strdup(st && st->created ? st->created : ""),
+                                                 brig_strdup(owner) } };
+            continue;
+        }
+        const struct brig_state *st = q.st;
+        int64_t pid = q.status == BRIG_STATUS_STOPPED ? 0 : st->pid;
         rows[nrows++] = (struct list_row){ { brig_strdup(st->id), brig_asprintf("%lld", (long long)pid),
-                                             brig_strdup(state_status_name(status)),
+                                             brig_strdup(state_status_name(q.status)),
                                              brig_strdup(st->bundle), brig_strdup(st->created ? st->created : ""),
                                              brig_strdup(owner) } };
     }

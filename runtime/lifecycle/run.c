@@ -74,9 +74,14 @@ int container_run(const struct brig_globals *g, const struct brig_create_opts *o
     if (rc == 0) rc = sync_send(L.sync_fd, SYNC_START, start_json, err);
     if (rc == 0) rc = sync_wait_exec(L.sync_fd, err);
     if (rc == 0 && hooks_any(L.spec, BRIG_HOOK_POSTSTART, BRIG_HOOK_POSTSTART)) {
+        /* A failing poststart hook stops the container (start.c): run
+         * reaps it below, deletes it and fails, --detach or not. */
         autofree char *json = state_to_oci_json(L.st, BRIG_STATUS_RUNNING, false);
-        autofree char *ctx = brig_asprintf("run %s", o->id);
-        hooks_run_warn(L.spec, BRIG_HOOK_POSTSTART, json, ctx);
+        rc = hooks_run(L.spec, BRIG_HOOK_POSTSTART, json, err);
+        if (rc < 0) {
+            kill(L.pid, SIGKILL);
+            if (L.cg != NULL) cgroup_kill(L.cg, SIGKILL, NULL);
+        }
     }
     if (rc == 0 && o->detach) {
         *exit_status = 0;

@@ -1,6 +1,7 @@
 /* start (runtime.md "Operations: Start"): release the init waiting on
  * exec.fifo, then run the poststart hooks. */
 #include "container.h"
+#include "init_proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "../config/spec.h"
+#include "../linux/cgroup/cgroup.h"
 #include "../linux/sync.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -22,22 +24,32 @@
 /* How long an init that reported its error may take to exit. */
 #define START_EXIT_WAIT_MS 5000
 
-static void start_poststart(int dirfd, const struct brig_state *st)
+/* runtime.md, lifecycle step 9: a poststart hook that fails is an error,
+ * the container is stopped and the lifecycle continues at step 12 (as runc
+ * and crun; spec 1.0 said a warning). brig leaves the stopped container
+ * for `delete`, which destroys it and runs poststop (step 13), as after a
+ * failing startContainer hook: engines delete after a failed start. */
+static int start_poststart(int dirfd, const struct brig_state *st, struct brig_error **err)
 {
     autofree char *text = NULL;
     size_t len = 0;
     autospec struct brig_spec *spec = NULL;
-    struct brig_error *e = NULL;
-    if (brig_read_file_at(dirfd, "config.json", CONFIG_MAX, &text, &len, &e) < 0 ||
-        spec_parse(text, len, st->bundle, &spec, &e) < 0) {
-        brig_warn("start %s: poststart hooks: %s", st->id, e->msg);
-        brig_error_free(e);
-        return;
-    }
-    if (spec->hooks[BRIG_HOOK_POSTSTART].n == 0) return;
+    if (brig_read_file_at(dirfd, "config.json", CONFIG_MAX, &text, &len, err) < 0 ||
+        spec_parse(text, len, st->bundle, &spec, err) < 0)
+        return brig_wrap(err, "poststart hooks: the saved config.json");
+    if (spec->hooks[BRIG_HOOK_POSTSTART].n == 0) return 0;
     autofree char *json = state_to_oci_json(st, BRIG_STATUS_RUNNING, false);
-    autofree char *ctx = brig_asprintf("start %s", st->id);
-    hooks_run_warn(spec, BRIG_HOOK_POSTSTART, json, ctx);
+    return hooks_run(spec, BRIG_HOOK_POSTSTART, json, err);
+}
+
+/* The process runs, and a poststart hook failed: stop the container. */
+static void start_stop(const struct brig_state *st)
+{
+    autoerr struct brig_error *e = NULL;
+    struct brig_cgroup *cg = NULL;
+    if ((st->cgroup != NULL && cgroup_load(st->cgroup, &cg, &e) < 0) || init_kill_all(st, cg, &e) < 0)
+        brig_warn("start %s: stopping the container: %s", st->id, e->msg);
+    if (cg != NULL) cgroup_free(cg);
 }
 
 /* A container made by a brig without the start socket is started without
@@ -51,7 +63,7 @@ static int start_connect(int dirfd, const char *id, int *conn, struct brig_error
     return brig_fail(err, e->errnum, "start %s: %s", id, e->msg);
 }
 
-/* issue 13: start returns once the process has exec'd, or fails with the
+/* start returns once the process has exec'd, or fails with the
  * init's error (capabilities, seccomp, identity, a program gone since
  * create, a startContainer hook). The init then exits: wait for that, so
  * that `state` says stopped as soon as start has returned. */
@@ -96,7 +108,10 @@ static int start_unaudited(const struct brig_globals *g, const char *id, struct 
         return brig_fail(err, errno, "start %s: remove exec.fifo", id);
     unlinkat(dirfd, SYNC_START_SOCK, 0);          /* the init has closed it */
     if (conn >= 0 && start_wait_exec(conn, st, err) < 0) return brig_wrap(err, "start %s", id);
-    start_poststart(dirfd, st);
+    if (start_poststart(dirfd, st, err) < 0) {
+        start_stop(st);
+        return brig_wrap(err, "start %s", id);
+    }
     return 0;
 }
 

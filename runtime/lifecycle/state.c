@@ -142,7 +142,8 @@ int state_dir_make(const char *root, const char *id, int *rootfd_out, int *dirfd
     TRY(state_open_root(root, true, &rootfd, err));
     if (mkdirat(rootfd, id, 0711) < 0) {
         if (errno == EEXIST) return brig_failx(err, "container \"%s\" already exists", id);
-        return brig_fail(err, errno, "mkdir %s/%s", root, id);
+        brig_fail(err, errno, "mkdir %s/%s", root, id);
+        return state_root_hint(err);
     }
     autoclose int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
@@ -216,6 +217,18 @@ int state_dir_remove_known(int rootfd, int dirfd, const char *id, struct brig_er
     policy_stage_discard(dirfd);
     if (brig_rm_rf_at(rootfd, id, err) < 0) return brig_wrap(err, "container %s: remove state", id);
     return 0;
+}
+
+int state_root_hint(struct brig_error **err)
+{
+    if (err == NULL || *err == NULL) return -1;
+    const char *why = (*err)->errnum == EROFS ? "is on a read-only file system"
+                    : (*err)->errnum == ENOSPC || (*err)->errnum == EDQUOT ? "has no room left" : NULL;
+    if (why == NULL) return -1;
+    size_t n = strlen((*err)->msg);
+    snprintf((*err)->msg + n, sizeof((*err)->msg) - n, " (the state directory %s: free room there, or "
+             "give brig another: --root, or --state-root for brig sandbox)", why);
+    return -1;
 }
 
 static int state_cmp_str(const void *a, const void *b)
@@ -303,7 +316,10 @@ int state_write_config(int dirfd, const char *text, size_t len, struct brig_erro
      * directory without state.json, which `delete --force` removes. */
     autoclose int fd = openat(dirfd, "config.json", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
                               0600);
-    if (fd < 0 || state_write_all(fd, text, len) < 0) return brig_fail(err, errno, "write config.json");
+    if (fd < 0 || state_write_all(fd, text, len) < 0) {
+        brig_fail(err, errno, "write config.json");
+        return state_root_hint(err);
+    }
     return 0;
 }
 
@@ -319,6 +335,10 @@ static struct brig_jw *state_json(const struct brig_state *st, bool annotations)
     jw_ku64(w, "pidStartTime", st->pid_start_time);
     jw_kbool(w, "setupDone", st->setup_done);
     jw_kstr(w, "cgroup", st->cgroup);
+    if (st->has_shared_mnt) {
+        autofree char *m = rootfs_shared_format(&st->shared_mnt);
+        jw_kstr(w, "sharedMount", m);
+    }
     jw_kstr(w, "bundle", st->bundle);
     jw_kstr(w, "ociVersion", st->oci_version);
     jw_kstr(w, "rootfs", st->rootfs);
@@ -362,9 +382,22 @@ int state_write(int dirfd, const struct brig_state *st, struct brig_error **err)
     if (len > STATE_FILE_MAX)
         return brig_failx(err, "container %s: state.json would be %zu bytes, more than the %u "
                           "brig reads back", st->id ? st->id : "?", len, STATE_FILE_MAX);
-    if (state_replace_file(dirfd, STATE_FILE, text, len, err) < 0)
-        return brig_wrap(err, "container %s: write %s", st->id ? st->id : "?", STATE_FILE);
+    if (state_replace_file(dirfd, STATE_FILE, text, len, err) < 0) {
+        brig_wrap(err, "container %s", st->id ? st->id : "?");
+        return state_root_hint(err);
+    }
     brig_debug("wrote state of %s: pid %d setupDone %d", st->id, (int)st->pid, st->setup_done);
+    return 0;
+}
+
+int state_parse_shared_mnt(brig_json root, struct brig_state *st, struct brig_error **err)
+{
+    autofree char *m = NULL;
+    TRY(json_get_string(root, STATE_FILE, "sharedMount", false, &m, err));
+    if (m == NULL) return 0;
+    if (rootfs_shared_parse(m, &st->shared_mnt) < 0)
+        return brig_failx(err, "%s.sharedMount: not a mount record", STATE_FILE);
+    st->has_shared_mnt = true;
     return 0;
 }
 
@@ -384,6 +417,7 @@ static int state_parse(brig_json root, struct brig_state *st, struct brig_error 
     st->pid = (pid_t)pid;
     TRY(json_get_u64(root, p, "pidStartTime", false, &st->pid_start_time, err));
     TRY(json_get_bool(root, p, "setupDone", false, &st->setup_done, err));
+    TRY(state_parse_shared_mnt(root, st, err));
     brig_json ann = json_get(root, "annotations");
     if (ann != NULL && !json_is_null(ann))
         TRY(json_as_kv(ann, "state.json.annotations", &st->annotations, &st->n_annotations, err));
@@ -412,6 +446,7 @@ void state_free(struct brig_state *st)
     free(st->rootfs);
     free(st->created);
     free(st->cgroup);
+    free(st->shared_mnt.ns_path);
     for (size_t i = 0; i < st->n_annotations; i++) {
         free(st->annotations[i].key);
         free(st->annotations[i].value);

@@ -9,7 +9,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../config/json.h"
 #include "../config/spec.h"
+#include "../linux/rootfs/rootfs.h"
 
 enum brig_status {
     BRIG_STATUS_CREATING,
@@ -31,8 +33,14 @@ struct brig_state {
     char *created;              /* RFC 3339 */
     bool setup_done;            /* create finished: created or later */
     char *cgroup;               /* cgroup_serialize() text, may be NULL */
+    /* No mount namespace of its own, with mounts: the bind of the root
+     * they are below (rootfs_shared.c), detached by delete. */
+    bool has_shared_mnt;        struct rootfs_shared_mnt shared_mnt;
     struct brig_kv *annotations; size_t n_annotations;
 };
+
+/* The "sharedMount" member of a parsed state.json into st (absent: none). */
+int state_parse_shared_mnt(brig_json root, struct brig_state *st, struct brig_error **err);
 
 /* state_read takes a state.json up to this size. */
 #define STATE_FILE_MAX (4u << 20)
@@ -73,6 +81,11 @@ int state_dir_remove_known(int rootfd, int dirfd, const char *id, struct brig_er
  * world writable, no symlink); made when missing and create is set. */
 int state_root_open(const char *root, bool create, int *out, struct brig_error **err);
 
+/* A failed write under the state root: when it failed for want of room
+ * (ENOSPC, EDQUOT) or on a read-only file system (EROFS), *err says so and
+ * what to do about it. Returns -1. */
+int state_root_hint(struct brig_error **err);
+
 /* Ids of the container directories under root, sorted, NULL-terminated.
  * A root that does not exist yet holds no containers. */
 int state_list_ids(const char *root, char ***ids, size_t *n, struct brig_error **err);
@@ -94,6 +107,14 @@ int state_check_size(const struct brig_state *st, struct brig_error **err);
  * Fails when neither the init nor the cgroup can be known. */
 int state_read_salvage(int dirfd, const char *id, struct brig_state **out,
                        struct brig_error **err);
+/* state_read, and where it refuses the file (corrupt, cut short, too
+ * large) what state_read_salvage still reads of it, with *broken set to
+ * why (malloc'd): `state`, `list`, `kill`, `ps` and `events` report such a
+ * container as broken and act on what it still says. Fails with both
+ * reasons when not even that can be read, and as state_read (ENOENT) when
+ * there is no state.json. */
+int state_read_tolerant(int dirfd, const char *id, struct brig_state **out, char **broken,
+                        struct brig_error **err);
 void state_free(struct brig_state *st);
 void state_freep(struct brig_state **st);
 #define autostate __attribute__((cleanup(state_freep)))

@@ -141,6 +141,7 @@ int state_read_salvage(int dirfd, const char *id, struct brig_state **out,
     json_get_u64(root, "state.json", "pidStartTime", false, &st->pid_start_time, NULL);
     json_get_bool(root, "state.json", "setupDone", false, &st->setup_done, NULL);
     salvage_str(root, "cgroup", &st->cgroup);
+    state_parse_shared_mnt(root, st, NULL);
     salvage_str(root, "bundle", &st->bundle);
     salvage_str(root, "rootfs", &st->rootfs);
     salvage_str(root, "created", &st->created);
@@ -156,5 +157,21 @@ int state_read_salvage(int dirfd, const char *id, struct brig_state **out,
     brig_debug("salvaged state of %s: pid %d, cgroup %s", id, (int)st->pid,
                st->cgroup ? "known" : "none");
     *out = steal_ptr(&st);
+    return 0;
+}
+
+int state_read_tolerant(int dirfd, const char *id, struct brig_state **out, char **broken,
+                        struct brig_error **err)
+{
+    *broken = NULL;
+    autoerr struct brig_error *why = NULL;
+    if (state_read(dirfd, out, &why) == 0) return 0;
+    if (why->errnum == ENOENT) {
+        if (err != NULL) *err = steal_ptr(&why);
+        return -1;
+    }
+    autoerr struct brig_error *e = NULL;
+    if (state_read_salvage(dirfd, id, out, &e) < 0) return brig_failx(err, "%s; %s", why->msg, e->msg);
+    *broken = brig_strdup(why->msg);
     return 0;
 }

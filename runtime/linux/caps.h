@@ -26,7 +26,7 @@ struct caps_plan {
 int caps_plan(const struct brig_caps *caps, struct caps_plan *out, struct brig_error **err);
 int caps_plan_apply(const struct caps_plan *pl, struct brig_error **err);
 /* What caps_apply would refuse, checked by the parent before "created"
- * (issue 13): an effective cap outside the permitted set. */
+ * (as runc fails create): an effective cap outside the permitted set. */
 int caps_validate(const struct brig_caps *caps, bool in_userns, struct brig_error **err);
 /* Make the permitted set effective again after identity_apply switched to
  * a non-root uid (which empties the effective set). */

@@ -84,13 +84,20 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
     TRY(ns_child_join(s, c->ns, err));
     TRY(hostname_apply(s, err));                               /* in the new or joined uts */
     if (c->ns->new_net) TRY(loopback_up(err));
-    if (c->ns->new_mnt) {                                      /* else: rootfs_shared.c */
+    bool joined_mnt = c->ns->join_fds[BRIG_NS_MOUNT] >= 0;
+    bool mounting = c->ns->new_mnt || rootfs_shared_needs_mount(s);
+    if (c->ns->new_mnt)
         TRY(rootfs_prepare(s, c->caller_mntns, &rootfd, err));
-        TRY(mounts_apply(rootfd, s, in_userns, err));
+    else if (mounting)                                         /* rootfs_shared.c */
+        TRY(rootfs_shared_bind(s, joined_mnt, c->sync_fd, &rootfd, err));
+    else
+        TRY(rootfs_shared_open(s, joined_mnt, &rootfd, err));
+    if (mounting) {
+        TRY(mounts_apply(&rootfd, s, in_userns, err));
         TRY(devices_populate(rootfd, s, in_userns, err));
         TRY(cwd_make(rootfd, &s->process, err));              /* before the root goes ro */
-        TRY(proc_home_default(rootfd, &s->process, &c->home_env, err));
     }
+    TRY(proc_home_default(rootfd, &s->process, &c->home_env, err));
 
     TRY(sync_send(c->sync_fd, SYNC_HOOKS, NULL, err));       /* prestart, createRuntime */
     TRY(sync_expect(c->sync_fd, SYNC_HOOKS_DONE, "parent went away", &c->state_json, err));
@@ -98,14 +105,13 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
 
     brig_fd_defer_flush();                                    /* nothing pins the old root */
     if (c->ns->new_mnt) TRY(rootfs_pivot(rootfd, s, c->no_pivot, err));
-    else TRY(rootfs_chroot_shared(s, c->ns->join_fds[BRIG_NS_MOUNT] >= 0, err));
+    else TRY(rootfs_chroot_shared(rootfd, err));
     if (s->process.terminal) TRY(child_console(c, err));
     TRY(sysctl_apply(s, err));                                 /* before /proc/sys goes ro */
     TRY(paths_mask_readonly(s, err));
     TRY(rootfs_finish(s, err));                                /* read-only root last */
     TRY(personality_apply(&s->linux_cfg, err));
     TRY(oom_score_adj_apply(&s->process, err));
-    TRY(scheduler_apply(&s->process, err));
     TRY(io_priority_apply(&s->process, err));
     TRY(rlimits_apply(&s->process, err));
     TRY(mempolicy_apply(&s->linux_cfg, err));                 /* inherited by execve */

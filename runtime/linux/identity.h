@@ -11,7 +11,7 @@
  * caps_apply can still set the requested sets; umask if given. */
 int identity_apply(const struct brig_user *u, bool in_userns, struct brig_error **err);
 /* What identity_apply would fail at after `start`, checked before
- * "created" (issue 13): an id that is -1, or, in a new user namespace, one
+ * "created" (as runc fails create): an id that is -1, or, in a new user namespace, one
  * its mappings leave out (setresuid/setresgid/setgroups: EINVAL). */
 int identity_validate(const struct brig_spec *s, bool new_userns, struct brig_error **err);
 

@@ -62,11 +62,6 @@ int ns_plan_prepare(const struct brig_spec *s, struct ns_plan *p, struct brig_er
     p->saved_pid_fd = p->saved_time_fd = -1;
     for (int t = 0; t < BRIG_NS_COUNT; t++) p->join_fds[t] = -1;
 
-    /* Inherited (the spec's MUST) or joined: only what needs no mount. */
-    const struct brig_namespace *mnt = &l->namespaces[BRIG_NS_MOUNT];
-    if ((!mnt->present || mnt->path != NULL) && rootfs_shared_check(s, err) < 0)
-        return brig_wrap(err, "linux.namespaces: no new mount namespace");
-
     unsigned long new_flags = 0;
     for (int t = 0; t < BRIG_NS_COUNT; t++) {
         const struct brig_namespace *ns = &l->namespaces[t];
@@ -102,6 +97,11 @@ int ns_plan_prepare(const struct brig_spec *s, struct ns_plan *p, struct brig_er
     if (bad != NULL) {
         ns_plan_close(p);
         return brig_failx(err, "%s", bad);
+    }
+    /* Inherited (the spec's MUST) or joined: rootfs_shared.c. */
+    if (!p->new_mnt && rootfs_shared_check(s, p->new_user, err) < 0) {
+        ns_plan_close(p);
+        return brig_wrap(err, "linux.namespaces: no new mount namespace");
     }
 
     if (join_user) {

@@ -54,6 +54,14 @@ static int proc_stat_in_root(int rootfd, const struct brig_process *p, const cha
  * be inside the root (proc_verify_cwd), so the kernel's own lookup of the
  * path, of a #! interpreter and of PT_INTERP has nothing but the root to
  * walk, with no more rights than the program itself. */
+/* A failure of the program itself (the process never runs): 127 when it
+ * was not found, 126 when it could not be executed (as a shell says). */
+static int proc_exec_failed(struct brig_error **err, int errnum)
+{
+    if (err != NULL && *err != NULL) (*err)->exec_status = errnum == ENOENT || errnum == ENOTDIR ? 127 : 126;
+    return -1;
+}
+
 int proc_find_exec(const struct brig_process *p, char **out, struct brig_error **err)
 {
     const char *arg0 = p->args[0];
@@ -66,9 +74,14 @@ int proc_find_exec(const struct brig_process *p, char **out, struct brig_error *
                 return brig_fail(err, errno, "process.args[0] %s: a /proc magic link (or a "
                                  "symlink loop) on the way: the program must be a path inside "
                                  "the container's root", arg0);
-            return brig_fail(err, errno, "exec: %s", arg0);
+            int e = errno;
+            brig_fail(err, e, "exec: %s", arg0);
+            return proc_exec_failed(err, e);
         }
-        if (!S_ISREG(st.st_mode)) return brig_failx(err, "exec: %s: not a regular file", arg0);
+        if (!S_ISREG(st.st_mode)) {
+            brig_failx(err, "exec: %s: not a regular file", arg0);
+            return proc_exec_failed(err, EACCES);
+        }
         *out = brig_strdup(arg0);
         return 0;
     }
@@ -77,15 +90,18 @@ int proc_find_exec(const struct brig_process *p, char **out, struct brig_error *
         if (brig_str_has_prefix(p->env[i], "PATH=")) path = p->env[i] + 5;
     autofree char *dirs = brig_strdup(path);
     char *save = NULL;
+    int seen = ENOENT;          /* as execvp: EACCES if one was there but not executable */
     for (char *d = strtok_r(dirs, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
         autofree char *cand = brig_asprintf("%s/%s", *d ? d : ".", arg0);
-        if (proc_stat_in_root(rootfd, p, cand, &st) == 0 && S_ISREG(st.st_mode) &&
-            (st.st_mode & 0111)) {
+        if (proc_stat_in_root(rootfd, p, cand, &st) < 0) continue;
+        if (S_ISREG(st.st_mode) && (st.st_mode & 0111)) {
             *out = steal_ptr(&cand);
             return 0;
         }
+        seen = EACCES;
     }
-    return brig_failx(err, "exec: \"%s\": executable file not found in $PATH", arg0);
+    brig_failx(err, "exec: \"%s\": executable file not found in $PATH", arg0);
+    return proc_exec_failed(err, seen);
 }
 
 /* The home directory of uid in passwd text: field 6 of the first line
@@ -122,14 +138,17 @@ int proc_home_default(int rootfd, const struct brig_process *p, char **home_env,
     *home_env = NULL;
     for (size_t i = 0; i < p->n_env; i++)
         if (brig_str_has_prefix(p->env[i], "HOME=")) return 0;
-    /* Read inside the root as a regular file only (never a device or a
-     * fifo), bounded; a passwd that cannot be read, or lacks the uid,
-     * gives "/" as runc and crun do. Its content is never echoed. */
+    /* Looked up inside the root (a symlink, as /etc/passwd ->
+     * ../usr/share/passwd, is followed there as every runtime follows it,
+     * and can never lead out: RESOLVE_IN_ROOT), judged by the O_PATH fd and
+     * read only if a regular file (never a device or a fifo), bounded; a
+     * passwd that cannot be read, or lacks the uid, gives "/" as runc and
+     * crun do. Its content is never echoed. */
     char home[PATH_MAX] = "/";
     autoerr struct brig_error *e = NULL;
     autofree char *text = NULL;
-    autoclose int etc = brig_open_in_root(rootfd, "/etc", O_PATH | O_DIRECTORY | O_CLOEXEC, 0, &e);
-    if (etc < 0 || brig_read_regular_at(etc, "passwd", PROC_PASSWD_MAX, &text, NULL, &e) < 0 ||
+    autoclose int pw = brig_open_in_root(rootfd, "/etc/passwd", O_PATH | O_CLOEXEC, 0, &e);
+    if (pw < 0 || brig_read_regular_fd(pw, "/etc/passwd", PROC_PASSWD_MAX, &text, NULL, &e) < 0 ||
         !proc_passwd_home(text, p->user.uid, home, sizeof(home))) {
         brig_debug("HOME: uid %u not found in /etc/passwd (%s): HOME=/", p->user.uid,
                    e != NULL ? e->msg : "not listed");
@@ -188,8 +207,8 @@ static int proc_reenter_cwd(const struct brig_process *p, bool entered_as_root,
 
 /* Identity and cwd first in both orders: the cwd is entered again, by a
  * lookup inside the root (openat2), before a filter may deny openat2 or
- * getcwd (issue 13: a profile without openat2 killed every non-root process
- * at "process.cwd: open /"). What runs after the filter is what runc runs
+ * getcwd (a profile without openat2 would kill every non-root process at
+ * "process.cwd: open /"). What runs after the filter is what runc runs
  * after it too: capset/prctl, the startContainer hooks, signal resets and
  * execve.
  *
@@ -310,15 +329,19 @@ int proc_execve(const struct proc_launch *l, struct brig_error **err)
     if (l->via_fd < 0) {
         brig_debug("execve %s", l->exe);
         execve(l->exe, l->argv, l->envp);
-        return brig_fail(err, errno, "exec %s", l->exe);
+        int e = errno;
+        brig_fail(err, e, "exec %s", l->exe);
+        return proc_exec_failed(err, e);
     }
     /* What brig's own execve reported before anything ran (a file the
      * user may not execute, a noexec mount) is still reported so; other
      * failures are the trampoline's, on the command's stderr. The faccessat
      * syscall itself, not libc's choice of faccessat2: the one the caller
      * checked the filter allows. */
-    if (syscall(SYS_faccessat, AT_FDCWD, l->exe, X_OK) < 0 && errno == EACCES)
-        return brig_fail(err, errno, "exec %s", l->exe);
+    if (syscall(SYS_faccessat, AT_FDCWD, l->exe, X_OK) < 0 && errno == EACCES) {
+        brig_fail(err, EACCES, "exec %s", l->exe);
+        return proc_exec_failed(err, EACCES);
+    }
     brig_debug("execve %s through %s", l->exe, l->via_name);
     syscall(SYS_execveat, l->via_fd, "", l->argv, l->envp, AT_EMPTY_PATH);
     return brig_fail(err, errno, "exec %s through %s", l->exe, l->via_name);

@@ -11,7 +11,9 @@
 #include "seccomp.h"
 
 /* Where execve will find p->args[0]: a path with a slash as is, else looked
- * up in the process's PATH (or the default one) inside the current root. */
+ * up in the process's PATH (or the default one) inside the current root.
+ * Not found: the error's exec_status is 127; found but not an executable
+ * file: 126 (proc_execve sets it too when execve itself fails). */
 int proc_find_exec(const struct brig_process *p, char **out, struct brig_error **err);
 
 /* Everything the last steps need, made before the identity switch:

@@ -89,7 +89,7 @@ static bool scheduler_is_rt(int policy)
     return policy == SCHED_FIFO || policy == SCHED_RR;
 }
 
-int scheduler_apply(const struct brig_process *p, struct brig_error **err)
+int scheduler_validate(const struct brig_process *p, struct brig_error **err)
 {
     if (!p->has_scheduler) return 0;
     const struct brig_scheduler *sc = &p->scheduler;
@@ -102,6 +102,14 @@ int scheduler_apply(const struct brig_process *p, struct brig_error **err)
     if (!scheduler_is_rt(sc->policy) && sc->priority != 0)
         return brig_failx(err, "process.scheduler.priority: must be 0 unless the policy is "
                           "SCHED_FIFO or SCHED_RR");
+    return 0;
+}
+
+int scheduler_apply(const struct brig_process *p, pid_t pid, struct brig_error **err)
+{
+    if (!p->has_scheduler) return 0;
+    TRY(scheduler_validate(p, err));
+    const struct brig_scheduler *sc = &p->scheduler;
     struct brig_sched_attr attr = {
         .size = sizeof(attr),
         .sched_policy = (uint32_t)sc->policy,
@@ -112,8 +120,17 @@ int scheduler_apply(const struct brig_process *p, struct brig_error **err)
         .sched_deadline = sc->deadline,
         .sched_period = sc->period,
     };
-    if (syscall(SYS_sched_setattr, 0, &attr, 0) < 0)
+    if (syscall(SYS_sched_setattr, pid, &attr, 0) < 0) {
+        /* Root is refused a real-time policy in a cgroup without real-time
+         * time (cgroup v1 with real-time group scheduling: a new cgroup
+         * has none): say what gives it some. */
+        if (errno == EPERM && scheduler_is_rt(sc->policy))
+            return brig_fail(err, errno, "process.scheduler: sched_setattr %s (a cgroup v1 cpu "
+                             "controller gives a new cgroup no real-time time: set "
+                             "linux.resources.cpu.realtimeRuntime)",
+                             sc->policy == SCHED_FIFO ? "SCHED_FIFO" : "SCHED_RR");
         return brig_fail(err, errno, "process.scheduler: sched_setattr (policy %d)", sc->policy);
+    }
     return 0;
 }
 
@@ -141,9 +158,9 @@ int no_new_privs_apply(const struct brig_process *p, struct brig_error **err)
     return 0;
 }
 
-/* issue 13: a new session also without a terminal. The caller's terminal,
- * which stdio may still be, is then not the process's controlling one, so
- * TIOCSTI into it needs CAP_SYS_ADMIN over the host (issue 10, escape 3),
+/* A new session also without a terminal. The caller's terminal, which
+ * stdio may still be, is then not the process's controlling one, so
+ * TIOCSTI into it needs CAP_SYS_ADMIN over the host (security.md),
  * and the caller's job control does not reach into the container. */
 int session_new(struct brig_error **err)
 {

@@ -4,6 +4,8 @@
 
 #include <stdbool.h>
 
+#include <sys/types.h>
+
 #include "../config/spec.h"
 
 /* hostname/domainname (runtime/linux/sysctl.c with linux.sysctl).
@@ -22,7 +24,13 @@ int sysctl_validate(const struct brig_spec *s, struct brig_error **err);
 int rlimits_apply(const struct brig_process *p, struct brig_error **err);
 int oom_score_adj_apply(const struct brig_process *p, struct brig_error **err);
 int personality_apply(const struct brig_linux *l, struct brig_error **err);
-int scheduler_apply(const struct brig_process *p, struct brig_error **err);
+/* process.scheduler on pid (0: ourselves), by a caller with host
+ * privileges: the container's init gets it from `create`, once it is in
+ * its cgroups (as crun sets it), so a real-time policy works in a user
+ * namespace too. scheduler_validate names a bad field before anything
+ * runs. */
+int scheduler_validate(const struct brig_process *p, struct brig_error **err);
+int scheduler_apply(const struct brig_process *p, pid_t pid, struct brig_error **err);
 int io_priority_apply(const struct brig_process *p, struct brig_error **err);
 int no_new_privs_apply(const struct brig_process *p, struct brig_error **err);
 /* setsid(): the process leads a new session, terminal or not. */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "brig-config.h"
+#include "brig-commit.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/log.h"

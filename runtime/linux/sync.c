@@ -84,9 +84,20 @@ int sync_send(int fd, enum sync_type type, const char *payload, struct brig_erro
     return sync_send_raw(fd, type, 0, payload, err);
 }
 
+int sync_errnum_wire(const struct brig_error *e)
+{
+    return (e->errnum & 0xffff) | (e->exec_status & 0xff) << 16;
+}
+
+void sync_errnum_apply(struct brig_error *e, int32_t wire)
+{
+    e->errnum = wire & 0xffff;
+    e->exec_status = (wire >> 16) & 0xff;
+}
+
 int sync_send_error(int fd, const struct brig_error *e)
 {
-    return sync_send_raw(fd, SYNC_ERROR, e ? e->errnum : 0, e ? e->msg : "unknown error", NULL);
+    return sync_send_raw(fd, SYNC_ERROR, e ? sync_errnum_wire(e) : 0, e ? e->msg : "unknown error", NULL);
 }
 
 /* One message, checked: SYNC_ERROR becomes the peer's error, EOF becomes
@@ -108,7 +119,7 @@ static int sync_recv(int fd, enum sync_type expect, const char *eof_what, struct
     m->payload[plen < SYNC_MAX_PAYLOAD ? plen : SYNC_MAX_PAYLOAD - 1] = '\0';
     if (m->type == SYNC_ERROR) {
         int rc = brig_failx(err, "%s", m->len ? m->payload : "unknown error");
-        if (err != NULL && *err != NULL) (*err)->errnum = m->errnum;
+        if (err != NULL && *err != NULL) sync_errnum_apply(*err, m->errnum);
         return rc;
     }
     if (m->type != (uint32_t)expect)

@@ -18,6 +18,8 @@ enum sync_type {
     SYNC_ERROR,         /* either way: payload is the error message */
     SYNC_CONSOLE,       /* child -> parent: carries the pty master (SCM_RIGHTS) */
     SYNC_CREATED_ACK,   /* parent -> child (create only): state says created, wait on exec.fifo */
+    SYNC_SHARED_MNT,    /* child -> parent: the root's bind, no mount namespace of its own (payload: its record) */
+    SYNC_SHARED_MNT_ACK,/* parent -> child: recorded in the state, attach it */
 };
 
 #define SYNC_MAX_PAYLOAD (64 * 1024)
@@ -31,6 +33,10 @@ struct sync_msg {
 
 int sync_socketpair(int fds[2], struct brig_error **err);
 int sync_send(int fd, enum sync_type type, const char *payload, struct brig_error **err);
+/* An error's errnum and exec_status in the message's errnum field (an
+ * errno fits in 16 bits), and back into an error. */
+int sync_errnum_wire(const struct brig_error *e);
+void sync_errnum_apply(struct brig_error *e, int32_t wire);
 /* Send the error as SYNC_ERROR; -1 when nobody is listening any more. */
 int sync_send_error(int fd, const struct brig_error *e);
 /* Receive the next message, which must be `expect`. A SYNC_ERROR becomes

@@ -92,12 +92,14 @@ int sysctl_validate(const struct brig_spec *s, struct brig_error **err)
             if (!uts)
                 return brig_failx(err, "linux.sysctl.%s: needs a private uts namespace "
                                   "(linux.namespaces)", key);
-            /* As runc: no OCI field conflicts by name; the sysctl is written
-             * after domainname, so it wins. Said, since it is surprising. */
+            /* As crun: one value for one name. The same value twice is
+             * harmless; two different ones are a mistake, whichever would
+             * win (runc writes the sysctl last and lets it). */
             if (s->domainname != NULL && s->domainname[0] &&
                 strcmp(s->domainname, s->linux_cfg.sysctl[i].value) != 0)
-                brig_warn("linux.sysctl.%s (\"%.64s\") overrides domainname (\"%.64s\")", key,
-                           s->linux_cfg.sysctl[i].value, s->domainname);
+                return brig_failx(err, "linux.sysctl.%s: \"%.64s\" conflicts with the "
+                                  "\"domainname\" field (\"%.64s\"): set one of them", key,
+                                  s->linux_cfg.sysctl[i].value, s->domainname);
         } else {
             return brig_failx(err, "linux.sysctl.%s: not namespaced", key);
         }

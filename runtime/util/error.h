@@ -7,6 +7,10 @@
 
 struct brig_error {
     int errnum;      /* errno of the root cause, 0 if none */
+    /* 127: the process's program was not found; 126: found but it could
+     * not be executed (execve failed). The process never ran. 0: any other
+     * failure. Kept across brig_wrap; sent along by sync_send_error. */
+    int exec_status;
     char msg[1024];  /* "ctx: ctx: cause[: strerror]" */
 };
 

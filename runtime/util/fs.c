@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,13 +54,11 @@ int brig_read_file_at(int dirfd, const char *name, size_t max, char **out, size_
 /* A name is judged before anything is opened for reading: O_PATH opens a
  * fifo without waiting for a writer and a device without calling its
  * driver, and O_NOFOLLOW opens a symlink itself. Only a regular file (or,
- * when asked, a directory) is then opened for reading, through that fd
+ * when asked, a directory) is then reopened for reading, through that fd
  * (the same inode, whatever the name means by then). */
-int brig_open_input(int dirfd, const char *name, int flags, struct stat *stp, struct brig_error **err)
+static int fs_reopen_input(int pfd, const char *name, int flags, size_t max, struct stat *stp,
+                           struct brig_error **err)
 {
-    autoclose int pfd = flags & BRIG_INPUT_IN_ROOT ? brig_open_in_root_errno(dirfd, name, O_PATH, 0)
-                        : openat(dirfd, name, O_PATH | (flags & BRIG_INPUT_NOFOLLOW ? O_NOFOLLOW : 0) | O_CLOEXEC);
-    if (pfd < 0) return brig_fail(err, errno, "open %s", name);
     struct stat st;
     if (fstat(pfd, &st) < 0) return brig_fail(err, errno, "stat %s", name);
     if (S_ISLNK(st.st_mode)) return brig_failx(err, "%s: a symlink, refusing to follow it", name);
@@ -69,11 +68,31 @@ int brig_open_input(int dirfd, const char *name, int flags, struct stat *stp, st
                           S_ISFIFO(st.st_mode) ? " (a fifo)" : S_ISDIR(st.st_mode) ? " (a directory)"
                           : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? " (a device)"
                           : S_ISSOCK(st.st_mode) ? " (a socket)" : "");
+    /* st_size says nothing of what a read returns (procfs, a file still
+     * growing): the read itself stops past max. This only saves reading
+     * max bytes of a file that is known to be larger. */
+    if (!dir && (uint64_t)st.st_size > max) return brig_fail(err, EFBIG, "read %s", name);
     char p[32];
     int fd = open(brig_fd_path(pfd, p, sizeof(p)), O_RDONLY | O_CLOEXEC | O_NOCTTY | (dir ? O_DIRECTORY : 0));
     if (fd < 0) return brig_fail(err, errno, "open %s", name);
     if (stp != NULL) *stp = st;
     return fd;
+}
+
+int brig_open_input(int dirfd, const char *name, int flags, struct stat *stp, struct brig_error **err)
+{
+    autoclose int pfd = flags & BRIG_INPUT_IN_ROOT ? brig_open_in_root_errno(dirfd, name, O_PATH, 0)
+                        : openat(dirfd, name, O_PATH | (flags & BRIG_INPUT_NOFOLLOW ? O_NOFOLLOW : 0) | O_CLOEXEC);
+    if (pfd < 0) return brig_fail(err, errno, "open %s", name);
+    return fs_reopen_input(pfd, name, flags, SIZE_MAX, stp, err);
+}
+
+int brig_read_regular_fd(int pfd, const char *name, size_t max, char **out, size_t *len,
+                         struct brig_error **err)
+{
+    autoclose int fd = fs_reopen_input(pfd, name, 0, max, NULL, err);
+    if (fd < 0) return -1;
+    return brig_read_fd(fd, name, max, out, len, err);
 }
 
 static int fs_read_regular(int dirfd, const char *name, bool follow, size_t max, char **out, size_t *len,

@@ -41,6 +41,10 @@ int brig_read_file_at(int dirfd, const char *name, size_t max, char **out, size_
  * reading. The errors name the file, never quote it. */
 int brig_read_regular_at(int dirfd, const char *name, size_t max, char **out, size_t *len,
                          struct brig_error **err);
+/* The same for what pfd (an O_PATH fd, opened by whatever rule the caller
+ * chose, e.g. brig_open_in_root) is: a regular file, read through it. */
+int brig_read_regular_fd(int pfd, const char *name, size_t max, char **out, size_t *len,
+                         struct brig_error **err);
 /* The same for a path whose symlinks the caller may follow (a compose
  * file's own env_file, Dockerfile, seccomp profile): only the end must be
  * a regular file, so a fifo or a device never blocks or feeds the read. */
@@ -82,10 +86,18 @@ int brig_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct brig_er
  * (a symlink, or more than the last component was created). Costs what brig_mkdir_in_root does,
  * plus one openat2 for a path through a symlink. */
 #define BRIG_IN_ROOT_NOFOLLOW 1
+/* With BRIG_IN_ROOT_MAKE_TARGET a dangling symlink on the way (refused
+ * otherwise: "is a dangling symlink") has its target made, as the kernel
+ * would resolve the link with the root as "/" (an absolute target, or one
+ * with "..", stays inside the root): what runc and crun do for a mount
+ * destination. A chain or loop of more than 40 fails with ELOOP. */
+#define BRIG_IN_ROOT_MAKE_TARGET 2
 int brig_mkdir_in_root_ex(int rootfd, const char *path, mode_t mode, int flags, bool *plain,
                           struct brig_error **err);
 /* Create (if missing) a regular file inside the root, parents as needed;
  * returns an O_PATH fd of it. */
 int brig_mkfile_in_root(int rootfd, const char *path, mode_t mode, struct brig_error **err);
+/* The same; flags: BRIG_IN_ROOT_MAKE_TARGET. */
+int brig_mkfile_in_root_ex(int rootfd, const char *path, mode_t mode, int flags, struct brig_error **err);
 
 #endif

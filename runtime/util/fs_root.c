@@ -90,12 +90,46 @@ static size_t fsroot_next_component(const char **p)
     return n;
 }
 
+/* Symlinks followed to make a dangling one's target, at most (the
+ * kernel's MAXSYMLINKS): a chain or a loop of them ends with ELOOP. */
+#define FSROOT_MAX_HOPS 40
+
+/* name in dirfd is a dangling symlink, reached as the given path dir (""
+ * for the root): the path of its target followed by rest, which resolves
+ * from the root as the kernel resolves the link (dir, then the target;
+ * an absolute target from the root itself, ".." clamped there). Only a
+ * string: whatever it names is resolved and made inside the root again. */
+static char *fsroot_link_target(int dirfd, const char *name, const char *dir, const char *rest,
+                                int hops, struct brig_error **err)
+{
+    if (hops >= FSROOT_MAX_HOPS) {
+        brig_fail(err, ELOOP, "%s/%s", dir, name);
+        return NULL;
+    }
+    char t[PATH_MAX];
+    ssize_t n = readlinkat(dirfd, name, t, sizeof(t) - 1);
+    if (n <= 0) {
+        brig_fail(err, n < 0 ? errno : ENOENT, "readlink %s/%s", dir, name);
+        return NULL;
+    }
+    t[n] = '\0';
+    while (*rest == '/') rest++;
+    const char *sep = *rest != '\0' ? "/" : "";
+    char *out = t[0] == '/' ? brig_asprintf("%s%s%s", t, sep, rest)
+                            : brig_asprintf("%s/%s%s%s", dir, t, sep, rest);
+    brig_debug("in root: %s/%s is a dangling symlink, making its target %s", dir, name, out);
+    return out;
+}
+
+static int fsroot_mkdir(int rootfd, const char *path, mode_t mode, int nofollow, bool *plain,
+                        int hops, struct brig_error **err);
+
 /* The usual missing mount point has a parent that exists (/dev/pts,
  * /sys/fs/cgroup/pids): create the last component there and resolve the
  * whole path again from the root, as the walk below does, with 3 openat2
  * instead of one per component. -2 when the parent is missing too. */
 static int fsroot_mkdir_last(int rootfd, const char *path, mode_t mode, int nofollow,
-                             bool *plain, struct brig_error **err)
+                             bool *plain, int hops, struct brig_error **err)
 {
     const char *last = NULL;
     size_t last_n = 0;
@@ -122,15 +156,25 @@ static int fsroot_mkdir_last(int rootfd, const char *path, mode_t mode, int nofo
     /* through a symlink-free parent, the symlink-free way first */
     int fd = parent_plain ? fsroot_open_dir(rootfd, path, nofollow, plain)
                           : fsroot_openat2(rootfd, path, O_PATH | O_DIRECTORY | nofollow, 0);
-    /* EEXIST then ENOENT: a dangling symlink; creating its target would
-     * mean following it: refuse (as the walk does). */
+    /* EEXIST then ENOENT: a dangling symlink; creating its target means
+     * following it: refused, unless asked (hops >= 0), and then inside
+     * the root (as the walk does). */
+    if (fd < 0 && errno == ENOENT && hops >= 0) {
+        autofree char *target = fsroot_link_target(pfd, comp, parent, "", hops, err);
+        if (target == NULL) return -1;
+        fd = fsroot_mkdir(rootfd, target, mode, nofollow, plain, hops + 1, err);
+        *plain = false;
+        return fd;
+    }
     if (fd < 0 && errno == ENOENT) return brig_failx(err, "mkdir %s: is a dangling symlink", path);
     if (fd < 0) return brig_fail(err, errno, "mkdir %s", path);
     return fd;
 }
 
+/* hops < 0: a dangling symlink on the way is refused; else its target is
+ * made (hops counts the links followed so far). */
 static int fsroot_mkdir(int rootfd, const char *path, mode_t mode, int nofollow, bool *plain,
-                        struct brig_error **err)
+                        int hops, struct brig_error **err)
 {
     /* cur is always the fully resolved (in-root) prefix walked so far; a new
      * directory is only ever created with mkdirat() on it, which never
@@ -142,7 +186,7 @@ static int fsroot_mkdir(int rootfd, const char *path, mode_t mode, int nofollow,
     int whole = fsroot_open_dir(rootfd, path, nofollow, plain);
     if (whole >= 0) return whole;
     if (errno == ENOENT) {
-        int fd = fsroot_mkdir_last(rootfd, path, mode, nofollow, plain, err);
+        int fd = fsroot_mkdir_last(rootfd, path, mode, nofollow, plain, hops, err);
         if (fd != -2) return fd;
     }
     autoclose_path int cur = fsroot_openat2(rootfd, ".", O_PATH | O_DIRECTORY, 0);
@@ -158,6 +202,7 @@ static int fsroot_mkdir(int rootfd, const char *path, mode_t mode, int nofollow,
         memcpy(comp, p, n);
         comp[n] = '\0';
         p += n;
+        size_t parent_len = plen;
         if (plen > 0) prefix[plen++] = '/';
         memcpy(prefix + plen, comp, n + 1);
         plen += n;
@@ -171,7 +216,17 @@ static int fsroot_mkdir(int rootfd, const char *path, mode_t mode, int nofollow,
             brig_debug("mkdir in root: %s", prefix);
             fd = fsroot_openat2(rootfd, prefix, O_PATH | O_DIRECTORY | last, 0);
             /* EEXIST from mkdirat then ENOENT here: a dangling symlink.
-             * Creating its target would mean following it: refuse. */
+             * Creating its target means following it: refused unless
+             * asked, and then from the root again. */
+            if (fd < 0 && errno == ENOENT && hops >= 0) {
+                autofree char *dir = strndup(prefix, parent_len);
+                if (dir == NULL) abort();
+                autofree char *target = fsroot_link_target(cur, comp, dir, p, hops, err);
+                if (target == NULL) return -1;
+                fd = fsroot_mkdir(rootfd, target, mode, nofollow, plain, hops + 1, err);
+                *plain = false;
+                return fd;
+            }
             if (fd < 0 && errno == ENOENT)
                 return brig_failx(err, "mkdir %s: is a dangling symlink", prefix);
         }
@@ -188,9 +243,10 @@ int brig_mkdir_in_root_ex(int rootfd, const char *path, mode_t mode, int flags, 
 {
     bool ignored;
     if (plain == NULL) plain = &ignored;
-    if (!(flags & BRIG_IN_ROOT_NOFOLLOW)) return fsroot_mkdir(rootfd, path, mode, 0, plain, err);
+    int hops = flags & BRIG_IN_ROOT_MAKE_TARGET ? 0 : -1;
+    if (!(flags & BRIG_IN_ROOT_NOFOLLOW)) return fsroot_mkdir(rootfd, path, mode, 0, plain, hops, err);
     autoerr struct brig_error *e = NULL;
-    int fd = fsroot_mkdir(rootfd, path, mode, O_NOFOLLOW, plain, &e);
+    int fd = fsroot_mkdir(rootfd, path, mode, O_NOFOLLOW, plain, hops, &e);
     if (fd >= 0) return fd;
     /* O_NOFOLLOW|O_DIRECTORY fails with ENOTDIR on a symlink (ELOOP with
      * RESOLVE_NO_SYMLINKS): only then look at what the last component is */
@@ -212,7 +268,7 @@ int brig_mkdir_in_root(int rootfd, const char *path, mode_t mode, struct brig_er
     return brig_mkdir_in_root_ex(rootfd, path, mode, 0, NULL, err);
 }
 
-int brig_mkfile_in_root(int rootfd, const char *path, mode_t mode, struct brig_error **err)
+static int fsroot_mkfile(int rootfd, const char *path, mode_t mode, int hops, struct brig_error **err)
 {
     int fd = fsroot_openat2(rootfd, path, O_PATH, 0);
     if (fd < 0 && errno != ENOENT) return brig_fail(err, errno, "open %s", path);
@@ -229,7 +285,8 @@ int brig_mkfile_in_root(int rootfd, const char *path, mode_t mode, struct brig_e
             free(steal_ptr(&dir)), dir = brig_strdup(".");
         if (name[0] == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
             return brig_failx(err, "create %s: not a file name", path);
-        autoclose_path int parent = brig_mkdir_in_root(rootfd, dir, 0755, err);
+        bool plain;
+        autoclose_path int parent = fsroot_mkdir(rootfd, dir, 0755, 0, &plain, hops, err);
         if (parent < 0) return -1;
         /* O_CREAT|O_EXCL never follows a symlink in the last component */
         int wfd = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
@@ -239,6 +296,11 @@ int brig_mkfile_in_root(int rootfd, const char *path, mode_t mode, struct brig_e
             close(wfd);
         }
         fd = fsroot_openat2(rootfd, path, O_PATH, 0);
+        if (fd < 0 && errno == ENOENT && hops >= 0) {
+            autofree char *target = fsroot_link_target(parent, name, dir, "", hops, err);
+            if (target == NULL) return -1;
+            return fsroot_mkfile(rootfd, target, mode, hops + 1, err);
+        }
         if (fd < 0 && errno == ENOENT)
             return brig_failx(err, "create %s: is a dangling symlink", path);
         if (fd < 0) return brig_fail(err, errno, "open %s", path);
@@ -254,4 +316,14 @@ int brig_mkfile_in_root(int rootfd, const char *path, mode_t mode, struct brig_e
         return brig_fail(err, EISDIR, "create file %s", path);
     }
     return fd;
+}
+
+int brig_mkfile_in_root(int rootfd, const char *path, mode_t mode, struct brig_error **err)
+{
+    return fsroot_mkfile(rootfd, path, mode, -1, err);
+}
+
+int brig_mkfile_in_root_ex(int rootfd, const char *path, mode_t mode, int flags, struct brig_error **err)
+{
+    return fsroot_mkfile(rootfd, path, mode, flags & BRIG_IN_ROOT_MAKE_TARGET ? 0 : -1, err);
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench-sandbox.sh: `brig sandbox run -- true` under the agent policy, end to
 # end (policy, config, init, pipes, result, cleanup), side by side in one run
-# with `podman run --rm` under the same hardening, `bwrap --unshare-all` and
+# with the same under the agent policy with network egress (the proxy and
+# its audit writer started, listening, confined and ended: "egress"),
+# `podman run --rm` under the same hardening, `bwrap --unshare-all` and
 # the floor program; and `brig sandbox exec NAME -- true` into a long-lived
 # sandbox against `podman exec CT true` into a long-lived container with the
 # same hardening. Interleaved in rounds (the order rotates). Prints medians
@@ -39,7 +41,10 @@ chmod 0755 "$W"
 R=$W/b/rootfs
 mkdir -p "$W/ws" "$W/res" && chown 1000:1000 "$W/ws"
 
-runtimes="floor bwrap sandbox sbexec"
+# the agent policy, its network egress to one name (docs/egress.md)
+jq --arg audit "$W/audit.jsonl" '.name = "agent-egress" | .network = {"mode": "egress", "allow": ["api.example.com:443"]}
+    | .audit.path = $audit' "$repo/policy/profiles/agent.json" > "$W/agent-egress.json"
+runtimes="floor bwrap sandbox egress sbexec"
 command -v bwrap >/dev/null || runtimes=${runtimes/bwrap /}
 # podman: runc (crun 1.8 refuses a hybrid cgroup host), rlimits below the
 # host's hard ones (its defaults are above this machine's and fail)
@@ -56,6 +61,8 @@ cmd_of() {
                     --tmpfs /tmp --bind "$W/ws" /workspace --uid 1000 --gid 1000 --cap-drop ALL /bin/true) ;;
         sandbox) CMD=("$brig" sandbox run --policy agent --state-root "$W/state" --rootfs "$R"
                       --workspace "$W/ws" --json -- true) ;;
+        egress) CMD=("$brig" sandbox run --policy "$W/agent-egress.json" --state-root "$W/state" --rootfs "$R"
+                     --workspace "$W/ws" --json -- true) ;;
         podman) CMD=(podman --runtime runc run --rm "${pm_hard[@]}" --rootfs "$R" /bin/true) ;;
         sbexec) CMD=("$brig" sandbox exec --state-root "$W/state" --json "$sb_name" -- true) ;;
         pmexec) CMD=(podman --runtime runc exec "$pm_name" /bin/true) ;;
@@ -103,3 +110,7 @@ for rt in $runtimes; do
     awk -v rt="$rt" -v m="$m" -v mn="$mn" -v mx="$mx" -v sb="$sb" \
         'BEGIN { printf "%-8s %10.1f %10.1f %10.1f  %.3fx\n", rt, m / 1e6, mn / 1e6, mx / 1e6, sb / m }'
 done
+# what egress adds to a run: the difference of the medians
+awk -v e="$(median "$W/res/egress")" -v s="$(median "$W/res/sandbox")" \
+    'BEGIN { printf "egress adds %.1f ms to a sandbox run (median %.1f vs %.1f ms)\n", (e - s) / 1e6, e / 1e6, s / 1e6 }'
+

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The three agent deployments brig is built for (issue 15, docs/recipes/),
+# The three agent deployments brig is built for (docs/recipes/),
 # each the Docker way on brig and the native way (`brig sandbox`), running
 # its real workload shape and checked from inside with brig-probe:
 #   1. a long-lived agent container (pygent): N commands with per-command

@@ -3,9 +3,10 @@
  * came back, so the test judges what the process inside saw.
  *   send IP PORT DATA            connect, send DATA (\r \n \xHH decoded),
  *                                print the answer until EOF (5 s at most)
- *   socks IP PORT ATYP DEST DPORT DATA
+ *   socks IP PORT ATYP DEST DPORT DATA [MS DATA]...
  *                                SOCKS5 CONNECT (ATYP 1 IPv4, 3 name,
  *                                4 IPv6), "socks-reply N", then as send
+ *                                (as steps with each pair)
  *   hold IP PORT N DATA          N connections at once, DATA on each, the
  *                                first answer line of each counted:
  *                                "ok=A limit=B other=C" (all held open)
@@ -14,12 +15,28 @@
  *   setup IP PORT N DATA         N connections one after the other, each
  *                                until its first answer byte:
  *                                "us=AVG median=MEDIAN"
+ *   stream IP PORT DATA MARK DATA2
+ *                                send DATA, read until MARK came (30 s at
+ *                                most), then send DATA2 on a second
+ *                                connection (a "go on" to the server), then
+ *                                as send: a response passed on only at its
+ *                                end never shows MARK, and the server never
+ *                                hears DATA2 (t-egress-cred)
+ *   steps IP PORT DATA [MS DATA]...
+ *                                send DATA, print the first answer (the
+ *                                proxy's "200" to a CONNECT), then for each
+ *                                pair wait MS ms and send DATA; then as send
+ *   flood IP PORT HOLD N         one connection sending HOLD, held open
+ *                                (it takes the only maxConnections slot),
+ *                                then N connections made and closed at
+ *                                once: "flood=N"
  *   serve PORT                   on the host, for the bench: accept on
  *                                127.0.0.1:PORT, read once, answer a
  *                                1-byte HTTP/1.0 200, close (no fork: the
  *                                set-up figures are the proxy's, not a
  *                                server's)
  * Exit 0 when the first connection was made; else "connect: ERRNO". */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -87,6 +104,19 @@ static void send_all(int fd, const char *data)
     if (write(fd, buf, n) != (ssize_t)n) printf("short write\n");
 }
 
+/* MS DATA pairs: wait MS ms, send DATA. A proxy that refused has closed:
+ * no SIGPIPE, its answer is read after. */
+static void send_steps(int fd, int n, char **pairs)
+{
+    for (int i = 0; i + 1 < n; i += 2) {
+        struct timespec ts = { atoi(pairs[i]) / 1000, (long)(atoi(pairs[i]) % 1000) * 1000000L };
+        nanosleep(&ts, NULL);
+        static char buf[65536];
+        size_t len = decode(pairs[i + 1], buf);
+        (void)!send(fd, buf, len, MSG_NOSIGNAL);
+    }
+}
+
 static int readn(int fd, unsigned char *b, size_t n)
 {
     size_t got = 0;
@@ -112,7 +142,7 @@ int main(int argc, char **argv)
         copy_out(fd);
         return 0;
     }
-    if (argc == 8 && strcmp(argv[1], "socks") == 0) {
+    if (argc >= 8 && argc % 2 == 0 && strcmp(argv[1], "socks") == 0) {
         int fd = dial(argv[2], atoi(argv[3]));
         unsigned char b[300] = { 5, 1, 0 }, r[10];
         if (write(fd, b, 3) != 3 || readn(fd, r, 2) < 0 || r[1] != 0) { printf("socks-greeting failed\n"); return 1; }
@@ -128,6 +158,7 @@ int main(int argc, char **argv)
         fflush(stdout);
         if (r[1] == 0) {
             send_all(fd, argv[7]);
+            send_steps(fd, argc - 8, argv + 8);
             copy_out(fd);
         }
         return 0;
@@ -148,6 +179,29 @@ int main(int argc, char **argv)
             else other++;
         }
         printf("ok=%d limit=%d other=%d\n", ok, limit, other);
+        return 0;
+    }
+    if (argc >= 5 && argc % 2 == 1 && strcmp(argv[1], "steps") == 0) {
+        int fd = dial(argv[2], atoi(argv[3]));
+        send_all(fd, argv[4]);
+        char first[256];
+        struct pollfd pf = { .fd = fd, .events = POLLIN };
+        ssize_t r = poll(&pf, 1, 5000) == 1 ? read(fd, first, sizeof(first)) : -1;
+        if (r > 0) fwrite(first, 1, (size_t)r, stdout);
+        fflush(stdout);
+        send_steps(fd, argc - 5, argv + 5);
+        copy_out(fd);
+        return 0;
+    }
+    if (argc == 6 && strcmp(argv[1], "flood") == 0) {
+        int held = dial(argv[2], atoi(argv[3])), n = atoi(argv[5]);
+        send_all(held, argv[4]);
+        char line[64];
+        struct pollfd pf = { .fd = held, .events = POLLIN };
+        if (poll(&pf, 1, 5000) == 1) (void)!read(held, line, sizeof(line));
+        for (int i = 0; i < n; i++) close(dial(argv[2], atoi(argv[3])));
+        printf("flood=%d\n", n);
+        close(held);
         return 0;
     }
     if (argc == 5 && strcmp(argv[1], "fetch") == 0) {
@@ -185,6 +239,29 @@ int main(int argc, char **argv)
         printf("us=%lld median=%lld\n", total / n, us[n / 2]);
         return 0;
     }
+    if (argc == 7 && strcmp(argv[1], "stream") == 0) {
+        int fd = dial(argv[2], atoi(argv[3]));
+        send_all(fd, argv[4]);
+        static char got[65536];
+        size_t n = 0;
+        while (memmem(got, n, argv[5], strlen(argv[5])) == NULL) {
+            struct pollfd pf = { .fd = fd, .events = POLLIN };
+            ssize_t r = poll(&pf, 1, 30000) == 1 ? read(fd, got + n, sizeof(got) - 1 - n) : -1;
+            if (r <= 0) {
+                printf("%.*sno %s before the end\n", (int)n, got, argv[5]);
+                return 1;
+            }
+            n += (size_t)r;
+        }
+        fwrite(got, 1, n, stdout);
+        int go = dial(argv[2], atoi(argv[3]));
+        send_all(go, argv[6]);
+        char sink[4096];
+        while (read(go, sink, sizeof(sink)) > 0) {}
+        close(go);
+        copy_out(fd);
+        return 0;
+    }
     if (argc == 3 && strcmp(argv[1], "serve") == 0) {
         struct sockaddr_in s4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[2])),
                                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -200,6 +277,6 @@ int main(int argc, char **argv)
             close(fd);
         }
     }
-    fprintf(stderr, "usage: egress-client send|socks|hold|fetch|setup|serve ...\n");
+    fprintf(stderr, "usage: egress-client send|socks|hold|steps|flood|fetch|setup|serve ...\n");
     return 2;
 }

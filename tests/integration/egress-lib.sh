@@ -5,6 +5,14 @@
 # No traffic leaves the machine: every name resolves through the file.
 # shellcheck shell=bash
 
+# eg_await_port FILE WHAT ERRFILE: a test server started in the background
+# wrote its port to FILE (5 s at most), else bail with its stderr.
+eg_await_port() {
+    local _
+    for _ in $(seq 100); do [ -s "$1" ] && break; sleep 0.05; done
+    [ -s "$1" ] || bail "the test's $2 did not start: $(cat "$3")"
+}
+
 eg_setup() {
     local here; here=$(dirname "${BASH_SOURCE[0]}")
     command -v cc >/dev/null || skip_all "no C compiler (bash scripts/setup.sh installs gcc)"
@@ -24,9 +32,7 @@ eg_setup() {
     : > "$SRV_LOG"
     /usr/bin/python3 "$here/egress-server.py" "$T/port" "$SRV_LOG" 2>"$T/server.err" &
     SRV_PID=$!
-    local i
-    for i in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
-    [ -s "$T/port" ] || bail "the test's HTTP server did not start: $(cat "$T/server.err")"
+    eg_await_port "$T/port" "HTTP server" "$T/server.err"
     PORT=$(cat "$T/port")
     AUDIT=$T/audit.jsonl
     export BRIG_EGRESS_HOSTS=$T/hosts
@@ -35,18 +41,38 @@ eg_setup() {
 127.0.0.1 evil.example.test
 169.254.169.254 meta.example.test
 10.1.2.3 lan.example.test
-192.0.2.1 rebind.example.test
 127.0.0.1 rebind.example.test
+192.0.2.1 rebind.example.test
 HOSTS
     SB_STATE=$T/sbstate
     trap 'kill $SRV_PID 2>/dev/null; it_finish' EXIT
 }
 
-# eg_policy NETWORK_JSON: the policy file $T/pol.json (no workspace).
+# eg_policy NETWORK_JSON [KEYS]: the policy file $T/pol.json (no workspace);
+# KEYS: more top-level members ("limits": {...}), comma-separated.
 eg_policy() {
     cat > "$T/pol.json" <<POL
-{"name": "egress-test", "network": $1, "workspace": null, "audit": {"path": "$AUDIT"}}
+{"name": "egress-test", "network": $1, "workspace": null, "audit": {"path": "$AUDIT"}${2:+, $2}}
 POL
+}
+
+# eg_hold_server: a server on the host's loopback (port HPORT) that
+# accepts connections, holds them and never reads, answers or closes; a
+# line "accepted" in $T/hold.log for each. Ended with the test.
+eg_hold_server() {
+    : > "$T/hold.log"
+    /usr/bin/python3 -c '
+import socket, sys, os
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+held = []
+while True:
+    held.append(s.accept())
+    with open(sys.argv[2], "a") as log: log.write("accepted\n")' "$T/hport" "$T/hold.log" 2>"$T/hold.err" &
+    HOLD_PID=$!
+    trap 'kill $SRV_PID $HOLD_PID ${VPID:-} 2>/dev/null; it_finish' EXIT
+    eg_await_port "$T/hport" "holding server" "$T/hold.err"
+    HPORT=$(cat "$T/hport")
 }
 
 # eg_run CMD...: one sandbox under $T/pol.json; stdout in $T/out, status in $RC.
@@ -69,18 +95,40 @@ eg_audit() {
     jq -c 'select(.op == "egress") | {proto, name, address, port, decision, reason, bytes_out, bytes_in}' "$AUDIT"
 }
 eg_accepted() { wc -l < "$SRV_LOG"; }
-# The proxy of the last run is gone (its pid is in its audit lines). A
-# proxy drains open connections for up to 1.5 s after its container: wait
-# up to 10 s (a loaded host) before calling it left behind.
+# eg_own_pids NAME: the processes named NAME (brig-egress, brig-egress-log)
+# of this test: forked from a brig whose command line names the test's
+# temp dir (--policy, --state-root, -b under $T), never another test's or
+# another user's on the same machine.
+eg_own_pids() {
+    local p
+    for p in $(pgrep -x "$1"); do
+        tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -qF "$T/" && echo "$p"
+    done
+}
+# eg_own_proxy: this test's running proxy (waits up to 10 s for it).
+eg_own_proxy() {
+    local p _
+    for _ in $(seq 100); do
+        p=$(eg_own_pids brig-egress | head -1)
+        [ -n "$p" ] && { echo "$p"; return 0; }
+        sleep 0.1
+    done
+    return 1
+}
+# The proxy of the last run is gone (its pid is in its audit lines), and
+# no proxy or audit writer of this test runs. A proxy ends within ms of
+# its container: wait up to 10 s (a loaded host) before calling it left
+# behind.
 eg_proxy_gone_now() {
     local pid
     for pid in $(jq -r 'select(.op == "egress") | .pid' "$AUDIT" | sort -u); do
         [ ! -e "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null ||
             { echo "proxy $pid still runs"; return 1; }
     done
-    ! pgrep -x brig-egress >/dev/null || { echo "a brig-egress process runs: $(pgrep -x brig-egress)"; return 1; }
+    [ -z "$(eg_own_pids brig-egress)" ] || { echo "a brig-egress of this test runs: $(eg_own_pids brig-egress)"; return 1; }
     # The proxy's audit writer (egress_auditor.c) ends with it.
-    ! pgrep -x brig-egress-log >/dev/null || { echo "a brig-egress-log process runs: $(pgrep -x brig-egress-log)"; return 1; }
+    [ -z "$(eg_own_pids brig-egress-log)" ] ||
+        { echo "a brig-egress-log of this test runs: $(eg_own_pids brig-egress-log)"; return 1; }
 }
 eg_proxy_gone() {
     local _
@@ -97,9 +145,8 @@ eg_vhost_setup() {
     : > "$VLOG"
     /usr/bin/python3 "$1" "$T/vport" "$VLOG" 2>"$T/vhost.err" &
     VPID=$!
-    trap 'kill $SRV_PID $VPID 2>/dev/null; it_finish' EXIT
-    for _ in $(seq 100); do [ -s "$T/vport" ] && break; sleep 0.05; done
-    [ -s "$T/vport" ] || bail "the test's keep-alive server did not start: $(cat "$T/vhost.err")"
+    trap 'kill $SRV_PID $VPID ${HOLD_PID:-} 2>/dev/null; it_finish' EXIT
+    eg_await_port "$T/vport" "keep-alive server" "$T/vhost.err"
     VP=$(cat "$T/vport")
     # shellcheck disable=SC2034  # the sourcing test uses EVIL
     API="api.example.test:$VP" EVIL="evil.example.test:$VP"
@@ -111,4 +158,65 @@ eg_vhost_setup() {
 queue() {
     n=$((n + 1))
     printf 'echo "@@@ %d"; /usr/bin/egress-client send 127.0.0.1 3128 %q\n' "$n" "$1" >> "$ATTACKS"
+}
+
+# eg_tls_setup: the HTTPS "model API" (egress-tls-server.py) on the host's
+# loopback as api.example.test, its certificate from a CA made now
+# ($T/ca.pem), and a second CA that signed nothing it serves
+# ($T/other-ca.pem). TPORT its port, TLOG its request log. Names in
+# $BRIG_EGRESS_HOSTS (eg_setup): wrong.example.test is the same server
+# under a name its certificate does not carry.
+eg_tls_setup() {
+    command -v openssl >/dev/null || skip_all "no openssl to make the test's CA (bash scripts/setup.sh installs it)"
+    local here; here=$(dirname "${BASH_SOURCE[0]}")
+    local ca
+    for ca in ca other-ca; do
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=brig test $ca" \
+            -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
+            -keyout "$T/$ca.key" -out "$T/$ca.pem" 2>>"$T/openssl.log" || bail "openssl: $(tail -3 "$T/openssl.log")"
+    done
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=api.example.test \
+        -keyout "$T/srv.key" -out "$T/srv.csr" 2>>"$T/openssl.log" &&
+    printf 'subjectAltName=DNS:api.example.test\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > "$T/srv.ext" &&
+    openssl x509 -req -in "$T/srv.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial -days 2 \
+        -extfile "$T/srv.ext" -out "$T/srv.pem" 2>>"$T/openssl.log" || bail "openssl: $(tail -3 "$T/openssl.log")"
+    TLOG=$T/tls.log
+    : > "$TLOG"
+    /usr/bin/python3 "$here/egress-tls-server.py" "$T/tport" "$TLOG" "$T/srv.pem" "$T/srv.key" 2>"$T/tls.err" &
+    TPID=$!
+    trap 'kill $SRV_PID $TPID ${HOLD_PID:-} ${VPID:-} 2>/dev/null; it_finish' EXIT
+    eg_await_port "$T/tport" "HTTPS server" "$T/tls.err"
+    TPORT=$(cat "$T/tport")
+    echo "127.0.0.1 wrong.example.test" >> "$BRIG_EGRESS_HOSTS"
+}
+
+# eg_cred_policy [EXTRA_NETWORK_JSON]: $T/pol.json allowing the HTTPS
+# server and the plain one, with a credential x-api-key from
+# env:BRIG_TEST_KEY for api.example.test:$TPORT, trusting $T/ca.pem.
+eg_cred_policy() {
+    eg_policy "{\"mode\": \"egress\", \"allow\": [\"api.example.test:$TPORT\", \"127.0.0.1:$TPORT\", \"api.example.test:$PORT\", \"127.0.0.1:$PORT\"],
+        \"credentials\": [{\"host\": \"api.example.test\", \"port\": $TPORT, \"header\": \"x-api-key\", \"value\": \"env:BRIG_TEST_KEY\"}],
+        \"tlsCA\": \"$T/ca.pem\"${1:+, $1}}"
+}
+
+# eg_hello NAME [split|padded]: a minimal TLS ClientHello whose server_name
+# is NAME, as \xHH text for egress-client; split: in two records (a server
+# joins them), the name in the second; padded: one record of 2^14 bytes, a
+# padding extension first.
+eg_hello() {
+    /usr/bin/python3 - "$1" "${2:-}" <<'PY'
+import struct, sys
+name, how = sys.argv[1].encode(), sys.argv[2]
+sni = struct.pack('>HBH', len(name) + 3, 0, len(name)) + name
+ext = struct.pack('>HH', 0, len(sni)) + sni
+head = b'\x03\x03' + b'\x00' * 32 + b'\x00' + b'\x00\x02\x13\x01' + b'\x01\x00'
+if how == 'padded':
+    pad = 16384 - 4 - len(head) - 2 - 4 - len(ext)
+    ext = struct.pack('>HH', 21, pad) + b'\x00' * pad + ext
+body = head + struct.pack('>H', len(ext)) + ext
+hs = b'\x01' + struct.pack('>I', len(body))[1:] + body
+cut = len(hs) - len(ext) + 4 if how == 'split' else len(hs)
+rec = b''.join(b'\x16\x03\x01' + struct.pack('>H', len(p)) + p for p in (hs[:cut], hs[cut:]) if p)
+print(''.join('\\x%02x' % c for c in rec), end='')
+PY
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""egress-server.py PORTFILE LOG: the tests' "internet" (t-egress,
-t-egress-escape): a threaded HTTP server on 127.0.0.1, an ephemeral port
-written to PORTFILE. GET / -> "hello\\n", GET /big -> 1 MiB, GET /size/N ->
-N bytes. One line per connection accepted in LOG, so a test can prove a
+"""egress-server.py PORTFILE LOG [ADDRESS]: the tests' "internet" (t-egress,
+t-egress-escape): a threaded HTTP server on 127.0.0.1 (or ADDRESS), an
+ephemeral port written to PORTFILE. GET / -> "hello\\n", GET /big -> 1 MiB, GET /size/N ->
+N bytes, GET /echo -> the request's headers. One line per connection accepted in LOG, so a test can prove a
 refused destination was never reached."""
 import http.server
 import socketserver
@@ -20,6 +20,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             body = b'hello\n'
         elif self.path == '/big':
             body = b'x' * (1 << 20)
+        elif self.path == '/echo':
+            body = ''.join('%s: %s\n' % (k, v) for k, v in self.headers.items()).encode()
         elif self.path.startswith('/size/'):
             body = b'y' * int(self.path[6:])
         else:
@@ -43,7 +45,7 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
         return conn, addr
 
 
-srv = Server(('127.0.0.1', 0), Handler)
+srv = Server((sys.argv[3] if len(sys.argv) > 3 else '127.0.0.1', 0), Handler)
 with open(sys.argv[1] + '.tmp', 'w') as f:
     f.write(str(srv.server_address[1]))
 import os

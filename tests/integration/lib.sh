@@ -240,6 +240,32 @@ create_ct() {
     RC=$?
 }
 
+# other_run RUNTIME NAME: the same bundle under runc or crun, for a test that
+# compares (state in $T/RUNTIME-state; the container is deleted after).
+# crun 1.8 cannot run beside this host's cgroup2 mount (hybrid layout): it
+# runs in a mount namespace where /sys/fs/cgroup/unified is an empty tmpfs.
+# OTHER_RC; stdout and stderr in $T/NAME.RUNTIME.out and .err. Skipped
+# (OTHER_RC 127) when RUNTIME is not installed.
+other_run() {
+    local rt=$1 name=$2 id
+    id=$(cid "$name")
+    OTHER_RC=127
+    command -v "$rt" >/dev/null || return 1
+    if [ "$rt" = crun ]; then
+        timeout -k 5 "${BRIG_TIMEOUT:-60}" unshare -m --propagation private sh -c \
+            'mount -t tmpfs none /sys/fs/cgroup/unified 2>/dev/null; exec crun --root "$1" run -b "$2" "$3"' \
+            sh "$T/crun-state" "$T/$name" "$id" </dev/null >"$T/$name.crun.out" 2>"$T/$name.crun.err"
+        OTHER_RC=$?
+        crun --root "$T/crun-state" delete -f "$id" >/dev/null 2>&1
+    else
+        timeout -k 5 "${BRIG_TIMEOUT:-60}" "$rt" --root "$T/$rt-state" run -b "$T/$name" "$id" \
+            </dev/null >"$T/$name.$rt.out" 2>"$T/$name.$rt.err"
+        OTHER_RC=$?
+        "$rt" --root "$T/$rt-state" delete -f "$id" >/dev/null 2>&1
+    fi
+    return 0
+}
+
 # The probe's JSON: the last line of the container's stdout that is an object.
 probe_json() { grep '^{' "$T/$1.out" | tail -n 1; }
 
@@ -335,6 +361,16 @@ tagged_pids() {
 # Mount points (host mount namespace) at or below DIR.
 mounts_under() {
     awk -v d="$1" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo
+}
+
+# What a mount that escaped a container's root would change in brig's
+# mount namespace, and nothing another test may mount meanwhile: the mounts
+# at /, /proc, /sys, /dev and /tmp themselves, and every mount under $T but
+# those under the root given (a container's, without a mount namespace).
+host_key_mounts() {
+    awk -v t="$T" -v r="${1:-/nonexistent}" '$5 == "/" || $5 == "/proc" || $5 == "/sys" || $5 == "/dev" ||
+        $5 == "/tmp" || ((index($5, t "/") == 1) && $5 != r && index($5, r "/") != 1) { print $5, $6 }' \
+        /proc/self/mountinfo | sort
 }
 
 # Host namespace inode, for comparison with the probe's.

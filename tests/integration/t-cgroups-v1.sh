@@ -4,7 +4,8 @@
 # the freezer go through the v1 fallback. Memory past the limit is OOM-killed and counted
 # (state oomKills, events {"type":"oom"}); pids.max stops forks with EAGAIN, also after
 # update lowered it; cpu quota/period reach cfs_*; a device node without an allow rule
-# cannot be opened while /dev/null can; pause stops every process and resume restarts them.
+# cannot be opened while /dev/null can; pause stops every process and resume restarts them;
+# a real-time process.scheduler needs, and gets, the real-time budget of realtimeRuntime.
 # The same checks on a pure cgroup v2 kernel run in the VM (tests/vm/vm-brig-cgroups.sh).
 . "$(dirname "$0")/lib.sh"
 it_init
@@ -94,6 +95,62 @@ check "cpu: events --stats reports usage and throttling" jq -e \
     '.data.cpu.usage.total > 0 and .data.cpu.throttling.throttled_periods >= 1' <<<"$s"
 b delete --force "$ID" >/dev/null 2>&1
 assert_clean cpu
+
+# ---- real-time scheduling: the v1 cpu cgroup's real-time budget --------------------------
+# With real-time group scheduling a new cgroup has cpu.rt_runtime_us 0 and
+# root is refused SCHED_FIFO/SCHED_RR there (EPERM). brig sets the policy
+# from create once the init is in its cgroups (as crun), gives the levels it
+# makes the budget of linux.resources.cpu.realtimeRuntime, and names the fix
+# when there is none. runc 1.1.5 and crun 1.8.1 ignore process.scheduler.
+if [ -e /sys/fs/cgroup/cpu/cpu.rt_runtime_us ]; then
+    sched_of() { sed -n 's/^policy *: *\([0-9]*\)$/\1/p' "$T/$1.out"; }
+    RTP=/brig-rt-$TAG
+    trap '_rc=$?; rmdir /sys/fs/cgroup/*$RTP/* /sys/fs/cgroup/*$RTP 2>/dev/null; (exit $_rc); it_finish' EXIT
+    mkb rt -- /bin/sh -c 'grep "^policy" /proc/self/sched; cat /sys/fs/cgroup/cpu/cpu.rt_runtime_us' || true
+    cfg rt '.process.scheduler = {policy: "SCHED_RR", priority: 5}'
+    run_ct rt
+    check_refused_rc "SCHED_RR without a real-time budget: refused, naming the field" \
+        "process.scheduler: sched_setattr SCHED_RR (a cgroup v1 cpu controller gives a new cgroup no real-time time: set linux.resources.cpu.realtimeRuntime)" \
+        1 "$RC" "$T/rt.err"
+    assert_clean rt
+    if other_run runc rt; then
+        check_eq "runc 1.1.5 runs it, ignoring process.scheduler (SCHED_OTHER)" "$(sed -n 's/^policy *: *\([0-9]*\)$/\1/p' "$T/rt.runc.out")" 0
+    fi
+    cfg rt '.linux.resources.cpu = {realtimeRuntime: 20000, realtimePeriod: 1000000}
+            | .linux.cgroupsPath = $p' --arg p "$RTP/$(cid rt)"
+    run_ct rt
+    check_eq "with realtimeRuntime, in a parent brig makes: runs" "$RC" 0
+    check_eq "... the process is SCHED_RR (2)" "$(sched_of rt)" 2
+    check "... its cgroup has the budget" grep -qx 20000 "$T/rt.out"
+    check_not "... and the parent brig made is gone after it" test -d "/sys/fs/cgroup/cpu$RTP"
+    assert_clean rt
+    if [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" != 0 ]; then
+        mkdir -p "$T/rt-userns" && cp -a "$T/rt/rootfs" "$T/rt-userns/" && chown -R 100000:100000 "$T/rt-userns/rootfs" &&
+            jq '.linux.namespaces += [{type: "user"}]
+                | .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+                | .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+                | .process.scheduler.policy = "SCHED_FIFO" | .process.env[-1] = "BRIG_IT_TAG=" + $id
+                | .linux.cgroupsPath = $p' --arg id "$(cid rt-userns)" --arg p "$RTP/$(cid rt-userns)" \
+                "$T/rt/config.json" >"$T/rt-userns/config.json"
+        run_ct rt-userns
+        check_eq "SCHED_FIFO in a user namespace (set by create, as crun): runs" "$RC" 0
+        check_eq "... the process is SCHED_FIFO (1)" "$(sched_of rt-userns)" 1
+        assert_clean rt-userns
+    fi
+    # A parent that was there, with no budget to share: named, not changed.
+    mkdir -p /sys/fs/cgroup/cpu/brig-test
+    cfg rt '.linux.cgroupsPath = "/brig-test/" + $id' --arg id "$(cid rt)"
+    if [ "$(cat /sys/fs/cgroup/cpu/brig-test/cpu.rt_runtime_us)" = 0 ]; then
+        run_ct rt
+        check_refused_rc "realtimeRuntime under a parent without a budget: refused, naming it" \
+            "linux.resources.cpu.realtimeRuntime: 20000 us is more than the parent cgroup /sys/fs/cgroup/cpu/brig-test can give (its cpu.rt_runtime_us is 0" \
+            1 "$RC" "$T/rt.err"
+        check_eq "... which brig left as it was" "$(cat /sys/fs/cgroup/cpu/brig-test/cpu.rt_runtime_us)" 0
+        assert_clean rt
+    fi
+else
+    skip "real-time scheduling" "no cpu.rt_runtime_us: this kernel has no real-time group scheduling"
+fi
 
 # ---- devices: v1 allowlist ---------------------------------------------------------
 mkb dev -- /bin/sh -c '/usr/bin/brig-probe write /dev/null; /usr/bin/brig-probe read /dev/denied' || true

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# OCI conformance, namespaces and mounts (issue 13): bundles made with
+# OCI conformance, namespaces and mounts: bundles made with
 # `runc spec` and edited the way users edit them, each item compared with
 # what runc 1.1.5 does on this machine.
 # shellcheck source=tests/integration/lib.sh
@@ -62,11 +62,14 @@ check_probe "the domainname is set" sysd '.domainname == "d1"'
 assert_clean sysd
 runc_bundle sysd2 '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
 cfg sysd2 '.domainname = "d1" | .linux.sysctl = {"kernel.domainname": "d2"}'
-run_ct sysd2
-check_ran "kernel.domainname beside another domainname runs (runc: the sysctl wins)" sysd2
-check_probe "the sysctl's value wins, as in runc" sysd2 '.domainname == "d2"'
-check "and brig says so" grep -q 'linux.sysctl.kernel.domainname ("d2") overrides domainname' "$T/sysd2.err"
-assert_clean sysd2
+refused sysd2 'linux.sysctl.kernel.domainname: "d2" conflicts with the "domainname" field ("d1")'
+# crun refuses it too; runc runs it and lets the sysctl win.
+if other_run crun sysd2; then
+    check_eq "crun refuses the same bundle" "$OTHER_RC" 1
+    check "... as a conflict" grep -qF "conflicts with OCI field \`domainname\`" "$T/sysd2.crun.err"
+fi
+other_run runc sysd2 && check "runc runs it, the sysctl's d2 winning (the difference)" \
+    bash -c "grep '^{' '$T/sysd2.runc.out' | tail -n 1 | jq -e '.domainname == \"d2\"'"
 
 # ---- tmpfs over an existing directory keeps its mode (runc does) ------------
 runc_bundle tmode '["/bin/busybox", "stat", "-c", "%a %n", "/dir712", "/tmp", "/dirset"]' ||
@@ -82,6 +85,47 @@ check "a tmpfs without mode= over a 0712 directory is 0712" grep -qx "712 /dir71
 check "over a 1777 /tmp it is 1777" grep -qx "1777 /tmp" "$T/tmode.out"
 check "an explicit mode= still wins" grep -qx "755 /dirset" "$T/tmode.out"
 assert_clean tmode
+
+# ---- mount destinations: "/" itself, and a dangling symlink -----------------
+# A bind onto "/" (first, as runc needs it: later mounts go on top) replaces
+# the root, as in runc; root.readonly then applies to it.
+runc_bundle broot '["/bin/busybox", "sh", "-c", "cat /marker; test -d /proc/self && echo PROC; touch /w 2>/dev/null || echo RO"]' ||
+    bail "cannot build a runc spec bundle"
+cp -a "$T/broot/rootfs" "$T/broot-new" && echo from-the-bind >"$T/broot-new/marker" && echo from-root-path >"$T/broot/rootfs/marker"
+cfg broot '.mounts = [{destination: "/", type: "bind", source: $s, options: ["rbind"]}] + .mounts | .root.readonly = true' \
+    --arg s "$T/broot-new"
+run_ct broot
+check_eq "a bind onto / runs (runc runs it)" "$RC" 0
+check "... the container's root is the bind's source" grep -qx from-the-bind "$T/broot.out"
+check "... the mounts after it are in it (/proc)" grep -qx PROC "$T/broot.out"
+check "... root.readonly holds on it" grep -qx RO "$T/broot.out"
+check_not "... and nothing was written to the source" test -e "$T/broot-new/w"
+assert_clean broot
+other_run runc broot && check "runc shows the same root" grep -qx from-the-bind "$T/broot.runc.out"
+"$BRIG" policy check --policy agent "$T/broot/config.json" >"$T/broot.pol" 2>&1
+check "a policy refuses a mount onto / (mounts.forbidden)" grep -qF "a mount over the container's root replaces root.path" "$T/broot.pol"
+cfg broot '.mounts[0] = {destination: "/", type: "tmpfs", source: "tmpfs"}'
+refused broot "mounts[0] (/): refusing to mount tmpfs over the container's root (only a bind mount of a directory may replace it)"
+# A destination that is a dangling symlink in the image: its target is made
+# inside the root, as runc does (its securejoin; crun 1.8.1 refuses it).
+runc_bundle dangl '["/bin/busybox", "sh", "-c", "cat /etc/not-existing; ls -d /linkdir"]' || bail "cannot build a runc spec bundle"
+ln -s missing-file "$T/dangl/rootfs/etc/not-existing"
+ln -s /made/by/link "$T/dangl/rootfs/linkdir"
+echo bound-file >"$T/dangl-file"; mkdir -p "$T/dangl-dir"
+cfg dangl '.mounts += [{destination: "/etc/not-existing", type: "bind", source: $f, options: ["bind"]},
+                       {destination: "/linkdir", type: "bind", source: $d, options: ["bind"]}]' \
+    --arg f "$T/dangl-file" --arg d "$T/dangl-dir"
+run_ct dangl
+check_eq "bind onto dangling symlinks (a file, a directory): runs" "$RC" 0
+check "... the file is seen through the link" grep -qx bound-file "$T/dangl.out"
+check "... the targets were made inside the root" test -f "$T/dangl/rootfs/etc/missing-file" -a -d "$T/dangl/rootfs/made/by/link"
+check_not "... and nothing at /made on the host" test -e /made/by/link
+assert_clean dangl
+rm -rf "$T/dangl/rootfs/etc/missing-file" "$T/dangl/rootfs/made"
+other_run runc dangl && check "runc runs it the same way" grep -qx bound-file "$T/dangl.runc.out"
+rm -rf "$T/dangl/rootfs/etc/missing-file" "$T/dangl/rootfs/made"
+# crun 1.8.1 refuses it ("openat2 `etc/not-existing`: No such file or directory").
+other_run crun dangl && diag "crun on the same bundle: exit $OTHER_RC: $(head -c 200 "$T/dangl.crun.err")"
 
 # ---- linux.memoryPolicy (spec 1.3) -------------------------------------------
 if [ -r /proc/self/numa_maps ] && [ -d /sys/devices/system/node/node0 ]; then
@@ -141,31 +185,68 @@ assert_clean nocgl
 check "--cgroup-manager bogus is refused" bash -c '"$BRIG" --cgroup-manager bogus list 2>&1 | grep -qF "expected cgroupfs, systemd or disabled"'
 
 # ---- no "mount" in linux.namespaces: inherit brig's (spec MUST) --------------
-# runc 1.1.5 runs such a bundle and leaves its /proc, /dev and /sys mounted
-# on the host's copy of the rootfs; brig refuses each field that needs a
-# mount, by name, and runs what needs none in a chroot.
-runc_bundle nomnt '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
-cfg nomnt '.linux.namespaces = [.linux.namespaces[] | select(.type != "mount")]'
-refused nomnt 'mounts[0] (/proc): needs a mount namespace of the container'"'"'s own'
-cfg nomnt 'del(.mounts)'
-refused nomnt 'linux.maskedPaths: needs a mount namespace'
-cfg nomnt 'del(.linux.maskedPaths) | del(.linux.readonlyPaths)'
-refused nomnt 'root.readonly: needs a mount namespace'
-cfg nomnt '.root.readonly = false | .process.capabilities.bounding += ["CAP_SYS_CHROOT"]'
-refused nomnt 'process.capabilities.bounding: CAP_SYS_CHROOT, CAP_SYS_ADMIN and CAP_DAC_READ_SEARCH (open_by_handle_at) would let the process leave root.path'
+# runc 1.1.5 runs such a bundle (not run here: it makes the host's "/"
+# rslave, recursively, and leaves /proc, /dev, /sys mounted on its copy of
+# the rootfs). brig mounts in brig's namespace too, below a bind of
+# root.path onto itself that delete detaches: every mount is under the
+# rootfs, none stays, nothing else changes.
+runc_bundle nomnt '["/bin/busybox", "sh", "-c", "ls /proc/self/fd >/dev/null && echo PROC; cat /proc/kcore 2>&1 | head -c 40; echo; touch /w 2>/dev/null || echo RO; echo HOME=$HOME; cat /only-in-root; cat $0 2>/dev/null || echo NOHOST", ""]' ||
+    bail "cannot build a runc spec bundle"
 echo in-root >"$T/nomnt/rootfs/only-in-root"; echo host >"$T/host-only"
-cfg nomnt '.process.capabilities.bounding -= ["CAP_SYS_CHROOT"]
-           | .process.args = ["/usr/bin/brig-probe", "report", "--read", "/only-in-root", "--read", $h]' --arg h "$T/host-only"
-mounts_before=$(wc -l </proc/self/mountinfo)
-run_ct nomnt
-check_ran "what needs no mount runs in brig's mount namespace" nomnt
-check_probe "its root is root.path (a chroot): a file only there is read" nomnt '.reads["/only-in-root"].result == "ok"'
-check_probe "and a host file outside root.path is not reachable" nomnt '.reads[$h].result != "ok"' --arg h "$T/host-only"
-check_eq "not one mount was added to brig's namespace" "$(wc -l </proc/self/mountinfo)" "$mounts_before"
+cfg nomnt '.linux.namespaces = [.linux.namespaces[] | select(.type != "mount")] | .process.args[4] = $h' --arg h "$T/host-only"
+keys_before=$(host_key_mounts "$T/nomnt/rootfs")
+create_ct nomnt
+check_eq "runc spec without a mount namespace: create succeeds (as runc)" "$RC" 0
+[ "$RC" = 0 ] || diag "$(cat "$T/nomnt.err")"
+check "... its mounts are in brig's namespace, below root.path" test -n "$(mounts_under "$T/nomnt/rootfs")"
+check_eq "... and only there: no other mount point appeared or changed" "$(host_key_mounts "$T/nomnt/rootfs")" "$keys_before"
+check "... its bind of the root is recorded" jq -e '.sharedMount | test("^[0-9]+ [uo] ")' "$STATE/$(cid nomnt)/state.json"
+b start "$(cid nomnt)" >/dev/null 2>&1
+wait_status "$(cid nomnt)" stopped 10
+check "the process saw /proc" grep -qx PROC "$T/nomnt.out"
+check "... its masked paths (/proc/kcore reads nothing)" bash -c "! grep -q ELF '$T/nomnt.out'"
+check "... a read-only root (root.readonly)" grep -qx RO "$T/nomnt.out"
+check "... HOME from its /etc/passwd" grep -qx HOME=/root "$T/nomnt.out"
+check "... its root is root.path (a chroot)" grep -qx in-root "$T/nomnt.out"
+check "... and a host file outside root.path is not reachable" grep -qx NOHOST "$T/nomnt.out"
+b delete "$(cid nomnt)" >/dev/null 2>"$T/nomnt.del"
+check_eq "delete detaches every mount it made" "$(mounts_under "$T")" ""
 assert_clean nomnt
-runc_bundle nomntx '["/usr/bin/brig-probe", "sleep", "30"]' || bail "cannot build a runc spec bundle"
-cfg nomntx '.linux.namespaces = [.linux.namespaces[] | select(.type != "mount")] | del(.mounts)
+# A create killed after its mounts were made: delete --force detaches them.
+cfg nomnt '.hooks.createRuntime = [{path: "/bin/sh", args: ["sh", "-c", "kill -9 $PPID"]}]'
+create_ct nomnt
+check_eq "brig create killed by its createRuntime hook (after the mounts)" "$RC" 137
+b delete --force "$(cid nomnt)" >/dev/null 2>&1
+check_eq "... delete --force detaches them" "$(mounts_under "$T")" ""
+assert_clean nomnt
+cfg nomnt 'del(.hooks)'
+# Still refused: what leaves a chroot, a new user namespace (it cannot
+# mount here), and the host's / as root.path (every mount would cover it).
+cfg nomnt '.process.capabilities.bounding += ["CAP_SYS_CHROOT"]'
+refused nomnt 'process.capabilities.bounding: CAP_SYS_CHROOT, CAP_SYS_ADMIN and CAP_DAC_READ_SEARCH (open_by_handle_at) would let the process leave root.path'
+cfg nomnt '.process.capabilities.bounding -= ["CAP_SYS_CHROOT"] | .linux.namespaces += [{type: "user"}]
+           | .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+           | .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]'
+refused nomnt 'mounts[0] (/proc): a new user namespace may not mount in the mount namespace it inherits or joins'
+mkdir -p "$T/hostroot-target"
+cfg nomnt '.linux.namespaces -= [{type: "user"}] | del(.linux.uidMappings) | del(.linux.gidMappings)
+           | .root.path = "/" | .mounts = [{destination: $d, type: "tmpfs", source: "tmpfs"}]' --arg d "$T/hostroot-target"
+refused nomnt "mounts[0] ($T/hostroot-target): root.path is the host's \"/\""
+check_eq "... nothing was mounted there" "$(mounts_under "$T/hostroot-target")" ""
+# What needs no mount is only chrooted, as before.
+runc_bundle nomnt0 '["/usr/bin/brig-probe", "report", "--read", "/only-in-root"]' || bail "cannot build a runc spec bundle"
+echo in-root >"$T/nomnt0/rootfs/only-in-root"
+cfg nomnt0 '.linux.namespaces = [.linux.namespaces[] | select(.type != "mount")] | del(.mounts)
             | del(.linux.maskedPaths) | del(.linux.readonlyPaths) | .root.readonly = false'
+run_ct nomnt0 --keep
+check_ran "without any mount: runs chrooted" nomnt0
+check_probe "... in root.path" nomnt0 '.reads["/only-in-root"].result == "ok"'
+check_eq "... not one mount was made" "$(mounts_under "$T/nomnt0")" ""
+check_not "... none recorded" jq -e '.sharedMount' "$STATE/$(cid nomnt0)/state.json"
+b delete "$(cid nomnt0)" >/dev/null 2>&1
+assert_clean nomnt0
+runc_bundle nomntx '["/usr/bin/brig-probe", "sleep", "30"]' || bail "cannot build a runc spec bundle"
+cfg nomntx '.linux.namespaces = [.linux.namespaces[] | select(.type != "mount")]'
 create_ct nomntx
 check_eq "nomntx: created" "$RC" 0
 start_ct nomntx
@@ -173,21 +254,31 @@ b exec "$(cid nomntx)" /usr/bin/brig-probe report >/dev/null 2>"$T/nomntx.exec";
 check_eq "exec into it is refused with exit 1 (setns would not chroot)" "$rc" 1
 check "naming why" grep -qF "exec: the container has no mount namespace of its own" "$T/nomntx.exec"
 b delete --force "$(cid nomntx)" >/dev/null 2>&1
+check_eq "delete --force of it running detaches its mounts" "$(mounts_under "$T")" ""
 assert_clean nomntx
-# A mount namespace joined by path: the same rules, in that namespace.
+# A sandbox policy still refuses both (rule ns.host).
+"$BRIG" policy check --policy agent "$T/nomntx/config.json" >"$T/nomntx.pol" 2>&1
+check "a policy refuses a config without a mount namespace (ns.host)" grep -qF "no mount namespace: the host's is shared" "$T/nomntx.pol"
+# A mount namespace joined by path: the mounts go there, and only there.
 unshare --mount --propagation private sleep 60 & HOLDERS+=($!)
 mholder=$!
 sleep 0.2
-runc_bundle joinmnt '["/usr/bin/brig-probe", "report"]' || bail "cannot build a runc spec bundle"
+runc_bundle joinmnt '["/bin/busybox", "sh", "-c", "ls /proc/self/fd >/dev/null && echo PROC"]' || bail "cannot build a runc spec bundle"
 cfg joinmnt '.linux.namespaces = [.linux.namespaces[] | select(.type != "mount")] + [{type: "mount", path: $p}]' \
     --arg p "/proc/$mholder/ns/mnt"
-refused joinmnt 'mounts[0] (/proc): needs a mount namespace of the container'"'"'s own'
-cfg joinmnt 'del(.mounts) | del(.linux.maskedPaths) | del(.linux.readonlyPaths) | .root.readonly = false'
 mnt_in_holder=$(wc -l <"/proc/$mholder/mountinfo")
-run_ct joinmnt
-check_ran "a mount namespace joined by path: runs there" joinmnt
-check_eq "nothing mounted in the joined namespace" "$(wc -l <"/proc/$mholder/mountinfo")" "$mnt_in_holder"
+create_ct joinmnt
+check_eq "a mount namespace joined by path: create succeeds" "$RC" 0
+check "... its mounts are in the joined namespace" test "$(wc -l <"/proc/$mholder/mountinfo")" -gt "$mnt_in_holder"
+check_eq "... and not in brig's" "$(mounts_under "$T")" ""
+b start "$(cid joinmnt)" >/dev/null 2>&1
+wait_status "$(cid joinmnt)" stopped 10
+check "... the process saw /proc" grep -qx PROC "$T/joinmnt.out"
+b delete "$(cid joinmnt)" >/dev/null 2>&1
+check_eq "... delete detaches them from the joined namespace" "$(wc -l <"/proc/$mholder/mountinfo")" "$mnt_in_holder"
 assert_clean joinmnt
+"$BRIG" policy check --policy agent "$T/joinmnt/config.json" >"$T/joinmnt.pol" 2>&1
+check "a policy refuses a joined mount namespace (ns.host)" grep -qF "joins an existing namespace" "$T/joinmnt.pol"
 
 # ---- delete --force removes cgroups made inside the container --------------
 # A container running its own manager (systemd, docker-in-docker) makes

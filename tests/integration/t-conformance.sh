@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# OCI conformance (issue 13): configs made the way users make them run under
+# OCI conformance: configs made the way users make them run under
 # brig as under runc and crun. Today: `runc spec` unchanged but for args,
 # terminal and an absolute cgroupsPath (its ambient caps are not
 # inheritable), and capabilities this host cannot grant (left out with a

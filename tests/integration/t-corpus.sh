@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The corpus of real default configs (tests/data/configs, issue 13) runs
+# The corpus of real default configs (tests/data/configs) runs
 # under brig unchanged but for what ties a config to the machine it was
 # made on (listed in tests/data/configs/README.md).
 # shellcheck source=tests/integration/lib.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# create's cleanup when the cleanup itself meets trouble (issue 16): a
+# create's cleanup when the cleanup itself meets trouble: a
 # createRuntime hook fails create after putting a process of its own into
 # the container's cgroup, in one v1 hierarchy only (memory), so that the
 # container's pid list (v2 on this host, or the pids hierarchy) does not

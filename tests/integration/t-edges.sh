@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Lifecycle edges no other test reaches: start after the init died, a
-# failing poststart hook (runtime-spec: a warning, and start still
-# succeeds), --no-pivot, and linux.rootfsPropagation as the container's
-# own mount table shows it.
+# failing poststart hook (runtime-spec 1.3: an error, the container stopped),
+# --no-pivot, and linux.rootfsPropagation as the container's own mount
+# table shows it.
 # shellcheck disable=SC2016  # jq filters are single-quoted on purpose
 . "$(dirname "$0")/lib.sh"
 it_init
@@ -25,18 +25,37 @@ fi
 assert_clean dead
 
 # ---- a failing poststart hook ------------------------------------------------------
-# runtime-spec (config.md, poststart): "If any poststart hook fails, the
-# runtime MUST log a warning, but the remaining hooks and lifecycle continue
-# as if the hook had succeeded." Only that is asserted.
+# runtime-spec 1.3 (runtime.md, lifecycle step 9): "If any poststart hook
+# fails, the runtime MUST generate an error, stop the container, and
+# continue the lifecycle at step 12" (spec 1.0 said a warning). runc and crun
+# fail too; brig leaves the stopped container for delete, which runs poststop.
 mkb ps -- /usr/bin/brig-probe sleep 600 || bail "cannot build a bundle"
-cfg ps '.hooks = {poststart: [{path: "/bin/sh", args: ["sh", "-c", "exit 7"]}]}'
+cfg ps '.hooks = {poststart: [{path: "/bin/sh", args: ["sh", "-c", "exit 7"]},
+                              {path: "/bin/sh", args: ["sh", "-c", "touch \($t)/ps-second"]}],
+                  poststop: [{path: "/bin/sh", args: ["sh", "-c", "cat > \($t)/ps-poststop.json"]}]}' --arg t "$T"
 create_ct ps
 b start "$(cid ps)" >"$T/ps-start.out" 2>"$T/ps-start.err"
-check_eq "start with a failing poststart hook still succeeds" "$?" 0
-check "... with a warning on stderr naming the hook" grep -qi "poststart" "$T/ps-start.err"
-check "... and the container runs" wait_status "$(cid ps)" running 5
-b delete --force "$(cid ps)" >/dev/null 2>&1
+check_eq "start with a failing poststart hook fails (exit 1)" "$?" 1
+check "... naming the hook" grep -qF "start $(cid ps): hooks.poststart[0] (/bin/sh): exited with status 7" "$T/ps-start.err"
+check_not "... the hooks after it did not run" test -e "$T/ps-second"
+check_eq "... the container is stopped as start returns" "$(state_field "$(cid ps)" status)" stopped
+check "... no process of it runs" test -z "$(tagged_pids "$(cid ps)")"
+check "... a plain delete removes it" b delete "$(cid ps)"
+check "... and runs poststop (lifecycle step 13)" jq -e '.status == "stopped"' "$T/ps-poststop.json"
 assert_clean ps
+# run reports it the same way, and removes the container.
+mkb psr -- /usr/bin/brig-probe sleep 600 || bail "cannot build a bundle"
+cfg psr '.hooks = {poststart: [{path: "/bin/false"}]}'
+run_ct psr -d
+check_eq "run -d with a failing poststart hook fails (exit 1)" "$RC" 1
+check "... naming the hook" grep -qF "run $(cid psr): hooks.poststart[0] (/bin/false): exited with status 1" "$T/psr.err"
+check_refused "... and the container is gone" "does not exist" 1 b state "$(cid psr)"
+assert_clean psr
+if command -v runc >/dev/null; then
+    other_run runc psr
+    check_eq "runc run fails on the same bundle too" "$OTHER_RC" 1
+    check "... with the hook's error" grep -q "error running hook #0" "$T/psr.runc.err"
+fi
 
 # ---- --no-pivot ------------------------------------------------------------------
 mkb np -- /bin/cat /proc/self/mountinfo /etc/brig-np-marker || bail "cannot build a bundle"

@@ -39,6 +39,19 @@ check "CONNECT to an allowed name: 200, then the server's answer" bash -c \
 check_eq "CONNECT: audit line exact (18 request bytes out, the answer in)" "$(eg_audit)" \
     "{\"proto\":\"connect\",\"name\":\"api.example.test\",\"address\":\"127.0.0.1\",\"port\":$PORT,\"decision\":\"allow\",\"reason\":null,\"bytes_out\":18,\"bytes_in\":$(( $(wc -c < "$T/out") - 39 ))}"
 
+# A tunnel still open when the sandbox ends, to a server that holds its
+# connections and never closes them: the proxy ends it at once and writes
+# its line (it used to wait out a drain, then exit without the line).
+eg_hold_server
+eg_policy "{\"mode\": \"egress\", \"allow\": [\"api.example.test:$HPORT\", \"127.0.0.1:$HPORT\"]}"
+eg_run sh -c "/usr/bin/egress-client steps 127.0.0.1 3128 'CONNECT api.example.test:$HPORT HTTP/1.1\r\n\r\n' 0 'GET / HTTP/1.0\r\n\r\n' 60000 x > /tmp/o &
+              while ! grep -q ' 200 ' /tmp/o; do sleep 0.05; done"
+check_eq "a tunnel open at the sandbox's end (the server holds it): its audit line is written" \
+    "$(eg_audit | jq -c '{proto, decision, bytes_out}')" '{"proto":"connect","decision":"allow","bytes_out":18}'
+check "a tunnel open at the sandbox's end: the proxy is gone" eg_proxy_gone
+eg_policy "{\"mode\": \"egress\", \"allow\": [\"$API\", \"127.0.0.1:$PORT\", \"meta.example.test:*\", \"lan.example.test:*\"],
+            \"deny\": [\"evil.example.test:*\"], \"maxConnections\": 4}"
+
 eg_client socks 127.0.0.1 1080 3 api.example.test "$PORT" 'GET / HTTP/1.0\r\n\r\n'
 check "SOCKS5 to an allowed name: reply 0 and the answer" bash -c "head -1 '$T/out' | grep -qx 'socks-reply 0' && tail -1 '$T/out' | grep -qx hello"
 check_eq "SOCKS5: audit line" "$(eg_audit | jq -c '{proto, name, decision}')" '{"proto":"socks5","name":"api.example.test","decision":"allow"}'
@@ -105,10 +118,9 @@ eg_policy "{\"mode\": \"egress\", \"allow\": [\"$API\", \"127.0.0.1:$PORT\"]}"
 : > "$AUDIT"
 ID=$TAG-eg
 CLEAN_IDS+=("$ID")
-proxies_before=$(pgrep -x brig-egress | sort)
 b --policy "$T/pol.json" create -b "$T/eb" "$ID" > "$T/eb.out" 2>&1
 check_eq "create under an egress policy: exit 0" "$?" 0
-proxy=$(comm -13 <(echo "$proxies_before") <(pgrep -x brig-egress | sort) | head -1)
+proxy=$(eg_own_proxy)
 check "create: a proxy outlives brig create and serves the created container" test -n "$proxy"
 b --policy "$T/pol.json" start "$ID" >> "$T/eb.out" 2>&1
 wait_status "$ID" stopped 2>/dev/null || sleep 1

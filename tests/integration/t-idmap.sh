@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Idmapped bind mounts (issue 13; runtime-spec config.md "Mounts":
+# Idmapped bind mounts (runtime-spec config.md "Mounts":
 # uidMappings/gidMappings, "idmap"/"ridmap"): bundles made with `runc spec`.
 # A mount mapping reads as a user namespace's (as runc and crun write it):
 # a file owned by containerID on disk is seen as hostID.
@@ -89,6 +89,42 @@ check_eq "and nothing was written on the host" "$(ls "$D/d1")" "f
 new"
 assert_clean plain
 
+# ---- crun's idmap=uids=...;gids=... option (the mapping in the option) ------------
+# The same mapping as /m1 above written in the option, absolute and "@"
+# relative (the host id given as a container id: 0 is host 100000 here).
+runc_bundle ci 'stat -c "c1 %u %g" /m1/f; stat -c "c2 %u %g" /m2/f; touch /m1/by-crun-syntax && echo c1-write-ok'
+cfg ci '.linux.namespaces += [{type: "user"}]
+    | .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+    | .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+    | .mounts |= map(select(.destination != "/sys/fs/cgroup"))
+    | .mounts += [
+        {destination: "/m1", type: "bind", source: ($d + "/d1"),
+         options: ["bind", "idmap=uids=1000-100000-1;gids=1000-100000-1"]},
+        {destination: "/m2", type: "bind", source: ($d + "/d1"),
+         options: ["bind", "idmap=uids=@1000-0-1#0-200000-1;gids=@1000-0-1"]}]' --arg d "$D"
+run_ct ci
+check_eq "idmap=uids=...;gids=... (crun's syntax): run succeeds" "$RC" 0
+[ "$RC" = 0 ] || diag "$(cat "$T/ci.err")"
+check "a file owned by 1000 is 0:0 inside (absolute ranges)" grep -qx "c1 0 0" "$T/ci.out"
+check "the same through @ ranges (relative to linux.uidMappings)" grep -qx "c2 0 0" "$T/ci.out"
+check "root inside writes through it" grep -qx c1-write-ok "$T/ci.out"
+check_eq "... stored as 1000:1000 on the host" "$(stat -c '%u %g' "$D/d1/by-crun-syntax" 2>&1)" "1000 1000"
+assert_clean ci
+rm -f "$D/d1/by-crun-syntax"
+if other_run crun ci; then
+    check_eq "crun runs the same bundle" "$OTHER_RC" 0
+    check "... and shows the same owners" bash -c "grep -qx 'c1 0 0' '$T/ci.crun.out' && grep -qx 'c2 0 0' '$T/ci.crun.out'"
+    rm -f "$D/d1/by-crun-syntax"
+fi
+runc_bundle ci-bad 'true'
+cfg ci-bad '.mounts += [{destination: "/m", type: "bind", source: $d, options: ["bind", "idmap=uids=1000-0-1;gids=1000--1-1"]}]' \
+    --arg d "$D/d1"
+refused ci-bad "mounts[7].options[1]: idmap gids=: range 1 is not [@]FROM-TO-SIZE"
+runc_bundle ci-half 'true'
+cfg ci-half '.mounts += [{destination: "/m", type: "bind", source: $d, options: ["bind", "idmap=uids=1000-0-1"]}]' \
+    --arg d "$D/d1"
+refused ci-half "mounts[7].options[1]: idmap=: uids without gids"
+
 # ---- refusals, each naming the field ----------------------------------------------
 runc_bundle r-tmpfs 'true'
 cfg r-tmpfs '.mounts += [{destination: "/t", type: "tmpfs", source: "tmpfs", options: ["idmap"],
@@ -152,6 +188,19 @@ jq '.mounts[-1].uidMappings[0].hostID = 100000 | .mounts[-1].gidMappings[0].host
 out=$("$BRIG" policy check --policy "$T/enf.json" --format json "$T/high-map.json" 2>&1)
 check_not "policy check: a mount mapping of host uid 100000 is not a user.nonroot failure" \
     jq -e '[.results[] | select(.pass | not) | select(.rule == "user.nonroot")] | length > 0' <<<"$out"
+
+# The same mapping of host root spelled in crun's option is judged the same.
+jq '.mounts[-1].options = ["bind", "idmap=uids=1000-0-1;gids=1000-0-1"]
+    | del(.mounts[-1].uidMappings) | del(.mounts[-1].gidMappings)' "$T/root-map.json" > "$T/root-opt.json"
+out=$("$BRIG" policy check --policy "$T/enf.json" --format json "$T/root-opt.json" 2>&1)
+rc=$?
+if [ "$rc" = 1 ] && jq -e --arg p "mounts[$n].uidMappings" \
+        '[.results[] | select(.pass | not) | select(.rule == "user.nonroot") | .path] | index($p) != null' \
+        <<<"$out" >/dev/null; then
+    ok "policy check: idmap=uids=1000-0-1 (host uid 0 in the option) fails user.nonroot too"
+else
+    not_ok "policy check: idmap=uids=1000-0-1 fails user.nonroot" "exit $rc" "$(head -c 2000 <<<"$out")"
+fi
 
 cp "$T/root-map.json" "$T/hard/config.json"
 CLEAN_IDS+=("$(cid hard)")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `brig policy check --compose` (issue 15, docs/policy.md "Compose
+# `brig policy check --compose` (docs/policy.md "Compose
 # definitions"): the coding-agent sandbox's compose service, hardened as its
 # own security page says, passes the `pi` profile; each weakening the
 # page's definition check exists for (read_only, an added capability, a new
@@ -275,6 +275,28 @@ for f in merges merge-cycle; do
         && ok "$f.yaml: merge keys past the bound are refused at once (exit 2)" \
         || not_ok "$f.yaml: merge keys past the bound are refused at once" "exit $RC" "${OUT:0:300}"
 done
+
+# libyaml looks each anchor and alias up among every anchor before it: a
+# file of 1 MiB of anchors (42,000) took seconds, minutes under ASan. Past
+# 256 anchors a file is refused before the load; one anchor with ~1 MiB of
+# aliases to it is judged.
+{
+    printf 'services:\n  s:\n    image: x@%s\n    environment:\n' "$PIN"
+    seq 42000 | sed 's/.*/      - \&a& E&=v/'
+} > "$D/anchors.yaml"
+OUT=$(timeout 60 "$BRIG" policy check --policy pi --compose "$D/anchors.yaml" 2>&1); RC=$?
+[ "$RC" = 2 ] && grep -q 'line 261: more than 256 anchors' <<<"$OUT" \
+    && ok "42,000 anchors ($(stat -c %s "$D/anchors.yaml") bytes): refused before the load, naming the line (exit 2)" \
+    || not_ok "42,000 anchors: refused before the load" "exit $RC" "${OUT:0:300}"
+{
+    printf 'x-e: &e [E=v]\nservices:\n  s:\n    image: x@%s\n    read_only: true\n    environment: *e\n' "$PIN"
+    printf 'x-refs:\n'
+    yes '  - *e' | head -n 120000
+} > "$D/aliases.yaml"
+OUT=$(timeout 60 "$BRIG" policy check --policy pi --compose "$D/aliases.yaml" 2>&1); RC=$?
+[ "$RC" = 1 ] || [ "$RC" = 0 ] && ! grep -q 'anchors' <<<"$OUT" \
+    && ok "one anchor, 120,000 aliases (~0.8 MB): judged (exit $RC)" \
+    || not_ok "one anchor, 120,000 aliases: judged" "exit $RC" "${OUT:0:300}"
 
 # ---- the device rule: what Docker allows by default is not a wildcard -------
 # c *:* m (mknod only) and c 136:* (pty slaves) pass devices; the reason the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sandbox policy (issue 5, docs/policy.md): each built-in profile passes
+# The sandbox policy (docs/policy.md): each built-in profile passes
 # its own selftest under brig; a deliberately weakened config (network
 # namespace removed, a capability added, / writable, a docker.sock bind,
 # AWS_SECRET_ACCESS_KEY in the environment) is caught by `check`, refused by

@@ -49,6 +49,42 @@ check_eq "sh, timeout, python3 in the tree: exit 0" "$RC" 0
 check_eq "  their output" "$(j .stdout.preview_head)" "$(printf '{"py": 1}\n1000\nread-only\n')"
 check_eq "  the workspace got the file" "$(cat "$WS/out")" hi
 
+# ---- the CA store comes with python3; --with data files and directories ----
+sb --rootfs "$T/r1" -- python3 -c 'import ssl; print(ssl.create_default_context().cert_store_stats()["x509_ca"] > 0)'
+check_eq "with python3, the host's CA store: python's ssl loads it" "$RC:$(j .stdout.preview_head)" "$(printf '0:True\n')"
+D=$T/data
+mkdir -p "$D/sub" && echo data-one > "$D/sub/f" && echo note > "$T/note.txt" && echo host-secret > "$T/host-secret" &&
+    ln -s sub/f "$D/inner-link" && ln -s /etc/shadow "$D/shadow-link" &&
+    ln -s "$T/host-secret" "$D/abs-link" && ln -s "$T" "$D/dir-link" && cp /usr/bin/xz "$D/xz-copy" || bail "data dir"
+R from-host --with "sh,ca-certificates,$D,$T/note.txt" "$T/d1" 2> "$T/d1.err"
+check_eq "--with a directory and a data file: exit 0" "$?" 0
+check "  the summary line on stderr (not a terminal: no bar)" \
+    bash -c "grep -qx 'brig-rootfs from-host: $T/d1: [0-9]* entries, [0-9.]* [KM]iB in [0-9.]* s' '$T/d1.err' && [ \$(wc -l < '$T/d1.err') = 1 ]"
+check_eq "  the directory's files and the data file, at their host paths" "$(cat "$T/d1$D/sub/f" "$T/d1$T/note.txt")" \
+    "$(printf 'data-one\nnote')"
+check_eq "  its symlinks copied as symlinks" \
+    "$(readlink "$T/d1$D/inner-link" "$T/d1$D/shadow-link" "$T/d1$D/abs-link" | tr '\n' ' ')" "sub/f /etc/shadow $T/host-secret "
+check "  a symlink out of it brings nothing of the host" \
+    bash -c "test ! -e '$T/d1/etc/shadow' && test ! -e '$T/d1$T/host-secret' && ! grep -q '^root:x:0:0:root:/root:/bin/bash' '$T/d1/etc/passwd' && test ! -e '$T/d1$T/note.txt.x'"
+check_not "  a file of it gets no libraries (xz-copy's liblzma)" bash -c "find '$T/d1' -name 'liblzma*' | grep -q ."
+check "  --with ca-certificates: the bundle, and OpenSSL's name for it" \
+    bash -c "test -s '$T/d1/etc/ssl/certs/ca-certificates.crt' && cmp '$T/d1/etc/ssl/certs/ca-certificates.crt' /etc/ssl/certs/ca-certificates.crt && test \"\$(readlink '$T/d1/usr/lib/ssl/cert.pem')\" = /etc/ssl/certs/ca-certificates.crt"
+check_eq "  a link inside it still leads to its file in the tree" "$(cat "$T/d1$D/inner-link")" data-one
+# a hard link in it to someone else's file (protected_hardlinks off, or root) is refused
+mkdir -p "$T/data2" && echo other > "$T/others" && chown 4242:4242 "$T/others" && ln "$T/others" "$T/data2/hl"
+R from-host --with "sh,$T/data2" "$T/d2" 2> "$T/d2.err"
+check "--with a directory holding a hard link to another owner's file: refused (exit 2), named, nothing left" \
+    bash -c "[ $? = 2 ] && grep -q '$T/data2/hl: a file with 2 links owned by uid 4242' '$T/d2.err' && ! ls -A '$T' | grep -q '^\.d2\.'"
+R from-host --with "sh,relative/path" "$T/d3" 2> "$T/d3.err"
+check "--with a relative path: refused" grep -q "a host path must be absolute" "$T/d3.err"
+if command -v script >/dev/null; then
+    script -qefc "$(printf '%q ' "$BRIG_ROOTFS" from-host --with sh,coreutils "$T/d4")" /dev/null > "$T/d4.tty" 2>&1
+    check "from-host on a terminal: a bar, cleared, then the summary" \
+        bash -c "grep -q '\[[#.]*\] *[0-9]*%' '$T/d4.tty' && grep -q 'brig-rootfs from-host: $T/d4: ' '$T/d4.tty'"
+else
+    skip "from-host progress on a terminal" "script (util-linux) is not installed"
+fi
+
 # ---- verify: added, removed, changed, a missing library ----
 R verify "$T/r1" > "$T/v.txt"
 check_eq "verify of an untouched tree: exit 0" "$?" 0
@@ -98,6 +134,8 @@ BRIG_ROOTFS_DIR=$T/cache0 sb --cwd relative -- true
 check_eq "a bad flag without --rootfs: exit 125" "$RC" 125
 check "  no default rootfs was made for it" test ! -e "$T/cache0"
 export BRIG_ROOTFS_DIR=$T/cache
+# an older brig's default rootfs (another tool list) in the same cache
+mkdir -p "$T/cache/default" && echo older-brig > "$T/cache/default/marker" && touch "$T/cache/default.manifest"
 for i in 1 2 3; do
     timeout -k 5 120 "$BRIG" sandbox run --state-root "$SB_STATE" --workspace "$WS" --json -- \
         sh -c 'id -u; cat /proc/net/dev | wc -l' > "$T/first$i.json" 2>&1 &
@@ -107,35 +145,51 @@ for i in 1 2 3; do
     check_eq "concurrent first use $i: exit 0, the command's output" \
         "$(jq -c '[.exit_code, .stdout.preview_head]' "$T/first$i.json")" '[0,"1000\n3\n"]'
 done
-check_eq "the cache holds one tree and its manifest, no temp dir" "$(ls -A "$T/cache" | tr '\n' ' ')" ".lock default default.manifest "
-ino=$(stat -c %i "$T/cache/default")
-R verify --manifest "$T/cache/default.manifest" --require sh,timeout "$T/cache/default" > "$T/v.txt"
+check_eq "the cache holds one tree and its manifest, no temp dir; an older brig's default left alone" \
+    "$(ls -A "$T/cache" | tr '\n' ' ')" ".lock default default-2 default-2.manifest default.manifest "
+check_eq "  the older default is untouched" "$(cat "$T/cache/default/marker")" older-brig
+ino=$(stat -c %i "$T/cache/default-2")
+R verify --manifest "$T/cache/default-2.manifest" --require sh,timeout "$T/cache/default-2" > "$T/v.txt"
 check_eq "the default rootfs verifies in full (hashes, sh, timeout)" "$?" 0
+# what the README promises, wherever the host has it (setup.sh installs them all)
+want="" missing=""
+for t in sh yes cat sort tr basename nproc stdbuf find xargs diff cmp awk sed grep tar gzip zcat xz zstd ps pgrep \
+         getent setsid which; do
+    if command -v "$t" >/dev/null; then want+="$t "; else missing+="$t "; fi
+done
+[ -z "$missing" ] && ok "the host has every tool the default rootfs promises" ||
+    skip "tools the host lacks: $missing" "not on this host (bash scripts/setup.sh installs them)"
+sb -- sh -c 'for t in '"$want"'; do command -v $t >/dev/null || echo "missing $t"; done
+             yes | head -c 6; seq 1 8 | xargs -P 4 -n 2 echo | sort | head -1; echo a b | awk "{print \$2}"
+             getent passwd user | cut -d: -f1,3; echo z | gzip | zcat; echo x | xz | xzcat
+             ls /etc/ssl/certs/ca-certificates.crt; setsid sh -c "echo setsid"; ps -o comm= -p $$'
+check_eq "the default rootfs: every promised tool there, and they run" "$RC:$(j .stdout.preview_head)" \
+    "$(printf '0:y\ny\ny\n1 2\nb\nuser:1000\nz\nx\n/etc/ssl/certs/ca-certificates.crt\nsetsid\nsh\n')"
 sb -- sh -c 'echo again'
 check_eq "second use: exit 0" "$RC:$(j .stdout.preview_head)" "0:again"
-check_eq "  reused, not rebuilt (same tree)" "$(stat -c %i "$T/cache/default")" "$ino"
+check_eq "  reused, not rebuilt (same tree)" "$(stat -c %i "$T/cache/default-2")" "$ino"
 
 # the mount points a runtime makes for a policy's mounts (pi's /run/pi-session,
 # its init at /usr/sbin/docker-init) are not drift; content is
-mkdir "$T/cache/default/run/pi-session" && touch "$T/cache/default/usr/sbin/docker-init"
+mkdir "$T/cache/default-2/run/pi-session" && touch "$T/cache/default-2/usr/sbin/docker-init"
 sb -- sh -c 'echo mountpoints'
 check_eq "runtime-made mount points (empty dir, empty file): still used" "$RC:$(j .stdout.preview_head)" "0:mountpoints"
-echo 'echo evil' > "$T/cache/default/usr/sbin/evil"
+echo 'echo evil' > "$T/cache/default-2/usr/sbin/evil"
 sb -- sh -c 'echo no'
 check "an added file with content: refused (125), named" \
     bash -c "[ $RC = 125 ] && jq -r .error '$T/out.json' | grep -q 'first: added /usr/sbin/evil'"
-rm "$T/cache/default/usr/sbin/evil"
+rm "$T/cache/default-2/usr/sbin/evil"
 
 # ---- a tampered default rootfs is refused (fail closed) ----
-cp -p "$T/cache/default/usr/bin/echo" "$T/echo.orig"
-printf 'X' | dd of="$T/cache/default/usr/bin/echo" bs=1 seek=200 conv=notrunc status=none
-touch -r "$T/echo.orig" "$T/cache/default/usr/bin/echo"        # size and mtime as before
+cp -p "$T/cache/default-2/usr/bin/echo" "$T/echo.orig"
+printf 'X' | dd of="$T/cache/default-2/usr/bin/echo" bs=1 seek=200 conv=notrunc status=none
+touch -r "$T/echo.orig" "$T/cache/default-2/usr/bin/echo"        # size and mtime as before
 sb -- sh -c 'echo should-not-run > /workspace/tampered'
 check_eq "tampered default rootfs: exit 125" "$RC" 125
-check "  the error names it and the file" bash -c "jq -r .error '$T/out.json' | grep -q '$T/cache/default differs from its manifest.*usr/bin/echo'"
+check "  the error names it and the file" bash -c "jq -r .error '$T/out.json' | grep -q '$T/cache/default-2 differs from its manifest.*usr/bin/echo'"
 check "  and says how to rebuild" bash -c "jq -r .error '$T/out.json' | grep -q 'brig-rootfs from-host --force --manifest'"
 check "  nothing ran" test ! -e "$WS/tampered"
-R from-host --force --manifest "$T/cache/default.manifest" "$T/cache/default"
+R from-host --force --manifest "$T/cache/default-2.manifest" "$T/cache/default-2"
 sb -- sh -c 'echo rebuilt'
 check_eq "rebuilt as the error says: runs again" "$RC:$(j .stdout.preview_head)" "0:rebuilt"
 
@@ -143,7 +197,7 @@ check_eq "rebuilt as the error says: runs again" "$RC:$(j .stdout.preview_head)"
 mkdir -p "$T/outside" && echo keep > "$T/outside/marker"
 snap() { (cd "$T/outside" && find . -printf '%p %y %s\n' | sort; cat marker); }
 before=$(snap)
-mkdir -p "$T/cache2" && ln -s "$T/outside" "$T/cache2/default"
+mkdir -p "$T/cache2" && ln -s "$T/outside" "$T/cache2/default-2"
 BRIG_ROOTFS_DIR=$T/cache2 sb -- sh -c 'echo no'
 check_eq "cache: default is a symlink out: exit 125" "$RC" 125
 check "  the error says it is not a directory" bash -c "jq -r .error '$T/out.json' | grep -q 'not a directory (a symlink?)'"
@@ -156,7 +210,7 @@ ln -s "$T/outside" "$T/dest2"
 R from-host --with sh "$T/dest2" 2>/dev/null
 check_eq "from-host over a symlink DEST without --force: refused (exit 2)" "$?" 2
 check_eq "  nothing written outside" "$(snap)" "$before"
-chmod 0777 "$T/cache2" && rm "$T/cache2/default"
+chmod 0777 "$T/cache2" && rm "$T/cache2/default-2"
 BRIG_ROOTFS_DIR=$T/cache2 sb -- sh -c 'echo no'
 check "a cache dir others can write: refused (125)" bash -c "[ $RC = 125 ] && jq -r .error '$T/out.json' | grep -q 'writable by others'"
 mkdir -p "$T/open" && chmod 0777 "$T/open"

@@ -4,6 +4,8 @@
 # whites one out), as an OCI layout directory, a tar of it and a
 # docker-archive tar (skopeo); imported, compared with umoci's own unpack,
 # bundled with the image config, and run by brig.
+# A plain root filesystem tar (plain, gzip, xz, zstd) imported as it is,
+# what is neither refused with a hint, progress on a terminal.
 # shellcheck disable=SC2016  # jq filters are single-quoted on purpose
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -38,6 +40,47 @@ if command -v zstd >/dev/null; then
         "$(cd "$T/good" && find . ! -type d -printf '%p %y %m %n %l %T@\n' | sort)"
 else
     skip "zstd layers" "the zstd command is not installed"
+fi
+
+# ---- a plain root filesystem tar: docker export, tar -C dir -c . -------------------------
+P=$T/plainsrc
+mkdir -p "$P"/{bin,etc,proc,sys,dev,tmp,workspace} && cp /bin/busybox "$P/bin/" && ln -s busybox "$P/bin/sh" &&
+    echo plain > "$P/etc/hostname" && ln "$P/etc/hostname" "$P/etc/hostname-link" && touch "$P/.dockerenv" ||
+    bail "cannot make the plain tree"
+tar -C "$P" -cf "$T/p.tar" . && tar -C "$P" -czf "$T/p.tar.gz" . && tar -C "$P" -cJf "$T/p.tar.xz" . ||
+    bail "tar failed"
+exts="tar tar.gz tar.xz"
+if command -v zstd >/dev/null; then tar -C "$P" --zstd -cf "$T/p.tar.zst" . && exts="$exts tar.zst"; fi
+for x in $exts; do
+    out=$("$BRIG_ROOTFS" import "$T/p.$x" "$T/plain-$x" 2>"$T/plain-$x.err")
+    check_eq "import of a plain rootfs .$x (exit 0, no progress when stderr is no terminal): $out" \
+        "$?:$(cat "$T/plain-$x.err")" "0:"
+    check_eq "  .$x: the tree as it was (modes, links, hard links)" \
+        "$(cd "$T/plain-$x" && find . -printf '%p %y %m %n %l %s\n' | sort)" \
+        "$(cd "$P" && find . -printf '%p %y %m %n %l %s\n' | sort)"
+done
+check "the summary says a root filesystem tar" grep -q "^imported a root filesystem tar, " <<<"$out"
+check "no image config beside a plain import" test ! -e "$T/plain-tar.image-config.json"
+mkdir -p "$T/ws" && chown 1000:1000 "$T/ws"
+timeout -k 5 60 "$BRIG" sandbox run --state-root "$T/sbstate" --rootfs "$T/plain-tar" --workspace "$T/ws" \
+    --json -- sh -c 'cat /etc/hostname' > "$T/plain-run.json" 2>&1
+check_eq "brig sandbox runs the imported plain rootfs" "$(jq -r .stdout.preview_head "$T/plain-run.json")" plain
+echo "not a tar" > "$T/note.txt"
+"$BRIG_ROOTFS" import "$T/note.txt" "$T/not-tar" 2>"$T/not-tar.err"
+check "a file that is no tar: refused with what it seems to be" \
+    grep -q "neither an image .* nor a root filesystem tar: not a tar, plain or gzip, zstd, xz or bzip2 compressed" "$T/not-tar.err"
+(cd "$P" && python3 -c "import zipfile,sys; zipfile.ZipFile(sys.argv[1],'w').write('etc/hostname')" "$T/p.zip")
+"$BRIG_ROOTFS" import "$T/p.zip" "$T/not-zip" 2>"$T/not-zip.err"
+check "a zip: refused, named a zip archive, with the way out" grep -q "a zip archive (unzip it, then tar the tree" "$T/not-zip.err"
+"$BRIG_ROOTFS" import "$P" "$T/not-dir" 2>"$T/not-dir.err"
+check "a rootfs directory: refused, pointing at --rootfs and tar" \
+    grep -q "a root filesystem directory is used as it is (brig sandbox run --rootfs DIR), or import its tar" "$T/not-dir.err"
+if command -v script >/dev/null; then
+    script -qefc "$(printf '%q ' "$BRIG_ROOTFS" import "$T/p.tar.xz" "$T/plain-tty")" /dev/null > "$T/tty.out" 2>&1
+    check "on a terminal: a progress bar on stderr, then cleared" \
+        bash -c "grep -q '\[[#.]*\] *[0-9]*%  [0-9]* entries' '$T/tty.out' && grep -q \$'\033\\[K' '$T/tty.out'"
+else
+    skip "progress on a terminal" "script (util-linux) is not installed"
 fi
 
 command -v umoci >/dev/null || { skip "umoci round trip" "umoci is not installed (bash scripts/setup.sh installs it)"; exit 0; }

@@ -74,12 +74,12 @@ eq "argv as given: argv[0] is \"cat\", not the path found" "cat /proc/self/cmdli
 ex --env "SB_VAR=v-$TAG" --cwd /tmp --stdin "$ROOTFS/bin/busybox" "$NAME" -- sh -c 'echo "$SB_VAR $(pwd) $(wc -c)"'
 eq "env, cwd and stdin reach the command" "v-$TAG /tmp $(stat -c %s "$ROOTFS/bin/busybox")" "$(j .stdout.preview_head)"
 ex "$NAME" -- no-such-cmd-$TAG
-check "a command not found: exit 125, the error names it, nothing ran" \
-    bash -c "[ $RC = 125 ] && jq -r .error '$T/out.json' | grep -q 'exec: \"no-such-cmd-$TAG\": executable file not found in \\\$PATH' && [ \"\$(jq -r .ran '$T/out.json')\" = false ]"
+check "a command not found: exit 127, the error names it, nothing ran" \
+    bash -c "[ $RC = 127 ] && [ \"\$(jq -r .exit_code '$T/out.json')\" = 127 ] && jq -r .error '$T/out.json' | grep -q 'exec: \"no-such-cmd-$TAG\": executable file not found in \\\$PATH' && [ \"\$(jq -r .ran '$T/out.json')\" = false ]"
 printf 'echo x\n' > "$WS/noexec-$TAG" && chmod 0644 "$WS/noexec-$TAG"
 ex "$NAME" -- "/workspace/noexec-$TAG"
-check "a file not executable: exit 125, Permission denied, nothing ran" \
-    bash -c "[ $RC = 125 ] && jq -r .error '$T/out.json' | grep -q 'exec /workspace/noexec-$TAG: Permission denied' && [ \"\$(jq -r .ran '$T/out.json')\" = false ]"
+check "a file not executable: exit 126, Permission denied, nothing ran" \
+    bash -c "[ $RC = 126 ] && [ \"\$(jq -r .exit_code '$T/out.json')\" = 126 ] && jq -r .error '$T/out.json' | grep -q 'exec /workspace/noexec-$TAG: Permission denied' && [ \"\$(jq -r .ran '$T/out.json')\" = false ]"
 rm -f "$WS/noexec-$TAG"
 
 # ---- flags tighten the sandbox's policy, never loosen; secret env names refused ----

@@ -198,11 +198,32 @@ done
 check "10 concurrent runs: each its own exit code and output" test -z "$bad" || diag "$bad"
 sb_clean "10 concurrent runs"
 
-# ---- fail closed: a command the rootfs lacks ----
+# ---- a command the rootfs lacks: 127, one not executable: 126, as a shell says ----
 sb -- nosuchcommand --flag
-eq "command not in the rootfs: exit 125 before anything runs" 125 "$RC"
+eq "command not in the rootfs: exit 127 before anything runs" 127 "$RC"
+eq "command not in the rootfs: exit_code and exit_status 127" "127 127" "$(j '"\(.exit_code) \(.exit_status)"')"
 check "command not in the rootfs: named in the error" bash -c "jq -r .error '$T/out.json' | grep -q 'nosuchcommand: not found in the rootfs'"
 eq "command not in the rootfs: ran is false" false "$(j .ran)"
+eq "command not in the rootfs: said on stderr as a shell would" "brig sandbox: nosuchcommand: not found" \
+    "$(j .stderr.preview_head)"
+check "command not in the rootfs: the result validates" validate
+sb -- /etc/passwd
+eq "a file without x in the rootfs: exit 126, ran false" "126 126 false" "$(j '"\(.exit_status) \(.exit_code) \(.ran)"')"
+printf '#!/no/such/interpreter\necho hi\n' > "$WS/bad-interp.sh" && chmod 0755 "$WS/bad-interp.sh"
+sb -- /workspace/bad-interp.sh
+eq "a script whose #! interpreter is missing (brig-init's execve): exit 127, ran false" "127 127 false" \
+    "$(j '"\(.exit_status) \(.exit_code) \(.ran)"')"
+check "... brig-init's message on stderr, the error says it never ran" bash -c \
+    "jq -r .stderr.preview_head '$T/out.json' | grep -q 'brig-init: /workspace/bad-interp.sh: No such file or directory' &&
+     jq -r .error '$T/out.json' | grep -q 'never ran'"
+sb -- sh -c 'echo x >&2; exit 127'
+eq "a command that itself exits 127: ran true, no error" "127 true null" "$(j '"\(.exit_code) \(.ran) \(.error)"')"
+timeout -k 5 60 "$BRIG" sandbox run --state-root "$SB_STATE" --rootfs "$ROOTFS" --workspace "$WS" -- nosuchcommand \
+    > "$T/plain.out" 2> "$T/plain.err"
+eq "without --json: exit 127" 127 "$?"
+check "without --json: the shell-like line on stderr, then the summary" \
+    bash -c "head -1 '$T/plain.err' | grep -qx 'brig sandbox: nosuchcommand: not found' && tail -1 '$T/plain.err' | grep -q 'exit 127 (not found)'"
+rm -f "$WS/bad-interp.sh"
 
 # ---- a policy file: its own wall bound, memory limit and audit log ----
 AUDIT=$T/audit.jsonl

@@ -4,7 +4,8 @@ t-egress-pipeline: one server on 127.0.0.1 behind several names (virtual
 hosts, as a CDN or a shared front end), which answers every request of a
 connection, pipelined or not, and keeps the connection open whatever the
 request's "Connection: close" says (as many simple servers do), until the
-client is idle for 0.5 s. One line per request in LOG: "HOST PATH BODY",
+client is idle for 0.5 s, and reads no body on GET, HEAD, DELETE, OPTIONS
+and TRACE (it takes one for the next request). One line per request in LOG: "HOST PATH BODY",
 so a test can prove which virtual host a request reached."""
 import os
 import socket
@@ -32,7 +33,10 @@ class Handler(socketserver.BaseRequestHandler):
             for line in lines[1:]:
                 k, _, v = line.partition(':')
                 hdr[k.strip().lower()] = v.strip()
-            n = int(hdr.get('content-length', '0') or 0)
+            # As a server that reads no body on a method whose content has
+            # no defined meaning (RFC 9110 9.3): the body is the next request.
+            method = lines[0].split(' ')[0]
+            n = 0 if method in ('GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE') else int(hdr.get('content-length', '0') or 0)
             while len(buf) < n:
                 try:
                     data = self.request.recv(65536)

@@ -4,15 +4,19 @@ one), locally, with tarfile: nothing is downloaded.
 
     rootfs-image.py CASE OUT DECOY
     rootfs-image.py --all OUTDIR DECOY
+    rootfs-image.py --plain-all OUTDIR DECOY
 
 OUT becomes an OCI image layout directory (--all: OUTDIR/CASE for every
 case, in one run: a python start-up costs seconds on a loaded machine);
-DECOY is the test's decoy directory on the host, which hostile entries
-aim at."""
+--plain-all: OUTDIR/CASE.tar[.gz|.xz|.zst], the case's layers as one plain
+root filesystem tar (what `docker export` or `tar -C dir -c .` give), for
+the cases that are about entries, not the image's JSON or digests. DECOY is
+the test's decoy directory on the host, which hostile entries aim at."""
 import gzip
 import hashlib
 import io
 import json
+import lzma
 import os
 import subprocess
 import sys
@@ -87,6 +91,38 @@ class Layout:
         return descs
 
 
+class Plain:
+    """The layers of a case, one after the other, as one plain tar."""
+
+    def __init__(self, out):
+        self.out = out
+
+    def write(self, raw_layers, post=None, zstd=False):
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
+            for raw in raw_layers:
+                with tarfile.open(fileobj=io.BytesIO(raw)) as src:
+                    for m in src.getmembers():
+                        tf.addfile(m, src.extractfile(m) if m.isfile() else None)
+        data = buf.getvalue()
+        if self.out.endswith(".gz"):
+            data = gzip.compress(data, mtime=0)
+        elif self.out.endswith(".xz"):
+            data = lzma.compress(data)
+        elif self.out.endswith(".zst"):
+            data = subprocess.run(["zstd", "-q", "-c"], input=data, stdout=subprocess.PIPE, check=True).stdout
+        with open(self.out, "wb") as f:
+            f.write(data)
+        return []
+
+
+# The cases a plain tar can carry, and how each is compressed.
+PLAIN_CASES = {"good": ".tar", "dotdot": ".tar", "dotdot-inner": ".tar.gz", "absolute": ".tar.zst",
+               "symlink-then-write": ".tar.gz", "symlink-dangling-write": ".tar", "symlink-same-layer": ".tar.xz",
+               "symlink-last": ".tar", "hardlink-dotdot": ".tar.xz", "hardlink-absolute": ".tar.zst",
+               "hardlink-via-symlink": ".tar", "device": ".tar", "setuid": ".tar.gz", "bomb": ".tar.xz",
+               "many-files": ".tar.zst", "implied-dirs": ".tar"}
+
 CASES = ["good", "dotdot", "dotdot-inner", "absolute", "symlink-then-write",
          "symlink-dangling-write", "symlink-same-layer", "symlink-last", "hardlink-dotdot",
          "hardlink-absolute", "hardlink-via-symlink", "whiteout-dotdot", "whiteout-via-symlink",
@@ -99,12 +135,16 @@ def main():
     if case == "--all":
         for c in CASES:
             build(c, os.path.join(out, c), decoy)
+    elif case == "--plain-all":
+        os.makedirs(out, exist_ok=True)
+        for c, ext in PLAIN_CASES.items():
+            build(c, os.path.join(out, c + ext), decoy, plain=True)
     else:
         build(case, out, decoy)
 
 
-def build(case, out, decoy):
-    img = Layout(out)
+def build(case, out, decoy, plain=False):
+    img = Plain(out) if plain else Layout(out)
     base = [entry("etc", "dir", mode=0o755), entry("etc/hostname", data=b"box\n"),
             entry("bin", "dir", mode=0o755)]
     if case in ("good", "good-zstd"):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bind sources a policy must refuse (issue 10, docs/policy.md "mounts.forbidden",
+# Bind sources a policy must refuse (docs/policy.md "mounts.forbidden",
 # "mounts.sockets"):
 #  - the other engines' and orchestrators' sockets and credentials (k3s,
 #    BuildKit, LXD/Incus, libvirt, D-Bus, kubelet, Kubernetes PKI, podman's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The bundle as somebody else's directory (issue 10, escape 4): a user who
+# The bundle as somebody else's directory (docs/security.md): a user who
 # can rename entries of the bundle directory races brig for its root and
 # its config.json.
 #  (a) rootfs rename-exchanged with a symlink to a decoy host tree, in a

@@ -4,8 +4,8 @@
 # turned into. Seen from the host: the proxy of a `sandbox run` and of a
 # created container has a uid of its own (not 0), no capability (not even
 # in its bounding set), no_new_privs, a seccomp filter, not dumpable, and
-# holds only its sockets, /dev/null, the hosts file and the audit writer's
-# socket - and egress still works through it (allowed 200, denied 403).
+# holds only its sockets (listeners, control, the routing table's, the
+# audit writer's), /dev/null and the hosts file - and egress still works through it (allowed 200, denied 403).
 # Its lifetime: `brig exec` into the created container gets the proxy
 # environment and reaches the allowed host; a killed proxy leaves the
 # container with no way out (never direct); `delete` leaves no proxy,
@@ -67,7 +67,27 @@ SB=$!
 proxy=$(our_proxy "$SB_STATE")
 check "sandbox run: its proxy runs" test -n "$proxy"
 [ -z "$proxy" ] || check_confined "$proxy" "sandbox run proxy" \
-    "/dev/nullx3 ${BRIG_EGRESS_HOSTS}x1 anon_inode:[pidfd]x1 pipex1 socketx4 "
+    "/dev/nullx3 ${BRIG_EGRESS_HOSTS}x1 anon_inode:[pidfd]x1 socketx5 "
+# The filter's content, not only its presence: the proxy's own filter,
+# taken from the kernel and replayed by it, call by call.
+if [ -n "$proxy" ]; then
+    build_static "$T/replay" "$(dirname "$0")/egress-filter-replay.c"
+    "$T/replay" "$proxy" openat-rdonly socket-inet getpid openat-wronly openat-rdwr openat-creat openat-trunc \
+        openat-append openat-tmpfile open-wronly creat openat2 fork vfork clone-process clone3 execve execveat \
+        socket-unix socket-netlink bind listen kill tgkill ptrace mmap-exec mprotect-exec setuid unshare \
+        > "$T/replay.out" 2> "$T/replay.err"
+    check_eq "the proxy's filter, replayed: what it needs passes" "$(head -3 "$T/replay.out" | tr '\n' ' ')" \
+        "openat-rdonly ok socket-inet ok getpid ok "
+    check_eq "the proxy's filter, replayed: no open for writing (any flag), no process, no exec" \
+        "$(sed -n '4,18p' "$T/replay.out" | tr '\n' ' ')" \
+        "$(printf '%s killed ' openat-wronly openat-rdwr openat-creat openat-trunc openat-append openat-tmpfile \
+            open-wronly creat openat2 fork vfork clone-process)clone3 errno ENOSYS execve killed execveat killed "
+    check_eq "the proxy's filter, replayed: no unix or netlink socket, no bind, listen, signal, trace, exec mapping, uid, namespace" \
+        "$(sed -n '19,$p' "$T/replay.out" | tr '\n' ' ')" \
+        "socket-unix errno EACCES socket-netlink errno EACCES $(printf '%s killed ' bind listen kill tgkill ptrace \
+            mmap-exec mprotect-exec setuid unshare)"
+    [ -s "$T/replay.err" ] && diag "replay: $(cat "$T/replay.err")"
+fi
 wait "$SB"
 check_eq "sandbox run: exit 0" "$?" 0
 check "confined, the proxy still serves an allowed name: 200 and the body" bash -c "grep -q '^HTTP/1.0 200 OK' '$T/out' && grep -qx hello '$T/out'"
@@ -106,7 +126,7 @@ b --policy "$T/pol.json" start "$ID" >> "$T/eb.out" 2>&1
 cproxy=$(our_proxy "$STATE")
 check "create: its proxy runs" test -n "$cproxy"
 [ -z "$cproxy" ] || check_confined "$cproxy" "created container's proxy" \
-    "/dev/nullx4 ${BRIG_EGRESS_HOSTS}x1 anon_inode:[pidfd]x1 socketx3 "
+    "/dev/nullx3 ${BRIG_EGRESS_HOSTS}x1 anon_inode:[pidfd]x1 socketx4 "
 
 # ---- exec gets the proxy environment ----
 b --policy "$T/pol.json" exec "$ID" sh -c "env | grep -i '_proxy=' | sort | tr '\n' ' '" > "$T/x.out" 2>&1

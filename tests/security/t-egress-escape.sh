@@ -107,6 +107,23 @@ refused_connect "$(printf 'a%.0s' $(seq 300)).example.test:443" "host too long"
 batch_run
 check_eq "none of the above reached the host's loopback server" "$(eg_accepted)" "$before"
 
+# ---- the allow rules themselves, through the real proxy: "0.0.0.0/0:*"
+# names no special range (loopback stays refused for it, and for the
+# host check behind it: the reason is the range's), "*.example.test"
+# matches names below example.test, not evilexample.test ----
+echo "127.0.0.1 evilexample.test" >> "$BRIG_EGRESS_HOSTS"
+eg_policy "{\"mode\": \"egress\", \"allow\": [\"0.0.0.0/0:*\", \"*.example.test:$PORT\", \"127.0.0.1:$PORT\"]}"
+batch_begin
+refused_connect "127.0.0.2:$PORT" "127.0.0.2 is loopback (reached only when network.allow lists it as an IP or CIDR)"
+refused_connect "evilexample.test:$PORT" "evilexample.test:$PORT is not in network.allow"
+refused_connect "example.test:$PORT" "example.test:$PORT is not in network.allow"
+queue send 127.0.0.1 3128 "CONNECT api.example.test:$PORT HTTP/1.1\r\n\r\nGET / HTTP/1.0\r\n\r\n"
+control=$Q
+batch_run
+check "control: *.example.test lets api.example.test through" grep -qx hello "$T/out.$control"
+check_eq "only the control reached the server" "$(eg_accepted)" "$((before + 1))"
+before=$(eg_accepted)
+
 # ---- request smuggling in plain HTTP: the rules judged the URI ----
 API="api.example.test:$PORT"
 eg_policy "{\"mode\": \"egress\", \"allow\": [\"$API\", \"127.0.0.1:$PORT\"], \"deny\": [\"evil.example.test:*\"]}"
@@ -124,33 +141,13 @@ batch_run
 check_eq "no smuggled request reached the server" "$(eg_accepted)" "$((before + 1))"
 
 # ---- domain fronting: CONNECT an allowed name, then TLS asks for another ----
-# hello NAME [split|padded]: a minimal TLS ClientHello whose server_name is
-# NAME, as \xHH; split: in two records (a server joins them), the name in
-# the second; padded: one record of 2^14 bytes, a padding extension first.
-hello() {
-    /usr/bin/python3 - "$1" "${2:-}" <<'PY'
-import struct, sys
-name, how = sys.argv[1].encode(), sys.argv[2]
-sni = struct.pack('>HBH', len(name) + 3, 0, len(name)) + name
-ext = struct.pack('>HH', 0, len(sni)) + sni
-head = b'\x03\x03' + b'\x00' * 32 + b'\x00' + b'\x00\x02\x13\x01' + b'\x01\x00'
-if how == 'padded':
-    pad = 16384 - 4 - len(head) - 2 - 4 - len(ext)
-    ext = struct.pack('>HH', 21, pad) + b'\x00' * pad + ext
-body = head + struct.pack('>H', len(ext)) + ext
-hs = b'\x01' + struct.pack('>I', len(body))[1:] + body
-cut = len(hs) - len(ext) + 4 if how == 'split' else len(hs)
-rec = b''.join(b'\x16\x03\x01' + struct.pack('>H', len(p)) + p for p in (hs[:cut], hs[cut:]) if p)
-print(''.join('\\x%02x' % c for c in rec), end='')
-PY
-}
 batch_begin
-queue send 127.0.0.1 3128 "CONNECT $API HTTP/1.1\r\n\r\n$(hello evil.example.test)"
-queue socks 127.0.0.1 1080 3 api.example.test "$PORT" "$(hello evil.example.test)"
-queue send 127.0.0.1 3128 "CONNECT $API HTTP/1.1\r\n\r\n$(hello api.example.test)"
-queue send 127.0.0.1 3128 "CONNECT $API HTTP/1.1\r\n\r\n$(hello evil.example.test split)"
-queue socks 127.0.0.1 1080 3 api.example.test "$PORT" "$(hello evil.example.test split)"
-queue socks 127.0.0.1 1080 3 api.example.test "$PORT" "$(hello evil.example.test padded)"
+queue send 127.0.0.1 3128 "CONNECT $API HTTP/1.1\r\n\r\n$(eg_hello evil.example.test)"
+queue socks 127.0.0.1 1080 3 api.example.test "$PORT" "$(eg_hello evil.example.test)"
+queue send 127.0.0.1 3128 "CONNECT $API HTTP/1.1\r\n\r\n$(eg_hello api.example.test)"
+queue send 127.0.0.1 3128 "CONNECT $API HTTP/1.1\r\n\r\n$(eg_hello evil.example.test split)"
+queue socks 127.0.0.1 1080 3 api.example.test "$PORT" "$(eg_hello evil.example.test split)"
+queue socks 127.0.0.1 1080 3 api.example.test "$PORT" "$(eg_hello evil.example.test padded)"
 eg_run sh /usr/bin/attacks
 check_eq "SNI: the fronted tunnels are cut, bytes never reach the server; the matching one passes" \
     "$(jq -c 'select(.op == "egress") | {proto, decision, reason, sent: (.bytes_out > 0)}' "$AUDIT" | sort)" \

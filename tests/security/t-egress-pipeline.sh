@@ -8,7 +8,9 @@
 # The attacks: a pipelined second request naming evil (absolute URI, then
 # origin form), one hidden after a Content-Length body, one behind a
 # chunked body (framing the proxy would have to parse), one as the body
-# of a GET (a server that reads no body on GET takes it for a request). None may reach
+# of a GET, OPTIONS, DELETE, TRACE or HEAD (methods whose content has no
+# defined meaning, RFC 9110 9.3: a server that reads no body there takes
+# it for a request). None may reach
 # the evil virtual host. The use side: two requests one after the other
 # (curl reusing its proxy connection) are both answered.
 # shellcheck source=tests/security/lib.sh
@@ -25,7 +27,10 @@ queue "${get_api}GET /origin-form HTTP/1.1\r\nHost: $EVIL\r\n\r\n"
 queue "POST http://$API/body HTTP/1.1\r\nHost: $API\r\nContent-Length: 5\r\n\r\nhelloGET /after-body HTTP/1.1\r\nHost: $EVIL\r\n\r\n"
 queue "POST http://$API/chunked HTTP/1.1\r\nHost: $API\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /after-chunked HTTP/1.1\r\nHost: $EVIL\r\n\r\n"
 inner="GET /in-body HTTP/1.1\r\nHost: $EVIL\r\n\r\n"
-queue "GET http://$API/get-body HTTP/1.1\r\nHost: $API\r\nContent-Length: $(printf '%b' "$inner" | wc -c)\r\n\r\n$inner"
+len=$(printf '%b' "$inner" | wc -c)
+for m in GET OPTIONS DELETE TRACE HEAD; do
+    queue "$m http://$API/$m-body HTTP/1.1\r\nHost: $API\r\nContent-Length: $len\r\n\r\n$inner"
+done
 start=$(date +%s.%N)
 eg_run sh /usr/bin/attacks
 check_eq "the attacks ran (exit 0)" "$RC" 0
@@ -41,11 +46,15 @@ for i in 1 2 3; do
 done
 check "a chunked request body: refused (400), reason named" bash -c \
     "grep -q '^HTTP/1.1 400 ' '$T/out.4' && grep -qF 'a request body with Transfer-Encoding (send Content-Length, or use CONNECT)' '$T/out.4'"
-check "a body on GET: refused (400), reason named" bash -c \
-    "grep -q '^HTTP/1.1 400 ' '$T/out.5' && grep -qF 'a request body on GET or HEAD' '$T/out.5'"
-check_eq "audit: 3 allowed, the chunked one and the GET with a body refused" \
+i=5
+for m in GET OPTIONS DELETE TRACE HEAD; do
+    check "a body on $m (no defined meaning, RFC 9110 9.3): refused (400), reason named" bash -c \
+        "grep -q '^HTTP/1.1 400 ' '$T/out.$i' && grep -qF 'a request body on $m (RFC 9110 9.3' '$T/out.$i'"
+    i=$((i + 1))
+done
+check_eq "audit: 3 allowed, the chunked one and the 5 with a body refused" \
     "$(jq -r 'select(.op == "egress") | .decision' "$AUDIT" | sort | uniq -c | awk '{$1=$1; print}')" \
-    "$(printf '3 allow\n2 error')"
+    "$(printf '3 allow\n6 error')"
 check_eq "audit: both pipelined attacks sent only the first request's bytes" \
     "$(jq -r 'select(.op == "egress" and .decision == "allow") | .bytes_out' "$AUDIT" | sort | uniq -c | awk '$1 >= 2 {print $1}')" 2
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 10, escape 2 (CVE-2024-21626 class): no host fd may be open when
+# The CVE-2024-21626 class (docs/security.md): no host fd may be open when
 # brig execs the container's program. execve resolves process.args[0], a
 # script's #! interpreter and an ELF's PT_INTERP *before* it closes
 # close-on-exec fds, so /proc/self/fd/N/../../.. through a host directory

@@ -51,7 +51,7 @@ out=$(sbx exec "$NAME" --cwd /no-such-dir -- true 2>&1)
 check_eq "a missing --cwd: exit 125" "$?" 125
 check "a missing --cwd: the child's error names process.cwd" grep -q 'process.cwd (/no-such-dir): open /no-such-dir: No such file or directory' <<<"$out"
 out=$(sbx exec "$NAME" -- /no-such-command 2>&1)
-check_eq "a missing command: exit 125" "$?" 125
+check_eq "a missing command: exit 127 (not found)" "$?" 127
 check "a missing command: the child's error names it" grep -q 'exec: /no-such-command: No such file or directory' <<<"$out"
 out=$(sbx exec "$NAME" -- sh -c 'echo after; exit 7' 2>/dev/null)
 check_eq "the next exec runs: its exit code" "$?" 7
@@ -118,7 +118,7 @@ while read -r k rc; do
     n=$((n + 1))
     # The exit status the result's JSON gives (sandbox_exit_status): a brig
     # killed by a signal, even after it printed, would not match it.
-    want=$(jq -r 'if type != "object" then "none" elif .error != null then 125
+    want=$(jq -r 'if type != "object" then "none" elif .error != null then (.exit_code // 125)
                   elif .timed_out or .idle_timed_out then 124 elif .signal != null then 128 + .signal
                   elif .exit_code != null then .exit_code else 125 end' "$T/heap.$k.out" 2>/dev/null)
     if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error|BUG' "$T/heap.$k.err"; then

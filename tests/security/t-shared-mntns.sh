@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# A container without a mount namespace of its own (issue 13: no "mount" in
+# A container without a mount namespace of its own (no "mount" in
 # linux.namespaces, which the spec says inherits the runtime's) is in the
-# host's mount table: its root is only a chroot into root.path. The hostile
-# program below, run as root with runc spec's capabilities, tries every way
-# out of a chroot: the classic chroot-in-chroot walk, a new user namespace
-# (full capabilities there, chroot included), mounting, and reaching the
-# decoy by its host path. None may read the decoy or add a mount to the
-# host. The configs that would hand it the way out (CAP_SYS_CHROOT,
-# CAP_SYS_ADMIN, any mount) are refused at create. Also: linux.memoryPolicy
+# host's mount table: its root is only a chroot into root.path, and its
+# mounts are made in the host's namespace, below a bind of root.path that
+# delete detaches. The hostile program below, run as root with runc spec's
+# capabilities, tries every way out of a chroot: the classic chroot-in-chroot
+# walk, a new user namespace (full capabilities there, chroot included),
+# mounting, and reaching the decoy by its host path, without mounts and with
+# a /proc and a tmpfs. None may read the decoy or leave a mount on the host;
+# the image's symlinks cannot put a mount on a host path. The configs that
+# would hand it the way out (CAP_SYS_CHROOT, CAP_SYS_ADMIN) are refused. Also: linux.memoryPolicy
 # garbage and crun's --config pointed at a symlink to a secret or a fifo.
 # shellcheck source=tests/security/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -75,13 +77,13 @@ cfg esc-ct '.process.args = ["/esc", $d] | .process.terminal = false | .root.rea
             | .linux.namespaces = [.linux.namespaces[] | select(.type != "mount")]
             | del(.mounts) | del(.linux.maskedPaths) | del(.linux.readonlyPaths)' \
     --arg d "$T/decoy" --arg id "$(cid esc-ct)"
-mounts_before=$(wc -l </proc/self/mountinfo)
+keys_before=$(host_key_mounts)
 run_ct esc-ct
 check_eq "the hostile program ran in brig's mount namespace (exit 0)" "$RC" 0
 check "it tried all five ways" test "$(grep -c '^blocked\|^ESCAPED' "$T/esc-ct.out")" -ge 5
 check_not "no way out of the chroot reached the decoy" grep -q "ESCAPED" "$T/esc-ct.out"
 check_not "the decoy's content is nowhere in its output" grep -q "TOP-SECRET" "$T/esc-ct.out"
-check_eq "not one mount was added to the host" "$(wc -l </proc/self/mountinfo)" "$mounts_before"
+check_eq "not one mount was added to the host" "$(host_key_mounts)" "$keys_before"
 diag "$(cat "$T/esc-ct.out")"
 assert_clean esc-ct
 
@@ -96,12 +98,76 @@ for c in CAP_SYS_CHROOT CAP_SYS_ADMIN CAP_DAC_READ_SEARCH; do
     grep -q "ESCAPED" "$T/esc-ct.out" && diag "with $c: $(grep ESCAPED "$T/esc-ct.out")"
     cfg esc-ct '.process.capabilities |= with_entries(.value -= [$c])' --arg c "$c"
 done
-# A mount in that namespace would land on the host: refused, nothing mounted.
-cfg esc-ct '.mounts = [{destination: "/proc", type: "proc", source: "proc"}]'
-run_ct esc-ct
-check_eq "a mount without a mount namespace: refused with exit 1" "$RC" 1
-check_eq "nothing mounted on the host" "$(wc -l </proc/self/mountinfo)" "$mounts_before"
+# With mounts (made in brig's namespace, below a bind of the root that
+# delete detaches): the same program, now with a /proc and a tmpfs, gets
+# no further; while it runs, every mount it has is under its root.
+cfg esc-ct '.mounts = [{destination: "/proc", type: "proc", source: "proc"},
+                       {destination: "/tmp", type: "tmpfs", source: "tmpfs"}]'
+create_ct esc-ct
+check_eq "with /proc and a tmpfs to mount: created" "$RC" 0
+check "... its mounts are in the host's table" test -n "$(mounts_under "$T/esc-ct/rootfs")"
+check_eq "... all of them under its root: no other mount point appeared or changed" \
+    "$(host_key_mounts "$T/esc-ct/rootfs")" "$keys_before"
+b start "$(cid esc-ct)" >/dev/null 2>&1
+wait_status "$(cid esc-ct)" stopped 10
+check "it tried all five ways again" test "$(grep -c '^blocked\|^ESCAPED' "$T/esc-ct.out")" -ge 5
+check_not "no way out of the chroot reached the decoy" grep -q "ESCAPED" "$T/esc-ct.out"
+check_not "the decoy's content is nowhere in its output" grep -q "TOP-SECRET" "$T/esc-ct.out"
+b delete "$(cid esc-ct)" >/dev/null 2>&1
+check_eq "after delete, not one mount is left on the host" "$(mounts_under "$T")" ""
+diag "$(cat "$T/esc-ct.out")"
 assert_clean esc-ct
+
+# Where the parent mount is shared (systemd makes "/" shared), what is
+# attached there propagates to its peers: only the root's bind may reach
+# them (it is made private at once), none of the container's mounts, and
+# its copies go when delete detaches it. Played in a mount namespace of the
+# test's own whose "/" is shared with a peer.
+cat >"$T/peer.sh" <<'SH'
+unshare -m --propagation unchanged sleep 60 & peer=$!
+sleep 0.3
+before=$(wc -l <"/proc/$peer/mountinfo")
+"$BRIG" --root "$STATE" create --bundle "$T/esc-ct" "$ID" </dev/null >/dev/null 2>"$T/peer.err" || echo "create failed"
+echo "during $(( $(wc -l <"/proc/$peer/mountinfo") - before )) $(awk -v r="$T/esc-ct/rootfs" 'index($5, r) == 1 { print $5 }' "/proc/$peer/mountinfo" | tr '\n' ' ')"
+"$BRIG" --root "$STATE" delete --force "$ID" >/dev/null 2>>"$T/peer.err" || echo "delete failed"
+echo "after $(( $(wc -l <"/proc/$peer/mountinfo") - before ))"
+kill "$peer"
+SH
+CLEAN_IDS+=("$(cid esc-ct)")
+out=$(BRIG=$BRIG STATE=$STATE T=$T ID=$(cid esc-ct) timeout 60 unshare -m --propagation shared bash "$T/peer.sh" 2>&1)
+check_eq "a shared parent mount: its peer gets the root's bind only, while the container lives" \
+    "$(grep '^during' <<<"$out")" "during 1 $T/esc-ct/rootfs "
+check_eq "... and nothing after delete" "$(grep '^after' <<<"$out")" "after 0"
+[ -z "$(grep 'failed' <<<"$out")" ] || diag "$out" "$(cat "$T/peer.err")"
+assert_clean esc-ct
+
+# A hostile image: /proc a symlink to the host's "/", /scratch one to a host
+# directory. Without a mount namespace a mount that followed them would
+# land on the host itself: refused (/proc), or made inside the root
+# (/scratch: the link's target, made in the root).
+mkdir -p "$T/host-dir"
+rm -rf "$T/esc-ct/rootfs/proc"
+ln -s / "$T/esc-ct/rootfs/proc"
+ln -s "$T/host-dir" "$T/esc-ct/rootfs/scratch"
+root_before=$(awk '$5 == "/" { print $0 }' /proc/self/mountinfo)
+run_ct esc-ct
+check_eq "/proc -> / in the image: refused with exit 1" "$RC" 1
+check "... naming it" grep -qF "proc must be mounted on a directory, /proc is a symlink" "$T/esc-ct.err"
+check_eq "... the host's / has no new mount" "$(awk '$5 == "/" { print $0 }' /proc/self/mountinfo)" "$root_before"
+check_eq "... not one mount is left" "$(mounts_under "$T")" ""
+assert_clean esc-ct
+rm -f "$T/esc-ct/rootfs/proc" && mkdir "$T/esc-ct/rootfs/proc"
+cfg esc-ct '.mounts[1].destination = "/scratch" | .process.args = ["/bin/sh", "-c", "echo in-tmpfs > /scratch/f && echo WROTE"]'
+run_ct esc-ct
+check_eq "/scratch -> a host directory: runs" "$RC" 0
+[ "$RC" = 0 ] || diag "$(cat "$T/esc-ct.err" "$T/esc-ct.out")"
+check "... the process wrote through it" grep -qx WROTE "$T/esc-ct.out"
+check_eq "... the tmpfs was mounted inside the root, not on the host directory" "$(mounts_under "$T/host-dir")" ""
+check_not "... and nothing was written there" test -e "$T/host-dir/f"
+check "... the link's target was made inside the root" test -d "$T/esc-ct/rootfs$T/host-dir"
+check_eq "... not one mount is left" "$(mounts_under "$T")" ""
+assert_clean esc-ct
+rm -f "$T/esc-ct/rootfs/scratch"
 
 # ---- linux.memoryPolicy garbage: refused at once, naming the field ---------
 cfg esc-ct 'del(.mounts) | .linux.namespaces += [{type: "mount"}] | .process.args = ["/esc", "/nonexistent"]'

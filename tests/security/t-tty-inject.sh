@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 10, escape 3, and issue 13: a container must not push keystrokes
+# Terminal injection (docs/security.md): a container must not push keystrokes
 # into the caller's terminal (TIOCSTI), which the caller's shell then runs
 # as root. With process.terminal false the container's stdio may be the
 # caller's tty; brig makes the init and every exec'd process lead a new

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "brig-config.h"
+#include "brig-commit.h"
 #include "cli/cli.h"
 #include "config/json.h"
 #include "config/spec.h"
@@ -103,7 +104,12 @@ Test(args, errors)
     autoerr struct brig_error *e = NULL;
     char *unknown[] = { "--nope", NULL };
     cr_expect_eq(parse(&o, false, unknown, pos, &npos, NULL, &e), -1);
-    cr_expect_str_eq(e->msg, "flag provided but not defined: --nope");
+    cr_expect_str_eq(e->msg, "flag provided but not defined: --nope (run 'brig --help')");
+    brig_error_freep(&e);
+    cli_set_command("sandbox run");
+    cr_expect_eq(parse(&o, false, unknown, pos, &npos, NULL, &e), -1);
+    cr_expect_str_eq(e->msg, "flag provided but not defined: --nope (run 'brig sandbox run --help')");
+    cli_set_command(NULL);
     brig_error_freep(&e);
     char *missing[] = { "--root", NULL };
     cr_expect_eq(parse(&o, false, missing, pos, &npos, NULL, &e), -1);

@@ -51,11 +51,16 @@ static bool via_name(const struct brig_policy *p, const char *name, const char *
     return egress_check_addr(p->network.egress, &a, port, true, why ? why : w, 256) == 0;
 }
 
+static bool literal_why(const struct brig_policy *p, const char *addr, uint16_t port, char *why)
+{
+    char w[256];
+    struct egress_addr a = A(addr);
+    return egress_check_addr(p->network.egress, &a, port, false, why ? why : w, 256) == 0;
+}
+
 static bool literal(const struct brig_policy *p, const char *addr, uint16_t port)
 {
-    char why[256];
-    struct egress_addr a = A(addr);
-    return egress_check_addr(p->network.egress, &a, port, false, why, sizeof(why)) == 0;
+    return literal_why(p, addr, port, NULL);
 }
 
 Test(egress_rules, policy_parses_the_issue_example)
@@ -118,6 +123,50 @@ Test(egress_rules, star_is_public_only)
     cr_assert(via_name(p, "x.example.com", "100.128.0.1", 443, NULL), "just outside 100.64/10");
 }
 
+Test(egress_rules, star_alone_is_every_public_destination)
+{
+    autopolicy struct brig_policy *p = pol("{\"mode\":\"egress\",\"allow\":[\"*\"]}");
+    cr_assert_eq(p->network.egress->allow[0].kind, EGRESS_ANY);
+    cr_assert_eq(p->network.egress->allow[0].port, -1, "any port, as *:*");
+    cr_assert(name_ok(p, "example.com", 443));
+    cr_assert(name_ok(p, "example.com", 22));
+    cr_assert(via_name(p, "example.com", "93.184.216.34", 8080, NULL));
+    cr_assert(literal(p, "93.184.216.34", 1));
+    cr_assert(!via_name(p, "example.com", "10.0.0.1", 443, NULL), "public only, as *:*");
+    cr_assert(!literal(p, "127.0.0.1", 80));
+    autopolicy struct brig_policy *d = pol("{\"mode\":\"egress\",\"allow\":[\"*:443\"],\"deny\":[\"*\"]}");
+    cr_assert(!name_ok(d, "example.com", 443), "deny * wins over everything");
+}
+
+Test(egress_rules, documentation_ranges_need_the_exact_address_and_port)
+{
+    autopolicy struct brig_policy *p = pol("{\"mode\":\"egress\",\"allow\":[\"*:*\",\"192.0.2.0/24:*\","
+                                           "\"198.51.100.7:*\",\"203.0.113.9:8080\",\"[2001:db8::5]:443\"]}");
+    static const char *const doc[] = { "192.0.2.1", "198.51.100.200", "203.0.113.1", "2001:db8::1", "2001:db8:ffff::1" };
+    for (size_t i = 0; i < sizeof(doc) / sizeof(doc[0]); i++) {
+        char why[256];
+        cr_assert(!via_name(p, "doc.example.com", doc[i], 443, why), "%s reached by name", doc[i]);
+        cr_assert(strstr(why, " is documentation (reached only when network.allow names ") != NULL, "%s", why);
+        cr_assert(!literal(p, doc[i], 443), "%s reached as a literal", doc[i]);
+    }
+    char why[256];
+    cr_assert(!literal_why(p, "198.51.100.7", 443, why), "an exact address with port * is not exact");
+    cr_assert(!via_name(p, "doc.example.com", "203.0.113.9", 8081, why), "the exact port only");
+    cr_assert_str_eq(why, "203.0.113.9 is documentation (reached only when network.allow names 203.0.113.9:8081 exactly)");
+    cr_assert(literal(p, "203.0.113.9", 8080), "named exactly");
+    cr_assert(via_name(p, "doc.example.com", "203.0.113.9", 8080, NULL));
+    cr_assert(literal(p, "2001:db8::5", 443));
+    cr_assert(!literal_why(p, "2001:db8::6", 443, why));
+    cr_assert_str_eq(why, "2001:db8::6 is documentation (reached only when network.allow names [2001:db8::6]:443 exactly)");
+    cr_assert(literal(p, "192.0.3.1", 443), "just outside 192.0.2.0/24: public");
+    cr_assert(literal(p, "2001:db9::1", 443), "just outside 2001:db8::/32");
+    struct egress_addr a = A("203.0.113.9");
+    cr_assert(egress_rules_exact(p->network.egress, &a, 8080));
+    cr_assert(!egress_rules_exact(p->network.egress, &a, 8081));
+    a = A("198.51.100.7");
+    cr_assert(!egress_rules_exact(p->network.egress, &a, 443), "port * is not exact");
+}
+
 Test(egress_rules, allowed_name_to_private_address_needs_the_literal)
 {
     autopolicy struct brig_policy *p = pol("{\"mode\":\"egress\",\"allow\":[\"api.example.test:8080\","
@@ -168,7 +217,7 @@ Test(egress_rules, host_forms)
 Test(egress_rules, rule_syntax_errors_name_the_rule)
 {
     static const struct { const char *rules, *msg; } cases[] = {
-        { "[\"api.example.com\"]", "network.allow[0]: \"api.example.com\": expected HOST:PORT or HOST:*" },
+        { "[\"api.example.com\"]", "network.allow[0]: \"api.example.com\": expected HOST:PORT or HOST:* (a port is required), or * alone" },
         { "[\"a.com:443\",\"api.*.com:443\"]", "network.allow[1]: \"api.*.com:443\": \"api.*.com\": not a host name" },
         { "[\"a.com:0\"]", "port \"0\": expected 1..65535 or *" },
         { "[\"a.com:65536\"]", "port \"65536\"" },
@@ -200,10 +249,10 @@ Test(egress_rules, rule_syntax_errors_name_the_rule)
 Test(egress_rules, cidr_and_ipv6_rules)
 {
     autopolicy struct brig_policy *p = pol("{\"mode\":\"egress\",\"allow\":[\"[fd00:1::/32]:443\","
-                                           "\"[2001:db8::1]:*\",\"192.168.10.0/24:22\",\"[::ffff:10.1.0.0/112]:80\"]}");
+                                           "\"[2606:4700::1111]:*\",\"192.168.10.0/24:22\",\"[::ffff:10.1.0.0/112]:80\"]}");
     cr_assert(literal(p, "fd00:1::5", 443));
     cr_assert(!literal(p, "fd00:2::5", 443));
-    cr_assert(literal(p, "2001:db8::1", 1));
+    cr_assert(literal(p, "2606:4700::1111", 1));
     cr_assert(literal(p, "192.168.10.77", 22));
     cr_assert(!literal(p, "192.168.11.77", 22));
     cr_assert(literal(p, "10.1.200.3", 80), "an IPv4-mapped CIDR is the IPv4 network");

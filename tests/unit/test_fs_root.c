@@ -304,3 +304,56 @@ Test(fs_root, mkdir_ex_nofollow_refuses_a_last_symlink)
     cr_assert_eq(err->errnum, ENOTDIR, "%s", err->msg);
     brig_error_free(err);
 }
+
+Test(fs_root, make_target_of_dangling_links_inside)
+{
+    /* BRIG_IN_ROOT_MAKE_TARGET (mount destinations, as runc): the target
+     * of a dangling link is made, inside the root whatever it says */
+    char p[512];
+    snprintf(p, sizeof(p), "%s/rel", T.root);
+    char tgt[512];
+    snprintf(tgt, sizeof(tgt), "../../../../../../..%s/relfile", hostdir);
+    cr_assert_eq(symlink(tgt, p), 0);
+    struct brig_error *err = NULL;
+    int fd = brig_mkfile_in_root_ex(rootfd, "/rel", 0644, BRIG_IN_ROOT_MAKE_TARGET, &err);
+    cr_assert_geq(fd, 0, "%s", err != NULL ? err->msg : "");
+    close(fd);
+    snprintf(p, sizeof(p), "%s%s", T.root, hostdir);
+    cr_assert(exists_at(p, "relfile"), "made in the root's copy of the path");
+    cr_assert_not(exists_at(hostdir, "relfile"), "not on the host");
+    /* "dangling" -> /nonexistent/x (absolute): a directory, parents made */
+    bool plain = true;
+    fd = brig_mkdir_in_root_ex(rootfd, "dangling", 0755, BRIG_IN_ROOT_MAKE_TARGET, &plain, &err);
+    cr_assert_geq(fd, 0, "%s", err != NULL ? err->msg : "");
+    close(fd);
+    cr_assert_not(plain, "a link was followed: the path is not plain");
+    snprintf(p, sizeof(p), "%s/nonexistent", T.root);
+    cr_assert(exists_at(p, "x"));
+    cr_assert_not(exists_at("/", "nonexistent"));
+    /* a dangling link in the middle of the path: tohost -> <hostdir> */
+    fd = brig_mkfile_in_root_ex(rootfd, "tohost/deeper/f", 0644, BRIG_IN_ROOT_MAKE_TARGET, &err);
+    cr_assert_geq(fd, 0, "%s", err != NULL ? err->msg : "");
+    close(fd);
+    snprintf(p, sizeof(p), "%s%s/deeper", T.root, hostdir);
+    cr_assert(exists_at(p, "f"));
+    cr_assert_not(exists_at(hostdir, "deeper"));
+}
+
+Test(fs_root, make_target_stops_at_loops)
+{
+    char a[512], b[512];
+    snprintf(a, sizeof(a), "%s/la", T.root);
+    snprintf(b, sizeof(b), "%s/lb", T.root);
+    cr_assert_eq(symlink("lb", a), 0);
+    cr_assert_eq(symlink("la", b), 0);
+    struct brig_error *err = NULL;
+    int fd = brig_mkfile_in_root_ex(rootfd, "la", 0644, BRIG_IN_ROOT_MAKE_TARGET, &err);
+    cr_assert_eq(fd, -1);
+    cr_assert_eq(err->errnum, ELOOP, "%s", err->msg);
+    brig_error_free(err);
+    err = NULL;
+    fd = brig_mkdir_in_root_ex(rootfd, "la/sub", 0755, BRIG_IN_ROOT_MAKE_TARGET, NULL, &err);
+    cr_assert_eq(fd, -1);
+    cr_assert_eq(err->errnum, ELOOP, "%s", err->msg);
+    brig_error_free(err);
+}

@@ -203,3 +203,120 @@ Test(mount_options, empty_option_is_an_error)
     cr_assert_eq(o.flags, 77, "output untouched on error");
     brig_error_free(err);
 }
+
+/* ---- crun's idmap=uids=...;gids=... (mount_idmap_parse) --------------- */
+
+static const struct brig_id_mapping ctr_ids[] = { { 0, 0, 1 }, { 1, 2, 1000 } };
+
+static struct brig_linux idmap_linux(void)
+{
+    struct brig_linux l = {0};
+    l.uid_mappings = (struct brig_id_mapping *)ctr_ids;
+    l.n_uid_mappings = 2;
+    l.gid_mappings = (struct brig_id_mapping *)ctr_ids;
+    l.n_gid_mappings = 2;
+    return l;
+}
+
+static void idmap_ok(const char *value, const struct brig_linux *l, struct brig_id_mapping **u,
+                     size_t *nu, struct brig_id_mapping **g, size_t *ng)
+{
+    struct brig_error *err = NULL;
+    int r = mount_idmap_parse(value, "mounts[2].options[1]", l, u, nu, g, ng, &err);
+    cr_assert_eq(r, 0, "%s: %s", value, err != NULL ? err->msg : "?");
+}
+
+static void idmap_bad(const char *value, const struct brig_linux *l, const char *want)
+{
+    struct brig_id_mapping *u = NULL, *g = NULL;
+    size_t nu = 0, ng = 0;
+    struct brig_error *err = NULL;
+    int r = mount_idmap_parse(value, "mounts[2].options[1]", l, &u, &nu, &g, &ng, &err);
+    cr_assert_eq(r, -1, "\"%s\" was accepted", value);
+    cr_assert_not_null(err);
+    cr_assert(strstr(err->msg, want) != NULL, "\"%s\": message \"%s\", want \"%s\"", value, err->msg, want);
+    cr_assert(strncmp(err->msg, "mounts[2].options[1]: ", 22) == 0, "names the option: %s", err->msg);
+    cr_assert_null(u);
+    cr_assert_null(g);
+    brig_error_free(err);
+}
+
+Test(mount_idmap, crun_example)
+{
+    /* crun(1)'s own example: two uid ranges, one gid range */
+    struct brig_linux l = {0};
+    struct brig_id_mapping *u, *g;
+    size_t nu, ng;
+    idmap_ok("uids=0-1-10#10-11-10;gids=0-100-10", &l, &u, &nu, &g, &ng);
+    cr_assert_eq(nu, 2);
+    cr_assert_eq(u[0].container_id, 0);
+    cr_assert_eq(u[0].host_id, 1);
+    cr_assert_eq(u[0].size, 10);
+    cr_assert_eq(u[1].container_id, 10);
+    cr_assert_eq(u[1].host_id, 11);
+    cr_assert_eq(u[1].size, 10);
+    cr_assert_eq(ng, 1);
+    cr_assert_eq(g[0].container_id, 0);
+    cr_assert_eq(g[0].host_id, 100);
+    cr_assert_eq(g[0].size, 10);
+    free(u);
+    free(g);
+    /* gids first, and the largest ids */
+    idmap_ok("gids=4294967294-0-1;uids=0-4294967294-1", &l, &u, &nu, &g, &ng);
+    cr_assert_eq(g[0].container_id, 4294967294u);
+    cr_assert_eq(u[0].host_id, 4294967294u);
+    free(u);
+    free(g);
+}
+
+Test(mount_idmap, relative)
+{
+    /* crun(1): uids=@1-3-10 with linux.uidMappings {0,0,1},{1,2,1000} is
+     * uids=1-4-10 (3 is container id 3, host 3 + 2 - 1) */
+    struct brig_linux l = idmap_linux();
+    struct brig_id_mapping *u, *g;
+    size_t nu, ng;
+    idmap_ok("uids=@1-3-10;gids=@0-0-1#@5-1-1000", &l, &u, &nu, &g, &ng);
+    cr_assert_eq(nu, 1);
+    cr_assert_eq(u[0].container_id, 1);
+    cr_assert_eq(u[0].host_id, 4);
+    cr_assert_eq(u[0].size, 10);
+    cr_assert_eq(ng, 2);
+    cr_assert_eq(g[0].host_id, 0);
+    cr_assert_eq(g[1].container_id, 5);
+    cr_assert_eq(g[1].host_id, 2);
+    free(u);
+    free(g);
+}
+
+Test(mount_idmap, malformed)
+{
+    struct brig_linux none = {0};
+    struct brig_linux l = idmap_linux();
+    idmap_bad("uids=0-1-10", &none, "uids without gids");
+    idmap_bad("gids=0-1-10", &none, "gids without uids");
+    idmap_bad("uids=0-1-10;gids=0-1-10;uids=5-6-1", &none, "uids given twice");
+    idmap_bad("uids=;gids=0-1-1", &none, "idmap uids=: no mapping given");
+    idmap_bad("uids=0-1-1;gids=", &none, "idmap gids=: no mapping given");
+    idmap_bad("users=0-1-1;gids=0-1-1", &none, "\"users=0-1-1\" is neither uids=... nor gids=...");
+    idmap_bad("uids=0-1-1;", &none, "\"\" is neither");
+    idmap_bad("uids=0-1;gids=0-1-1", &none, "range 1 is not [@]FROM-TO-SIZE");
+    idmap_bad("uids=0-1-1-1;gids=0-1-1", &none, "range 1 is not");
+    idmap_bad("uids=0-1-1#;gids=0-1-1", &none, "range 2 is not");
+    idmap_bad("uids=#0-1-1;gids=0-1-1", &none, "range 1 is not");
+    idmap_bad("uids=0--1-1;gids=0-1-1", &none, "range 1 is not");        /* crun's strtol takes -1 */
+    idmap_bad("uids=0-+1-1;gids=0-1-1", &none, "range 1 is not");
+    idmap_bad("uids= 0-1-1;gids=0-1-1", &none, "range 1 is not");
+    idmap_bad("uids=0-1-0x10;gids=0-1-1", &none, "range 1 is not");
+    idmap_bad("uids=0-4294967296-1;gids=0-1-1", &none, "range 1 is not");
+    idmap_bad("uids=0-1-1,0-2-1;gids=0-1-1", &none, "range 1 is not");
+    idmap_bad("uids=0-1-1 ;gids=0-1-1", &none, "range 1 is not");
+    idmap_bad("uids=@1-3-10;gids=0-1-1", &none, "a relative mapping needs linux.uidMappings");
+    idmap_bad("uids=0-0-1;gids=@0-0-2", &l, "container ids 0-1 are not inside one entry of linux.gidMappings");
+    idmap_bad("uids=@0-995-10;gids=0-0-1", &l, "container ids 995-1004 are not inside one entry");
+    /* 341 ranges: more than a uid_map takes */
+    char big[341 * 8 + 32] = "uids=";
+    for (int i = 0; i < 341; i++) strcat(big, i ? "#0-0-1" : "0-0-1");
+    strcat(big, ";gids=0-0-1");
+    idmap_bad(big, &none, "more than 340 ranges");
+}

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../../policy/policy.h"
+#include "../../policy/policy_internal.h"
 #include "util/cleanup.h"
 #include "util/fs.h"
 #include "util/strutil.h"
@@ -183,11 +184,29 @@ Test(policy_parse, lists_only_add_to_the_builtin_ones)
     cr_expect(aws && pat && docker && srv);
 }
 
+/* The built-in list, then the policy's names in their order, each once
+ * (a name the built-in list holds is not added again). */
+Test(policy_parse, lists_merge_each_name_once_in_order)
+{
+    autopolicy struct brig_policy *p = NULL;
+    autoerr struct brig_error *err = NULL;
+    autopolicy struct brig_policy *d = NULL;
+    cr_assert_eq(parse("{}", &d, &err), 0);
+    size_t builtin = brig_strv_len(d->env_deny);
+    cr_assert_eq(parse("{\"env\": {\"deny\": [\"B_*\", \"AWS_*\", \"A_*\", \"B_*\", \"C_*\", \"A_*\"]}}",
+                       &p, &err), 0);
+    cr_assert_eq(brig_strv_len(p->env_deny), builtin + 3);
+    for (size_t i = 0; i < builtin; i++) cr_expect_str_eq(p->env_deny[i], d->env_deny[i]);
+    cr_expect_str_eq(p->env_deny[builtin], "B_*");
+    cr_expect_str_eq(p->env_deny[builtin + 1], "A_*");
+    cr_expect_str_eq(p->env_deny[builtin + 2], "C_*");
+}
+
 Test(policy_profiles, each_builtin_parses_and_shows)
 {
-    cr_assert_geq(policy_builtin_count(), 3);
-    static const char *const names[] = { "agent", "pygent", "pi" };
-    for (size_t i = 0; i < 3; i++) {
+    cr_assert_geq(policy_builtin_count(), 4);
+    static const char *const names[] = { "agent", "pygent", "pi", "pi-egress" };
+    for (size_t i = 0; i < 4; i++) {
         const char *text = policy_builtin_text(names[i]);
         cr_assert_not_null(text, "%s", names[i]);
         autopolicy struct brig_policy *p = NULL;
@@ -205,6 +224,12 @@ Test(policy_profiles, each_builtin_parses_and_shows)
     cr_expect_eq(pi->limits.pids, 512);
     cr_expect_eq(pi->limits.cpu_milli, 4000);
     cr_expect_not_null(pi->init);
+    autopolicy struct brig_policy *pe = NULL;
+    cr_assert_eq(policy_load("pi-egress", &pe, &err), 0);
+    cr_expect_eq(pe->limits.memory, pi->limits.memory, "pi's limits");
+    cr_expect_eq(pe->network.mode, POLICY_NET_EGRESS);
+    cr_expect_str_eq(pe->env_set[0], "ANTHROPIC_BASE_URL=http://api.anthropic.com");
+    cr_expect(policy_env_name_denied(pe, "ANTHROPIC_API_KEY"), "the key stays refused in the sandbox's env");
     cr_expect_eq(policy_load("agnet", &nope, &err), -1);
     cr_expect_not_null(policy_seccomp_default_text());
 }

@@ -201,10 +201,15 @@ Test(sysctl, hostname_conflicts_with_kernel_hostname)
     struct brig_error *err = NULL;
     r = sysctl_validate(&s, &err);
     expect_err(r, err, "linux.sysctl.kernel.hostname: not allowed, it conflicts with the \"hostname\" field");
-    /* as runc: kernel.domainname is taken, also beside a domainname (it wins) */
+    /* as crun: kernel.domainname beside another domainname is a conflict */
     kv.key = "kernel.domainname";
     s.hostname = NULL;
     s.domainname = "c";
+    err = NULL;
+    r = sysctl_validate(&s, &err);
+    expect_err(r, err, "linux.sysctl.kernel.domainname: \"a\" conflicts with the \"domainname\" field (\"c\")");
+    /* the same value in both is no conflict */
+    s.domainname = "a";
     err = NULL;
     r = sysctl_validate(&s, &err);
     expect_ok(r, err);
@@ -359,7 +364,7 @@ static int attrs_child(void *arg, int fd)
     struct brig_spec *s = arg;
     struct brig_error *err = NULL;
     if (oom_score_adj_apply(&s->process, &err) < 0 || personality_apply(&s->linux_cfg, &err) < 0 ||
-        scheduler_apply(&s->process, &err) < 0 || io_priority_apply(&s->process, &err) < 0 ||
+        scheduler_apply(&s->process, 0, &err) < 0 || io_priority_apply(&s->process, &err) < 0 ||
         no_new_privs_apply(&s->process, &err) < 0) {
         sec_out(fd, "ERR %s", err->msg);
         return 1;
@@ -406,12 +411,12 @@ Test(process_attrs, bad_values_name_the_field)
     struct brig_process p = { .has_scheduler = true };
     p.scheduler.policy = SCHED_FIFO;
     p.scheduler.priority = 0;
-    r = scheduler_apply(&p, &err);
+    r = scheduler_apply(&p, 0, &err);
     expect_err(r, err, "process.scheduler.priority: 0 is out of range");
     err = NULL;
     p.scheduler.policy = SCHED_OTHER;
     p.scheduler.nice = 40;
-    r = scheduler_apply(&p, &err);
+    r = scheduler_apply(&p, 0, &err);
     expect_err(r, err, "process.scheduler.nice: 40 is out of range");
     err = NULL;
     p = (struct brig_process){ .has_io_priority = true };

@@ -43,7 +43,7 @@ static void proc_symlink(struct tfs *t)
     long before = tfs_fstype("/");
     int rootfd = prepare(t, &s);
     char msg[1024];
-    TFS_FAILS(t, mounts_apply(rootfd, &s, false, err), msg);
+    TFS_FAILS(t, mounts_apply(&rootfd, &s, false, err), msg);
     TFS_CHECK(t, strcmp(msg, "mounts[0] (/proc): proc must be mounted on a directory, "
                              "/proc is a symlink") == 0, "message: %s", msg);
     TFS_CHECK(t, tfs_fstype("/") == before, "host / changed");
@@ -61,7 +61,7 @@ static void sys_symlink(struct tfs *t)
     tfs_spec(t, &s, m, 1);
     int rootfd = prepare(t, &s);
     char msg[1024];
-    TFS_FAILS(t, mounts_apply(rootfd, &s, false, err), msg);
+    TFS_FAILS(t, mounts_apply(&rootfd, &s, false, err), msg);
     TFS_CHECK(t, strstr(msg, "mounts[0] (/sys): sysfs must be mounted on a directory") == msg,
               "message: %s", msg);
     TFS_CHECK(t, !tfs_is_rdonly("/sys"), "host /sys remounted");
@@ -81,7 +81,7 @@ static void dest_symlinks(struct tfs *t)
     struct brig_spec s;
     tfs_spec(t, &s, m, 2);
     int rootfd = prepare(t, &s);
-    TFS_OK(t, mounts_apply(rootfd, &s, false, err));
+    TFS_OK(t, mounts_apply(&rootfd, &s, false, err));
     TFS_CHECK(t, tfs_fstype(tfs_in(t, "sub")) == TMPFS_MAGIC, "tmpfs not at <root>/sub");
     TFS_CHECK(t, tfs_fstype(tfs_in(t, "other")) == TMPFS_MAGIC, "tmpfs not at <root>/other");
     TFS_CHECK(t, !tfs_exists("/sub") && !tfs_exists("/other"), "created on the host");
@@ -102,7 +102,7 @@ static void dest_is_root(struct tfs *t)
     int rootfd = prepare(t, &s);
     long before = tfs_fstype(t->root);
     char msg[1024];
-    TFS_FAILS(t, mounts_apply(rootfd, &s, false, err), msg);
+    TFS_FAILS(t, mounts_apply(&rootfd, &s, false, err), msg);
     TFS_CHECK(t, strstr(msg, "resolves to the container's root") != NULL, "message: %s", msg);
     TFS_CHECK(t, tfs_fstype(t->root) == before, "something was mounted over the root");
 }
@@ -126,7 +126,7 @@ static void bind_ro(struct tfs *t)
     struct brig_spec s;
     tfs_spec(t, &s, m, 3);
     int rootfd = prepare(t, &s);
-    TFS_OK(t, mounts_apply(rootfd, &s, false, err));
+    TFS_OK(t, mounts_apply(&rootfd, &s, false, err));
     TFS_CHECK(t, tfs_exists(tfs_in(t, "mnt/data/marker")), "bind content missing");
     TFS_CHECK(t, tfs_is_rdonly(tfs_in(t, "mnt/data")), "bind not read-only");
     struct statvfs sv;
@@ -158,7 +158,7 @@ static void bind_rro(struct tfs *t)
     struct brig_spec s;
     tfs_spec(t, &s, m, 2);
     int rootfd = prepare(t, &s);
-    TFS_OK(t, mounts_apply(rootfd, &s, false, err));
+    TFS_OK(t, mounts_apply(&rootfd, &s, false, err));
     TFS_CHECK(t, tfs_fstype(tfs_in(t, "a/sub")) == TMPFS_MAGIC, "rbind did not copy the submount");
     TFS_CHECK(t, tfs_is_rdonly(tfs_in(t, "a")) && tfs_is_rdonly(tfs_in(t, "a/sub")),
               "rro must reach the submount");
@@ -179,7 +179,7 @@ static void bind_file(struct tfs *t)
     struct brig_spec s;
     tfs_spec(t, &s, ok, 1);
     int rootfd = prepare(t, &s);
-    TFS_OK(t, mounts_apply(rootfd, &s, false, err));
+    TFS_OK(t, mounts_apply(&rootfd, &s, false, err));
     struct stat st;
     TFS_CHECK(t, stat(tfs_in(t, "etc/hosts"), &st) == 0 && S_ISREG(st.st_mode) &&
                      st.st_size == 12, "file bind missing");
@@ -188,7 +188,7 @@ static void bind_file(struct tfs *t)
     struct brig_mount bad[] = { tfs_mount("/isdir", "bind", src, NULL) };
     tfs_spec(t, &s, bad, 1);
     char msg[1024];
-    TFS_FAILS(t, mounts_apply(rootfd, &s, false, err), msg);
+    TFS_FAILS(t, mounts_apply(&rootfd, &s, false, err), msg);
     TFS_CHECK(t, strstr(msg, "mounts[0] (/isdir): create file /isdir") == msg, "message: %s", msg);
 }
 
@@ -205,16 +205,16 @@ static void bad_type(struct tfs *t)
     tfs_spec(t, &s, m, 2);
     int rootfd = prepare(t, &s);
     char msg[1024];
-    TFS_FAILS(t, mounts_apply(rootfd, &s, false, err), msg);
+    TFS_FAILS(t, mounts_apply(&rootfd, &s, false, err), msg);
     TFS_CHECK(t, strcmp(msg, "mounts[1] (/x): mount nosuchfs: No such device") == 0,
               "message: %s", msg);
     struct brig_mount m2[] = { tfs_mount("/y", NULL, "none", NULL) };
     tfs_spec(t, &s, m2, 1);
-    TFS_FAILS(t, mounts_apply(rootfd, &s, false, err), msg);
+    TFS_FAILS(t, mounts_apply(&rootfd, &s, false, err), msg);
     TFS_CHECK(t, strstr(msg, "mounts[0] (/y): type: required") == msg, "message: %s", msg);
     struct brig_mount m3[] = { tfs_mount("/z", NULL, "/nonexistent-src", TFS_OPTS("bind")) };
     tfs_spec(t, &s, m3, 1);
-    TFS_FAILS(t, mounts_apply(rootfd, &s, false, err), msg);
+    TFS_FAILS(t, mounts_apply(&rootfd, &s, false, err), msg);
     TFS_CHECK(t, strcmp(msg, "mounts[0] (/z): source /nonexistent-src: No such file or directory") == 0,
               "message: %s", msg);
 }
@@ -236,7 +236,7 @@ static void usual(struct tfs *t)
     struct brig_spec s;
     tfs_spec(t, &s, m, sizeof(m) / sizeof(m[0]));
     int rootfd = prepare(t, &s);
-    TFS_OK(t, mounts_apply(rootfd, &s, false, err));
+    TFS_OK(t, mounts_apply(&rootfd, &s, false, err));
     TFS_CHECK(t, tfs_fstype(tfs_in(t, "proc")) == PROC_SUPER_MAGIC, "proc");
     TFS_CHECK(t, tfs_fstype(tfs_in(t, "dev")) == TMPFS_MAGIC, "dev");
     TFS_CHECK(t, tfs_fstype(tfs_in(t, "dev/pts")) == DEVPTS_SUPER_MAGIC, "devpts");
@@ -267,17 +267,17 @@ static void proc_guard(struct tfs *t)
     tfs_spec(t, &s, m, 2);
     int rootfd = prepare(t, &s);
     char msg[1024];
-    TFS_FAILS(t, mounts_apply(rootfd, &s, false, err), msg);
+    TFS_FAILS(t, mounts_apply(&rootfd, &s, false, err), msg);
     TFS_CHECK(t, strcmp(msg, "mounts[1] (/proc/cmdline): refusing to mount over "
                              "/proc/cmdline: inside /proc") == 0, "message: %s", msg);
     /* an lxcfs-style file is allowed */
     struct brig_mount ok[] = { tfs_mount("/proc/uptime", "bind", src, TFS_OPTS("bind")) };
     tfs_spec(t, &s, ok, 1);
-    TFS_OK(t, mounts_apply(rootfd, &s, false, err));
+    TFS_OK(t, mounts_apply(&rootfd, &s, false, err));
     /* and a tmpfs over /proc is not */
     struct brig_mount bad[] = { tfs_mount("/proc", "tmpfs", "tmpfs", NULL) };
     tfs_spec(t, &s, bad, 1);
-    TFS_FAILS(t, mounts_apply(rootfd, &s, false, err), msg);
+    TFS_FAILS(t, mounts_apply(&rootfd, &s, false, err), msg);
     TFS_CHECK(t, strstr(msg, "only a procfs may be mounted on /proc") != NULL, "message: %s", msg);
 }
 
@@ -294,7 +294,7 @@ static void copyup(struct tfs *t)
     struct brig_spec s;
     tfs_spec(t, &s, m, 1);
     int rootfd = prepare(t, &s);
-    TFS_OK(t, mounts_apply(rootfd, &s, false, err));
+    TFS_OK(t, mounts_apply(&rootfd, &s, false, err));
     TFS_CHECK(t, tfs_fstype(tfs_in(t, "etc")) == TMPFS_MAGIC, "not a tmpfs");
     char buf[16] = {0};
     int fd = open(tfs_in(t, "etc/conf"), O_RDONLY);
@@ -318,7 +318,7 @@ static void cgroup_v1(struct tfs *t)
     struct brig_spec s;
     tfs_spec(t, &s, m, 1);
     int rootfd = prepare(t, &s);
-    TFS_OK(t, mounts_apply(rootfd, &s, false, err));
+    TFS_OK(t, mounts_apply(&rootfd, &s, false, err));
     TFS_CHECK(t, tfs_fstype(tfs_in(t, "sys/fs/cgroup")) == TMPFS_MAGIC, "tmpfs");
     TFS_CHECK(t, tfs_is_rdonly(tfs_in(t, "sys/fs/cgroup")), "tmpfs ro");
     TFS_CHECK(t, tfs_fstype(tfs_in(t, "sys/fs/cgroup/memory")) == CGROUP_SUPER_MAGIC, "memory");
@@ -354,7 +354,7 @@ static void idmap(struct tfs *t)
     tfs_spec(t, &s, m, 1);
     int rootfd = prepare(t, &s);
     char msg[1024];
-    TFS_FAILS(t, mounts_apply(rootfd, &s, false, err), msg);
+    TFS_FAILS(t, mounts_apply(&rootfd, &s, false, err), msg);
     TFS_CHECK(t, strstr(msg, "idmap") != NULL, "message: %s", msg);
     TFS_CHECK(t, !tfs_exists(tfs_in(t, "a")) || tfs_fstype(tfs_in(t, "a")) == tfs_fstype(t->root),
               "something was mounted");

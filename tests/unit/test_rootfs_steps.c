@@ -72,7 +72,7 @@ static void full_chain(struct tfs *t)
 
     int rootfd = -1;
     TFS_OK(t, rootfs_prepare(&s, NULL, &rootfd, err));
-    TFS_OK(t, mounts_apply(rootfd, &s, false, err));
+    TFS_OK(t, mounts_apply(&rootfd, &s, false, err));
     TFS_OK(t, devices_populate(rootfd, &s, false, err));
     TFS_OK(t, rootfs_pivot(rootfd, &s, false, err));
     TFS_OK(t, paths_mask_readonly(&s, err));
@@ -130,7 +130,7 @@ static void no_pivot(struct tfs *t)
     tfs_spec(t, &s, usual_mounts, 1);
     int rootfd = -1;
     TFS_OK(t, rootfs_prepare(&s, NULL, &rootfd, err));
-    TFS_OK(t, mounts_apply(rootfd, &s, false, err));
+    TFS_OK(t, mounts_apply(&rootfd, &s, false, err));
     TFS_OK(t, rootfs_pivot(rootfd, &s, true, err));
     TFS_OK(t, rootfs_finish(&s, err));
     TFS_CHECK(t, tfs_exists("/marker"), "not in the new root");
@@ -203,7 +203,7 @@ static void dev_bound(struct tfs *t)
     tfs_spec(t, &s, m, 1);
     int rootfd = -1;
     TFS_OK(t, rootfs_prepare(&s, NULL, &rootfd, err));
-    TFS_OK(t, mounts_apply(rootfd, &s, false, err));
+    TFS_OK(t, mounts_apply(&rootfd, &s, false, err));
     TFS_OK(t, devices_populate(rootfd, &s, false, err));
     TFS_CHECK(t, !tfs_exists(tfs_in(t, "dev/null")), "default devices created in a bound /dev");
 }
@@ -233,7 +233,7 @@ static void propagation(struct tfs *t)
     s.linux_cfg.rootfs_propagation = MS_SHARED | MS_REC;
     int rootfd = -1;
     TFS_OK(t, rootfs_prepare(&s, NULL, &rootfd, err));
-    TFS_OK(t, mounts_apply(rootfd, &s, false, err));
+    TFS_OK(t, mounts_apply(&rootfd, &s, false, err));
     TFS_OK(t, rootfs_pivot(rootfd, &s, false, err));
     TFS_CHECK(t, !root_is_shared(), "shared before finish");
     TFS_OK(t, rootfs_finish(&s, err));
@@ -294,7 +294,7 @@ static void in_userns(struct tfs *t)
     tfs_spec(t, &s, m, v1 ? 4 : 3);
     int rootfd = -1;
     TFS_OK(t, rootfs_prepare(&s, NULL, &rootfd, err));
-    TFS_OK(t, mounts_apply(rootfd, &s, true, err));
+    TFS_OK(t, mounts_apply(&rootfd, &s, true, err));
     TFS_OK(t, devices_populate(rootfd, &s, true, err));
     /* sysfs cannot be mounted here: the host's /sys is bound instead, ro */
     TFS_CHECK(t, tfs_fstype(tfs_in(t, "sys")) == SYSFS_MAGIC, "sysfs fallback");

@@ -8,7 +8,12 @@
 
 static void previews(struct sandbox_stream *s, char **h, char **t, bool *trunc, bool *bin)
 {
-    sandbox_stream_previews(s, h, t, trunc, bin);
+    struct sandbox_preview pv;
+    sandbox_stream_previews(s, &pv);
+    *h = pv.head;
+    *t = pv.tail;
+    *trunc = pv.truncated;
+    *bin = pv.binary;
 }
 
 Test(sandbox_output, small_stream_is_whole_in_head)
@@ -127,4 +132,9 @@ Test(sandbox_result, exit_status)
     cr_assert_eq(sandbox_exit_status(&r), 124);
     r.error = (char *)"x";
     cr_assert_eq(sandbox_exit_status(&r), 125);
+    /* a command not found / not executable is a result, not brig failing */
+    r.exec_status = 127;
+    cr_assert_eq(sandbox_exit_status(&r), 127);
+    r.exec_status = 126;
+    cr_assert_eq(sandbox_exit_status(&r), 126);
 }

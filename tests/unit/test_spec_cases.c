@@ -126,6 +126,20 @@ static const struct bad_case bad_cases[] = {
       "mounts[0]: uidMappings and gidMappings must be given together" },
     { DOC("\"mounts\": [{\"destination\": \"/a\", \"uidMappings\": [{\"containerID\": 0, \"hostID\": 1}]}]"),
       "mounts[0].uidMappings[0].size: required" },
+    /* crun's idmap=uids=...;gids=...: read after linux (for "@") */
+    { DOC("\"mounts\": [{\"destination\": \"/a\", \"options\": [\"bind\", \"idmap=uids=0-1-1\"]}]"),
+      "mounts[0].options[1]: idmap=: uids without gids" },
+    { DOC("\"mounts\": [{\"destination\": \"/a\", \"options\": [\"rbind\", \"ridmap=uids=0-1-1;gids=0--1-1\"]}]"),
+      "mounts[0].options[1]: idmap gids=: range 1 is not [@]FROM-TO-SIZE" },
+    { DOC("\"mounts\": [{\"destination\": \"/a\", \"options\": [\"bind\", \"idmap=uids=@0-0-1;gids=0-0-1\"]}]"),
+      "mounts[0].options[1]: idmap uids=@...: a relative mapping needs linux.uidMappings" },
+    { DOC("\"mounts\": [{\"destination\": \"/a\", \"options\": [\"idmap=uids=0-1-1;gids=0-1-1\", "
+          "\"idmap=uids=0-2-1;gids=0-2-1\"]}]"),
+      "mounts[0].options[1]: a second idmap option with mappings" },
+    { DOC("\"mounts\": [{\"destination\": \"/a\", \"options\": [\"idmap=uids=0-1-1;gids=0-1-1\"], "
+          "\"uidMappings\": [{\"containerID\": 0, \"hostID\": 1, \"size\": 1}], "
+          "\"gidMappings\": [{\"containerID\": 0, \"hostID\": 1, \"size\": 1}]}]"),
+      "mounts[0].options[0]: idmap=... and mounts[0].uidMappings/gidMappings both give mappings" },
     /* hooks */
     { DOC("\"hooks\": {\"prestart\": [{\"path\": \"hook\"}]}"),
       "hooks.prestart[0].path: must be an absolute path" },
@@ -444,6 +458,31 @@ Test(spec_good, linux_details)
     cr_assert_eq(l->memory_policy.nodes[0], 3);
     cr_assert_eq(l->memory_policy.nodes[1], 2);
     cr_assert(!l->has_net_devices);
+}
+
+Test(spec_good, idmap_option_mappings)
+{
+    /* crun(1): uids=@1-3-10 with linux.uidMappings {0,0,1},{1,2,1000} is
+     * uids=1-4-10; "idmap=" alone is "idmap" */
+    autospec struct brig_spec *s = parse_ok(DOC(PROC ", \"mounts\": [{\"destination\": \"/a\", "
+        "\"source\": \"/s\", \"options\": [\"bind\", \"idmap=uids=@1-3-10#0-0-1;gids=0-100-10\"]}, "
+        "{\"destination\": \"/b\", \"source\": \"/s\", \"options\": [\"bind\", \"idmap=\"]}], "
+        "\"linux\": {\"uidMappings\": [{\"containerID\": 0, \"hostID\": 0, \"size\": 1}, "
+        "{\"containerID\": 1, \"hostID\": 2, \"size\": 1000}], "
+        "\"gidMappings\": [{\"containerID\": 0, \"hostID\": 0, \"size\": 1}]}"));
+    const struct brig_mount *m = &s->mounts[0];
+    cr_assert(m->opts.idmap && m->opts.idmap_inline);
+    cr_assert_eq(m->n_uid_mappings, 2);
+    cr_assert_eq(m->uid_mappings[0].container_id, 1);
+    cr_assert_eq(m->uid_mappings[0].host_id, 4);
+    cr_assert_eq(m->uid_mappings[0].size, 10);
+    cr_assert_eq(m->uid_mappings[1].host_id, 0);
+    cr_assert_eq(m->n_gid_mappings, 1);
+    cr_assert_eq(m->gid_mappings[0].host_id, 100);
+    cr_assert(s->mounts[1].opts.idmap && !s->mounts[1].opts.idmap_inline);
+    cr_assert_eq(s->mounts[1].n_uid_mappings, 0);
+    autoerr struct brig_error *err = NULL;
+    cr_assert_eq(spec_check_supported(s, &err), 0, "%s", err ? err->msg : "");
 }
 
 Test(spec_good, names)

@@ -47,8 +47,12 @@ static const struct unsupported cases[] = {
       "mounts[1].options: only bind mounts can be idmapped by brig (type tmpfs)" },
     { DOC(PROC "}, \"mounts\": [{\"destination\": \"/m\", \"source\": \"/s\", \"options\": [\"bind\", \"idmap\"]}]"),
       "mounts[0].options: idmap without mounts[0].uidMappings uses the container's user namespace" },
-    { DOC(PROC "}, \"mounts\": [{\"destination\": \"/m\", \"source\": \"/s\", \"options\": [\"bind\", \"idmap=uids=0-1-1\"]}]"),
-      "mounts[0].options: \"idmap=...\" (mappings in the option) is not supported" },
+    { DOC(PROC "}, \"mounts\": [{\"destination\": \"/m\", \"type\": \"tmpfs\", \"source\": \"/s\", "
+          "\"options\": [\"idmap=uids=0-1-1;gids=0-1-1\"]}]"),
+      "mounts[0].options: only bind mounts can be idmapped by brig (type tmpfs)" },
+    { DOC(PROC "}, \"mounts\": [{\"destination\": \"/m\", \"source\": \"/s\", "
+          "\"options\": [\"bind\", \"idmap=uids=0-1-1#0-2-1;gids=0-1-1\"]}]"),
+      "mounts[0].options (idmap uids=)[1]: overlaps entry 0" },
 };
 
 Test(spec_check, refuses_unsupported)

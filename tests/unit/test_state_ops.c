@@ -145,7 +145,7 @@ Test(hooks, missing_binary_and_runtime_env)
     cr_expect(strstr(e->msg, "hooks.poststop[0] (/nonexistent/hook): exec: No such file") != NULL, "%s", e->msg);
 
     /* No env in the config: the runtime's environment, as runc and crun
-     * pass it (issue 13). */
+     * pass it (as runc does). */
     setenv("BRIG_TEST_RUNTIME_ENV", "1", 1);
     autospec struct brig_spec *s2 = hook_spec(BRIG_HOOK_PRESTART, "test \"$BRIG_TEST_RUNTIME_ENV\" = 1", NULL, 0);
     brig_error_freep(&e);

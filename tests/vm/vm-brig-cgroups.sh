@@ -9,7 +9,8 @@
 #   the eBPF device program lets /dev/null be written and refuses a node without a rule;
 #   pause freezes every process (no CPU time accrues), resume thaws them;
 #   update changes the limits of a running container;
-#   kill --all and delete --force go through cgroup.kill and leave no cgroup.
+#   kill --all and delete --force go through cgroup.kill and leave no cgroup;
+#   an egress proxy and its audit writer run in the container's cgroup.
 # Usage: vm-brig-cgroups.sh BRIG BRIG_PROBE   (one TAP line per check; busybox-static and
 # jq come from the host's / that the VM shares)
 set -u
@@ -334,6 +335,26 @@ check_eq "exec (fork, root): the process is in the container's cgroup" \
     "$(b exec exr /bin/cat /proc/self/cgroup 2>&1)" "0::/"
 b delete --force exr >/dev/null 2>&1
 check "exec: no cgroup left" sh -c "! ls -d '$CGP'/ex* 2>/dev/null"
+
+# ---- egress: the proxy and its audit writer are charged to the container -------------
+# Under an egress policy the proxy joins a child cgroup of the container's (no controller
+# enabled in the container's subtree_control, so v2's no-internal-process rule does not
+# apply): the container's pids.current counts it, and delete --force (cgroup.kill) leaves
+# neither the proxy nor its cgroup. Audit mode: the base config need not conform.
+printf '{"name": "vm-egress", "mode": "audit", "network": {"mode": "egress", "allow": ["*:443"]}, "audit": {"path": "%s"}}\n' \
+    "$W/audit.jsonl" >"$W/egress.json"
+mk egr /bin/sleep 300
+cfg egr '.linux.resources = {pids: {limit: 64}}'
+b --policy "$W/egress.json" run -d --bundle "$W/egr" egr >/dev/null 2>"$W/egr.err"
+proxy=$(pgrep -x brig-egress | head -1) writer=$(pgrep -x brig-egress-log | head -1)
+check_eq "egress: the proxy is in the container's cgroup (its child brig-egress)" \
+    "$(cat "/proc/${proxy:-0}/cgroup" 2>&1)" "0::/brig-vm/egr/brig-egress"
+check_eq "egress: so is its audit writer" "$(cat "/proc/${writer:-0}/cgroup" 2>&1)" "0::/brig-vm/egr/brig-egress"
+check "egress: the container's pids.current counts them (got $(cat "$CGP/egr/pids.current" 2>/dev/null))" \
+    test "$(cat "$CGP/egr/pids.current" 2>/dev/null || echo 0)" -ge 3
+b delete --force egr >/dev/null 2>&1
+check "egress: delete --force left no proxy, no audit writer" sh -c '! pgrep -x "brig-egress|brig-egress-log"'
+check "egress: ... and no cgroup" test ! -e "$CGP/egr"
 
 rmdir "$CGP" 2>/dev/null
 [ "$FAILED" = 0 ]

@@ -78,13 +78,17 @@ struct cgroup_stats {
     char **raw_keys; uint64_t *raw_vals; size_t n_raw;  /* memory.stat */
     bool has_pids;
     uint64_t pids_current, pids_limit;
+    bool has_pids_peak;                             /* v2's pids.peak (brief only) */
+    uint64_t pids_peak;
     bool has_oom;
     uint64_t oom_kills;
 };
 int cgroup_stats_read(const struct brig_cgroup *cg, struct cgroup_stats *st, struct brig_error **err);
 /* Only the totals a command's result reports: has_cpu and cpu_total, _user,
  * _kernel; has_memory, mem_usage and mem_max; has_oom and oom_kills (the
- * same values as cgroup_stats_read's). A cgroup that is gone reads as none. */
+ * same values as cgroup_stats_read's); has_pids_peak and pids_peak where the
+ * pids controller is v2's and has pids.peak. A cgroup that is gone reads as
+ * none. */
 void cgroup_stats_brief(const struct brig_cgroup *cg, struct cgroup_stats *st);
 void cgroup_stats_clear(struct cgroup_stats *st);
 
@@ -97,11 +101,18 @@ int cgroup_child_create(const struct brig_cgroup *cg, const char *name, struct b
                         struct brig_error **err);
 int cgroup_child_open(const struct brig_cgroup *cg, const char *name, struct brig_cgroup **out,
                       struct brig_error **err);
+/* Whether cg's child name exists (in any hierarchy) with a process in it. */
+bool cgroup_child_busy(const struct brig_cgroup *cg, const char *name);
 /* An fd holding an flock on the child's first directory, or -1 (errno
  * EWOULDBLOCK: another process holds it). The brig that runs a child's
  * processes holds it from before the first joins: an unlocked child with
  * processes is an orphan, its brig gone (the lock goes with the process). */
 int cgroup_child_lock(const struct brig_cgroup *child, bool wait);
+/* The same flock on any cgroup's first directory, HOW as flock(2) takes it
+ * (LOCK_SH or LOCK_EX, | LOCK_NB): a sandbox's execs hold their parent's
+ * shared while they make and lock their child, the reaper of empty
+ * children exclusive. */
+int cgroup_lock(const struct brig_cgroup *cg, int how);
 /* Names of cg's children beginning with prefix (NULL-terminated, malloc'd),
  * in any hierarchy; _lockable: only those in the first, where the lock of
  * cgroup_child_lock is (a child missing there can be neither locked nor

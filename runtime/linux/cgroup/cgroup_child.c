@@ -14,10 +14,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cgroup_internal.h"
 #include "../../util/cleanup.h"
@@ -129,15 +132,36 @@ int cgroup_child_list_lockable(const struct brig_cgroup *cg, const char *prefix,
     return child_list(cg, 1, prefix, names, n, err);
 }
 
+bool cgroup_child_busy(const struct brig_cgroup *cg, const char *name)
+{
+    for (size_t i = 0; i < cg->n_dirs; i++) {
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof(path), "%s/%s/cgroup.procs", cg->dirs[i].path, name) >= (int)sizeof(path))
+            continue;
+        autoclose int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        /* A child is made in every hierarchy, the first one first: none
+         * there, none at all (the usual case: one failed open). */
+        if (fd < 0 && i == 0 && errno == ENOENT) return false;
+        char c;
+        if (fd >= 0 && read(fd, &c, 1) == 1) return true;
+    }
+    return false;
+}
+
 int cgroup_child_lock(const struct brig_cgroup *child, bool wait)
 {
-    if (child->n_dirs == 0) {
+    return cgroup_lock(child, LOCK_EX | (wait ? 0 : LOCK_NB));
+}
+
+int cgroup_lock(const struct brig_cgroup *cg, int how)
+{
+    if (cg->n_dirs == 0) {
         errno = ENOENT;
         return -1;
     }
-    int fd = open(child->dirs[0].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = open(cg->dirs[0].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return -1;
-    if (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
+    if (flock(fd, how) < 0) {
         int e = errno;
         close(fd);
         errno = e;

@@ -235,6 +235,10 @@ void cgroup_stats_brief(const struct brig_cgroup *cg, struct cgroup_stats *st)
     memset(st, 0, sizeof(*st));
     stats_cpu(cg, st, true);
     stats_memory(cg, st, true);
+    /* v2 only (kernels with pids.peak): the v1 controller keeps no peak */
+    bool v2;
+    const char *d = stats_dir(cg, "pids", "pids.current", &v2);
+    if (d != NULL && v2) st->has_pids_peak = stats_read_u64(d, "pids.peak", 0, &st->pids_peak);
 }
 
 void cgroup_stats_clear(struct cgroup_stats *st)

@@ -107,8 +107,49 @@ static int v1_memory(const char *d, const struct brig_resources *r, struct brig_
     return 0;
 }
 
-static int v1_cpu(const char *d, const struct brig_resources *r, struct brig_error **err)
+/* dir without its last n components */
+static char *cpuset_ancestor(const char *dir, unsigned n);
+
+/* With real-time group scheduling a new cgroup has no real-time time
+ * (cpu.rt_runtime_us 0), and a child's budget must fit in its parent's:
+ * the levels above the container's that this create made get the same
+ * period and runtime, top-down, before the container's own. A level that
+ * was there already is not ours to change: if its budget is too small the
+ * kernel's EINVAL is explained, naming it. */
+static int v1_rt_parents(const struct cg_dir *dd, const struct brig_resources *r, struct brig_error **err)
 {
+    const char *F = "linux.resources.cpu.realtimeRuntime";
+    for (unsigned level = dd->created > 0 ? dd->created - 1 : 0; level > 0; level--) {
+        autofree char *dir = cpuset_ancestor(dd->path, level);
+        if (r->cpu.realtime_period.set && r->cpu.realtime_period.v != 0)
+            TRY(cg_writef(dir, "cpu.rt_period_us", "linux.resources.cpu.realtimePeriod", err, "%llu",
+                          (unsigned long long)r->cpu.realtime_period.v));
+        TRY(cg_writef(dir, "cpu.rt_runtime_us", F, err, "%lld", (long long)r->cpu.realtime_runtime.v));
+    }
+    return 0;
+}
+
+static int v1_rt_runtime(const struct cg_dir *dd, const struct brig_resources *r, struct brig_error **err)
+{
+    const char *F = "linux.resources.cpu.realtimeRuntime";
+    TRY(need_file(dd->path, "cpu.rt_runtime_us", F, err));
+    TRY(v1_rt_parents(dd, r, err));
+    autoerr struct brig_error *e = NULL;
+    if (cg_writef(dd->path, "cpu.rt_runtime_us", F, &e, "%lld", (long long)r->cpu.realtime_runtime.v) == 0)
+        return 0;
+    if (e->errnum != EINVAL) return brig_failx(err, "%s", e->msg);
+    /* the first level brig did not make */
+    autofree char *parent = cpuset_ancestor(dd->path, dd->created > 0 ? dd->created : 1);
+    char have[32] = "?";
+    cg_read_value(parent, "cpu.rt_runtime_us", have, sizeof(have), NULL);
+    return brig_failx(err, "%s: %lld us is more than the parent cgroup %s can give (its cpu.rt_runtime_us "
+                      "is %s, shared by its children): give it a real-time budget, or ask for less",
+                      F, (long long)r->cpu.realtime_runtime.v, parent, have);
+}
+
+static int v1_cpu(const struct cg_dir *dd, const struct brig_resources *r, struct brig_error **err)
+{
+    const char *d = dd->path;
     if (r->cpu.shares.set && r->cpu.shares.v != 0)
         TRY(cg_writef(d, "cpu.shares", "linux.resources.cpu.shares", err, "%llu",
                       (unsigned long long)r->cpu.shares.v));
@@ -129,11 +170,7 @@ static int v1_cpu(const char *d, const struct brig_resources *r, struct brig_err
         TRY(cg_writef(d, "cpu.rt_period_us", "linux.resources.cpu.realtimePeriod", err, "%llu",
                       (unsigned long long)r->cpu.realtime_period.v));
     }
-    if (r->cpu.realtime_runtime.set && r->cpu.realtime_runtime.v != 0) {
-        TRY(need_file(d, "cpu.rt_runtime_us", "linux.resources.cpu.realtimeRuntime", err));
-        TRY(cg_writef(d, "cpu.rt_runtime_us", "linux.resources.cpu.realtimeRuntime", err, "%lld",
-                      (long long)r->cpu.realtime_runtime.v));
-    }
+    if (r->cpu.realtime_runtime.set && r->cpu.realtime_runtime.v != 0) TRY(v1_rt_runtime(dd, r, err));
     if (r->cpu.idle.set) {
         TRY(need_file(d, "cpu.idle", "linux.resources.cpu.idle", err));
         TRY(cg_writef(d, "cpu.idle", "linux.resources.cpu.idle", err, "%lld",
@@ -409,7 +446,7 @@ int cgv1_apply(const struct brig_cgroup *cg, const struct cg_plan *p,
     if (p->where[CG_MEMORY] == CG_V1 && (dd = cg_dir_v1(cg, "memory")) != NULL)
         TRY(v1_memory(dd->path, r, err));
     if (p->where[CG_CPU] == CG_V1 && (dd = cg_dir_v1(cg, "cpu")) != NULL)
-        TRY(v1_cpu(dd->path, r, err));
+        TRY(v1_cpu(dd, r, err));
     if (p->where[CG_IO] == CG_V1 && (dd = cg_dir_v1(cg, "blkio")) != NULL)
         TRY(v1_blkio(dd->path, r, err));
     return v1_other(cg, p, r, err);

@@ -49,7 +49,11 @@ static bool mounts_needs_real_dir(const char *dest, const char *type)
            (type != NULL && (strcmp(type, "proc") == 0 || strcmp(type, "sysfs") == 0));
 }
 
-/* mounts_open_dest; *plain as brig_mkdir_in_root_ex (directories only). */
+/* mounts_open_dest; *plain as brig_mkdir_in_root_ex (directories only).
+ * A dangling symlink on the way has its target made inside the root, as
+ * runc and crun make it (/etc/resolv.conf -> ../run/resolv.conf in an
+ * image without /run/resolv.conf); never for real_dir_of, which must not
+ * be a symlink at all. */
 static int mounts_open_dest_ex(int rootfd, const char *dest, bool dir, const char *real_dir_of,
                                bool *plain, struct brig_error **err)
 {
@@ -57,7 +61,8 @@ static int mounts_open_dest_ex(int rootfd, const char *dest, bool dir, const cha
     if (dir) {
         autoerr struct brig_error *e = NULL;
         int fd = brig_mkdir_in_root_ex(rootfd, dest, 0755,
-                                       real_dir_of != NULL ? BRIG_IN_ROOT_NOFOLLOW : 0, plain, &e);
+                                       real_dir_of != NULL ? BRIG_IN_ROOT_NOFOLLOW
+                                                           : BRIG_IN_ROOT_MAKE_TARGET, plain, &e);
         if (fd >= 0) return fd;
         if (real_dir_of != NULL && e->errnum == ELOOP)
             return brig_failx(err, "%s must be mounted on a directory, %s is a symlink",
@@ -65,7 +70,7 @@ static int mounts_open_dest_ex(int rootfd, const char *dest, bool dir, const cha
         *err = steal_ptr(&e);
         return -1;
     }
-    int fd = brig_mkfile_in_root(rootfd, dest, 0644, err);
+    int fd = brig_mkfile_in_root_ex(rootfd, dest, 0644, BRIG_IN_ROOT_MAKE_TARGET, err);
     if (fd < 0) return -1;
     struct stat st;
     if (fstat(fd, &st) < 0) {
@@ -312,6 +317,58 @@ static int mounts_bind(int rootfd, const struct brig_spec *s, const struct brig_
     return mounts_bind_source(rootfd, src, dest, o, m->type, err);
 }
 
+/* A bind onto "/" itself (runc 1.1.5 does it): the source, a directory,
+ * is put over the root and becomes the container's root; every later
+ * mount, the devices and the pivot go into it (*rootfd is then the new
+ * mount). The mounts made before it are under it, unseen, as in runc.
+ * Only this literal destination: a destination that resolves to the root
+ * through a symlink is still refused (mounts_check_dest). */
+static int mounts_bind_root(int *rootfd, const struct brig_spec *s, const struct brig_mount *m,
+                            const struct brig_mount_opts *o, struct brig_error **err)
+{
+    if (m->source == NULL || m->source[0] == '\0')
+        return brig_failx(err, "source: required for a bind mount");
+    autoclose int tree = -1;
+    if (m->has_tree_fd) {
+        tree = fcntl(m->tree_fd, F_DUPFD_CLOEXEC, 3);
+        if (tree < 0) return brig_fail(err, errno, "dup the cloned source");
+    } else {
+        if (o->idmap || mounts_idmap_wanted(m))
+            return brig_failx(err, "idmapped mount: not prepared by create (brig idmaps only in a "
+                                   "new mount namespace: linux.namespaces \"mount\")");
+        autoclose int src = -1;
+        if (m->has_source_fd) {
+            TRY(mounts_bind_pinned(m, &src, err));
+        } else {
+            autofree char *path = m->source[0] == '/' || s->bundle == NULL
+                                      ? brig_strdup(m->source)
+                                      : brig_asprintf("%s/%s", s->bundle, m->source);
+            src = open(path, O_PATH | O_CLOEXEC);
+            if (src < 0) return brig_fail(err, errno, "source %s", m->source);
+        }
+        tree = mnt_clone(src, o->recursive_bind, err);
+        if (tree < 0) return brig_wrap(err, "bind %s", m->source);
+        TRY(mounts_bind_flags(tree, o, err));
+    }
+    struct stat st;
+    struct statfs sfs;
+    if (fstat(tree, &st) < 0 || fstatfs(tree, &sfs) < 0)
+        return brig_fail(err, errno, "stat source %s", m->source);
+    if (!S_ISDIR(st.st_mode))
+        return brig_failx(err, "source %s: a bind onto the container's root needs a directory", m->source);
+    if (sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC)
+        return brig_failx(err, "source %s: refusing a procfs or sysfs as the container's root", m->source);
+    if (mnt_attach(tree, *rootfd, err) < 0) return brig_wrap(err, "bind %s onto the root", m->source);
+    if (mnt_set_propagation(tree, o->propagation, err) < 0) return brig_wrap(err, "propagation");
+    brig_debug("mounted bind %s over the root: it is the container's root now", m->source);
+    close(*rootfd);
+    *rootfd = steal_fd(&tree);
+    mounts_root_fd = *rootfd;
+    free(mounts_root_path);
+    mounts_root_path = NULL;
+    return 0;
+}
+
 /* The mount an fd is on: a new mount must show a new id at the path. */
 static int mounts_mnt_id(int fd, uint64_t *id, struct brig_error **err)
 {
@@ -426,9 +483,10 @@ int mounts_fs_open(int rootfd, const char *source, const char *dest, const char 
     return 0;
 }
 
-static int mounts_one(int rootfd, const struct brig_spec *s, size_t i, bool in_userns,
+static int mounts_one(int *rootp, const struct brig_spec *s, size_t i, bool in_userns,
                       struct brig_error **err)
 {
+    int rootfd = *rootp;
     const struct brig_mount *m = &s->mounts[i];
     if (m->destination == NULL || m->destination[0] == '\0')
         return brig_failx(err, "destination: required");
@@ -439,7 +497,10 @@ static int mounts_one(int rootfd, const struct brig_spec *s, size_t i, bool in_u
     __attribute__((cleanup(mount_opts_free))) struct brig_mount_opts o = {0};
     TRY(mount_options_parse(m->options, m->n_options, m->type, jpath, &o, err));
     autofree char *dest = mnt_path_clean(m->destination);
-    if (strcmp(dest, "/") == 0) return brig_failx(err, "refusing to mount over the container's root");
+    if (strcmp(dest, "/") == 0 && o.bind) return mounts_bind_root(rootp, s, m, &o, err);
+    if (strcmp(dest, "/") == 0)
+        return brig_failx(err, "refusing to mount %s over the container's root (only a bind mount "
+                          "of a directory may replace it)", m->type != NULL ? m->type : "a filesystem");
     if (o.bind) return mounts_bind(rootfd, s, m, dest, &o, err);
     if (m->type == NULL || m->type[0] == '\0')
         return brig_failx(err, "type: required for a mount that is not a bind mount");
@@ -455,10 +516,10 @@ static int mounts_one(int rootfd, const struct brig_spec *s, size_t i, bool in_u
     return mounts_fs(rootfd, m->source, dest, m->type, &o, in_userns, err);
 }
 
-int mounts_apply(int rootfd, const struct brig_spec *s, bool in_userns, struct brig_error **err)
+int mounts_apply(int *rootfd, const struct brig_spec *s, bool in_userns, struct brig_error **err)
 {
     int r = 0;
-    mounts_root_fd = rootfd;
+    mounts_root_fd = *rootfd;
     mounts_root_path = NULL; /* read at the first destination through a symlink */
     for (size_t i = 0; r == 0 && i < s->n_mounts; i++) {
         if (mounts_one(rootfd, s, i, in_userns, err) < 0)

@@ -115,7 +115,10 @@ int mounts_idmap_prepare(struct brig_spec *s, size_t i, int srcfd, bool lock_mat
         .gid = own ? m->gid_mappings : s->linux_cfg.gid_mappings,
         .n_gid = own ? m->n_gid_mappings : s->linux_cfg.n_gid_mappings,
     };
-    if (own) {
+    if (own && m->opts.idmap_inline) {
+        snprintf(mp.uid_field, sizeof(mp.uid_field), "mounts[%zu].options (idmap uids=)", i);
+        snprintf(mp.gid_field, sizeof(mp.gid_field), "mounts[%zu].options (idmap gids=)", i);
+    } else if (own) {
         snprintf(mp.uid_field, sizeof(mp.uid_field), "mounts[%zu].uidMappings", i);
         snprintf(mp.gid_field, sizeof(mp.gid_field), "mounts[%zu].gidMappings", i);
     } else {
