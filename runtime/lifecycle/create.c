@@ -194,7 +194,10 @@ static int launch_resources(struct launch *L, const struct brig_globals *g, cons
     TRY(state_write_config(L->dirfd, L->config_text, L->config_len, err));
     /* workspace.maxSize kept by staging (policy/workspace/): in the state dir */
     bool staged = false;
-    TRY(policy_stage_make(L->spec, L->dirfd, &staged, err));
+    if (policy_stage_make(L->spec, L->dirfd, &staged, err) < 0) {
+        state_root_hint(err);   /* its record and mount point are in the state dir */
+        return -1;
+    }
     if (staged && L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, L->ns.new_user, err));
     if (!g->no_cgroup)
         TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, launch_record_cgroup, L, &L->cg, err));
