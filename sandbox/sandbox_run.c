@@ -76,6 +76,7 @@ static int run_started(struct launch *L, const struct sandbox_opts *o, const str
     const struct sandbox_live live = { .echo = o->stream, .events = o->events, .init_reports = true };
     TRY(sandbox_io_wait(io, L->pid, &k, lim, &live, started, r, err));
     sandbox_stats(L->cg, r);
+    r->workspace_full = policy_workspace_full(L->policy, L->spec, L->dirfd);
     return 0;
 }
 

@@ -304,6 +304,12 @@ static int exec_body(const struct sandbox_opts *o, struct sandbox_result *r)
         rc = brig_fail(&err, errno, "lock the exec's cgroup");
     brig_closep(&plock);
     if (rc == 0) rc = session_exec_run(o, ref, text, &lim, unsealed ? &via : NULL, &parsed, child, r, &err);
+    /* A staged workspace: what this exec wrote goes back into the workspace
+     * now (the session's stage stays until rm). */
+    if (rc == 0) {
+        r->workspace_full = policy_stage_full(dirfd);
+        if (policy_stage_commit(dirfd, false, &err) < 0) rc = -1;
+    }
     if (child != NULL) {
         struct brig_error *derr = NULL;
         if (cgroup_destroy(child, &derr) < 0) {

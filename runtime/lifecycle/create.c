@@ -214,6 +214,13 @@ static int launch_resources(struct launch *L, const struct brig_globals *g, cons
     TRY(state_dir_make(g->root, id, &L->rootfd, &L->dirfd, err));
     L->state_dir_made = true;
     TRY(state_write_config(L->dirfd, L->config_text, L->config_len, err));
+    /* workspace.maxSize kept by staging (policy/workspace/): in the state dir */
+    bool staged = false;
+    if (policy_stage_make(L->spec, L->dirfd, &staged, err) < 0) {
+        state_root_hint(err);   /* its record and mount point are in the state dir */
+        return -1;
+    }
+    if (staged && L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, L->ns.new_user, err));
     if (!g->no_cgroup)
         TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, launch_record_cgroup, L, &L->cg, err));
     if (!run_mode) {
@@ -399,6 +406,7 @@ static void launch_undo(struct launch *L, const struct brig_globals *g, const ch
     /* destroy removes the directories; the struct is still ours to free */
     if (L->cg != NULL) cgroup_free(L->cg);
     L->cg = NULL;
+    if (L->state_dir_made && L->dirfd >= 0) policy_stage_discard(L->dirfd);
     if (L->state_dir_made && state_dir_remove(g->root, id, &e) < 0) {
         brig_warn("create %s: cleanup: %s", id, e->msg);
         brig_error_freep(&e);
