@@ -34,13 +34,11 @@ DLOG=$T/dns.log
 : > "$DLOG"
 /usr/bin/python3 "$(dirname "$0")/egress-dns-server.py" "$DLOG" \
     secret-db.corp.example.test=10.77.0.5 www.example.org=10.77.0.5 2>"$T/dns.err" &
-DNS_PID=$!
+EG_SERVERS="$EG_SERVERS $!"
 # The denied host: the tests' HTTP server on 10.77.0.5.
 : > "$T/db.log"
-/usr/bin/python3 "$(dirname "$0")/../integration/egress-server.py" "$T/dbport" "$T/db.log" 10.77.0.5 2>"$T/db.err" &
-DB_PID=$!
-trap 'kill $SRV_PID $DNS_PID $DB_PID 2>/dev/null; it_finish' EXIT
-eg_await_port "$T/dbport" "HTTP server on 10.77.0.5" "$T/db.err"
+eg_server "HTTP server on 10.77.0.5" "$T/dbport" \
+    /usr/bin/python3 "$(dirname "$0")/../integration/egress-server.py" "$T/dbport" "$T/db.log" 10.77.0.5
 for _ in $(seq 100); do grep -q ready "$DLOG" && break; sleep 0.05; done
 grep -q ready "$DLOG" || bail "the test's DNS server did not start: $(cat "$T/dns.err")"
 P=$(cat "$T/dbport")

@@ -40,11 +40,12 @@ META4="100.100.100.200 168.63.129.16" META6="fd00:ec2::254 fd20:ce::254"
 } || bail "cannot set up the test's two network namespaces"
 # shellcheck source=tests/integration/egress-lib.sh
 . "$(dirname "$0")/../integration/egress-lib.sh"
+EG_SERVERS=$CLOUD    # ended with the test servers
 eg_setup
 # The metadata server: every address of the cloud, one line per connection.
 MLOG=$T/meta.log
 : > "$MLOG"
-nsenter --net=/proc/$CLOUD/ns/net -- /usr/bin/python3 -c '
+eg_server "metadata server" "$T/mport" nsenter --net=/proc/$CLOUD/ns/net -- /usr/bin/python3 -c '
 import os, socket, sys
 s = socket.socket(socket.AF_INET6)
 s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
@@ -53,10 +54,7 @@ open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1])); os.rename(sys.ar
 while True:
     c, peer = s.accept()
     with open(sys.argv[2], "a") as log: log.write("%s\n" % c.getsockname()[0].replace("::ffff:", ""))
-    c.sendall(b"HTTP/1.0 200 OK\r\n\r\ncredentials\n"); c.close()' "$T/mport" "$MLOG" 2>"$T/meta.err" &
-META_PID=$!
-trap 'kill $SRV_PID $META_PID $CLOUD 2>/dev/null; it_finish' EXIT
-eg_await_port "$T/mport" "metadata server" "$T/meta.err"
+    c.sendall(b"HTTP/1.0 200 OK\r\n\r\ncredentials\n"); c.close()' "$T/mport" "$MLOG"
 P=$(cat "$T/mport")
 cat >> "$BRIG_EGRESS_HOSTS" <<HOSTS
 100.100.100.200 ali.example.test
