@@ -121,7 +121,7 @@ static int session_start(const struct sandbox_opts *o, const char *ref, const ch
     const struct brig_userns_own own = { .base = slot->base, .size = SANDBOX_IDS_SLOT, .born = sandbox_slot_born,
                                          .arg = slot };
     const struct brig_create_opts cr = { .id = o->session, .bundle = "/", .config_text = config, .detach = true,
-                                         .userns = &own };
+                                         .userns = &own, .cgroup_fresh = true };
     int status = 0;
     int rc = io.out[1] < 0 || io.err[1] < 0 ? brig_fail(err, errno, "open /dev/null") : sandbox_io_swap(&io, err);
     if (rc == 0) rc = container_run(&g, &cr, &status, err);
