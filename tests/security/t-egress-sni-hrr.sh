@@ -25,10 +25,8 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -su
     2>"$T/openssl.log" || bail "openssl: $(tail -3 "$T/openssl.log")"
 SLOG=$T/sni.log
 : > "$SLOG"
-/usr/bin/python3 "$(dirname "$0")/egress-sni-server.py" "$T/sport" "$SLOG" "$T/srv.pem" "$T/srv.key" 2>"$T/sni.err" &
-SNI_PID=$!
-trap 'kill $SRV_PID $SNI_PID 2>/dev/null; it_finish' EXIT
-eg_await_port "$T/sport" "TLS server" "$T/sni.err"
+eg_server "TLS server" "$T/sport" \
+    /usr/bin/python3 "$(dirname "$0")/egress-sni-server.py" "$T/sport" "$SLOG" "$T/srv.pem" "$T/srv.key"
 SP=$(cat "$T/sport")
 eg_policy "{\"mode\": \"egress\", \"allow\": [\"api.example.test:$SP\", \"127.0.0.1:$SP\"]}"
 # hello first|NAME: a TLS 1.3 ClientHello (one random and session id for
