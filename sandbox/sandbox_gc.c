@@ -53,7 +53,7 @@
         if (loud) brig_warn(__VA_ARGS__);                  \
         else brig_debug(__VA_ARGS__);                      \
     } while (0)
-#define GC_LEAF_PARENT (SANDBOX_CGROUP_PARENT + 1)
+#define GC_LEAF_PARENT (&SANDBOX_CGROUP_PARENT[1])
 
 /* ---- the record of state roots ------------------------------------------ */
 
