@@ -5,7 +5,8 @@
  *
  *   a whiteout (char 0:0)      the entry is removed from the workspace
  *   an opaque directory        the workspace's entries it does not hold go
- *   a directory                made if missing (a non-directory there is replaced)
+ *   a directory                made if missing (a non-directory there is replaced),
+ *                              the owner's at once, its mode set when it is done
  *   a regular file             its data segments copied (holes stay holes)
  *                              to a temporary name, owner, mode and times
  *                              set, renamed over the name; hard links of one
@@ -258,12 +259,18 @@ static int commit_subdir(struct commit *c, int up, int ws, const char *name, con
     struct stat have;
     if (fstatat(ws, name, &have, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(have.st_mode) && unlinkat(ws, name, 0) < 0)
         return brig_fail(err, errno, "%s: replace by a directory", name);
-    if (mkdirat(ws, name, 0700) < 0 && errno != EEXIST) return brig_fail(err, errno, "%s: mkdir", name);
+    bool made = mkdirat(ws, name, 0700) == 0;
+    if (!made && errno != EEXIST) return brig_fail(err, errno, "%s: mkdir", name);
     autoclose int sub_ws = openat(ws, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     autoclose int sub_up = openat(up, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat now;
     if (sub_ws < 0 || sub_up < 0 || fstat(sub_ws, &now) < 0) return brig_fail(err, errno, "%s: open", name);
     if (now.st_dev != c->ws_dev) return brig_failx(err, "%s: another filesystem is mounted there", name);
+    /* Its owner's from the start (its mode stays 0700 until it is done): a
+     * write-back that stops inside (an error, a brig killed) leaves nothing
+     * of root's that the owner could not remove. */
+    if (made && fchown(sub_ws, commit_uid(c, st->st_uid), commit_gid(c, st->st_gid)) < 0)
+        return brig_fail(err, errno, "%s: chown", name);
     if (commit_opaque(sub_up)) TRY(commit_prune(sub_up, sub_ws, err));
     if (commit_dir(c, sub_up, sub_ws, depth + 1, err) < 0) return brig_wrap(err, "%s", name);
     return commit_attrs(c, sub_ws, st, name, err);

@@ -259,6 +259,21 @@ check_eq "... owned by the command's user, and /etc/shadow untouched" \
 check "a directory that replaced a symlink is a real directory on the host" test -d "$SW/out" -a ! -L "$SW/out"
 check_eq "... and the host directory the symlink named got nothing" "$(ls -A "$T/outside")" ""
 check_eq "no mount of any stage is left" "$(grep -c " $T/[^ ]*/wsstage" /proc/self/mountinfo)" 0
+# a write-back the command makes fail (a tree deeper than the write-back
+# goes) is the result's error; what of it reached the workspace is the
+# workspace owner's, never root's, so that the owner can remove it all
+# (it was root's and 0700: the owner could not)
+fresh_ws
+sbrun deep 'd=/workspace/deep; i=0; while [ $i -lt 300 ]; do d=$d/d; i=$((i+1)); done; mkdir -p $d; echo made'
+check "a write-back the command makes fail is the result's error" \
+    jq -e '.error | test("writing the staged workspace back")' "$T/deep.json"
+check_eq "... nothing it left in the workspace is root's (or anyone's but its owner)" \
+    "$(find "$SW" \( ! -uid 1000 -o ! -gid 1000 \) -printf '%u:%g %p\n' | head -n 3)" ""
+if command -v setpriv >/dev/null; then
+    check "... its owner can remove all of it" setpriv --reuid 1000 --regid 1000 --clear-groups rm -rf "$SW/deep"
+else
+    skip "... its owner can remove all of it" "setpriv (util-linux) is not installed"
+fi
 
 # a long-lived sandbox: each exec's writes reach the workspace when it ends
 fresh_ws
