@@ -275,6 +275,49 @@ else
     skip "... its owner can remove all of it" "setpriv (util-linux) is not installed"
 fi
 
+# raced NAME INSIDE HOST: the command does INSIDE, says so and waits; the
+# host does HOST meanwhile; then the command ends and is written back
+raced() {
+    local fifo=$T/$1.fifo
+    rm -f "$fifo" && mkfifo "$fifo"
+    timeout -k 5 60 "$BRIG" sandbox run --policy "$SBPOL" --state-root "$T/sbstate" --rootfs "$T/sbroot" \
+        --workspace "$SW" --stdin - -- /bin/sh -c "$2 && echo ready; read x" < "$fifo" > "$T/$1.out" 2> "$T/$1.err" &
+    local pid=$!
+    exec 8> "$fifo"
+    wait_until 30 grep -q ready "$T/$1.out" || diag "$1: the command did not get ready: $(cat "$T/$1.err")"
+    eval "$3"
+    exec 8>&-
+    wait "$pid"
+}
+as_owner() { setpriv --reuid 1000 --regid 1000 --clear-groups "$@"; }
+# The write-back is root's, the workspace its owner's: it never does there
+# what the owner could not. A directory of root's in the workspace (a root
+# build step leaves them) that the owner renames, while the command runs,
+# to the name of one the command made, or of one it removed, is neither
+# written into, taken over nor removed; a filesystem mounted meanwhile on a
+# directory the command removed is not emptied.
+if command -v setpriv >/dev/null; then
+    fresh_ws
+    mkdir "$SW/R" && echo root-config > "$SW/R/cfg"
+    raced swap 'mkdir /workspace/X && echo planted > /workspace/X/cfg' 'as_owner mv "$SW/R" "$SW/X"'
+    check_eq "a root-owned directory swapped in by the owner: its file is not replaced" \
+        "$(cat "$SW/X/cfg" 2>&1) $(stat -c %u "$SW/X/cfg" 2>&1)" "root-config 0"
+    check_eq "... and it is still root's" "$(stat -c %u "$SW/X" 2>&1)" 0
+    fresh_ws
+    mkdir "$SW/W" "$SW/R" && chown 1000:1000 "$SW/W" && echo root-file > "$SW/R/keep"
+    raced gone 'rmdir /workspace/W' 'as_owner rmdir "$SW/W"; as_owner mv "$SW/R" "$SW/W"'
+    check_eq "a root-owned directory swapped in for one the command removed is not removed" \
+        "$(cat "$SW/W/keep" 2>&1)" root-file
+    fresh_ws
+    mkdir "$SW/M" && chown 1000:1000 "$SW/M"
+    raced mnt 'rmdir /workspace/M' 'mount -t tmpfs brig-test-mnt "$SW/M" && echo precious > "$SW/M/p"'
+    check_eq "a filesystem mounted on a directory the command removed is not emptied" \
+        "$(cat "$SW/M/p" 2>&1)" precious
+    umount "$SW/M" 2>/dev/null
+else
+    skip "a root-owned directory swapped in by the owner" "setpriv (util-linux) is not installed"
+fi
+
 # a long-lived sandbox: each exec's writes reach the workspace when it ends
 fresh_ws
 NAME=wsq-$TAG
