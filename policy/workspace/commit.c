@@ -323,7 +323,7 @@ static int commit_dir(struct commit *c, int up, int ws, int depth, struct brig_e
 static bool commit_made(int fd)
 {
     struct stat st;
-    if (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 0777) != 0700 || st.st_nlink != 2) return false;
+    if (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 0777) != 0700) return false;
     autoerr struct brig_error *e = NULL;
     DIR *d = commit_opendir(fd, "the directory made", &e);
     if (d == NULL) return false;
