@@ -297,6 +297,9 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
      * the container's. */
     if (egress_start(L->policy, L->st->id, L->cg, &L->egress, err) < 0)
         return brig_wrap(err, "network (policy %s)", L->policy->name);
+    /* The workspace's watcher (workspace.maxSize, policy/workspace/watch.c):
+     * in its cgroup, a child of the container's, forked the same way. */
+    TRY(policy_watch_start(L->spec, L->st->id, L->dirfd, L->cg, &L->wswatch, err));
     L->pid = launch_clone(L->ns.clone_flags, cgroup_clone_fd(L->cg), &cloned_into);
     if (L->pid == 0) {
         /* The state dir's flock belongs to the open file, which we share:
@@ -372,6 +375,8 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     TRY(sync_expect(L->sync_fd, SYNC_CREATED, eof, NULL, err));
     /* Listening in the init's netns before `start` runs anything there. */
     if (egress_attach(L->egress, L->pid, err) < 0) return brig_wrap(err, "network (policy %s)", L->policy->name);
+    /* The watcher measures from before `start` too (it prepared meanwhile). */
+    TRY(policy_watch_attach(L->wswatch, L->pid, err));
     if (L->console_sock >= 0) {
         /* As runc: the listener owns the pty from now on; brig keeps no copy. */
         TRY(console_socket_send(L->console_sock, L->console_fd, err));
@@ -390,6 +395,7 @@ static void launch_undo(struct launch *L, const struct brig_globals *g, const ch
 {
     struct brig_error *e = NULL;
     egress_stop(steal_ptr(&L->egress));
+    policy_watch_stop(steal_ptr(&L->wswatch));
     if (L->pid > 0) {
         kill(L->pid, SIGKILL);
         while (waitpid(L->pid, NULL, 0) < 0 && errno == EINTR) {}
@@ -419,6 +425,7 @@ static void launch_close(struct launch *L)
 {
     /* From now on the proxy serves until the init exits (delete). */
     egress_detach(steal_ptr(&L->egress));
+    policy_watch_detach(steal_ptr(&L->wswatch));     /* it lives as long as the init */
     brig_closep(&L->sync_fd);
     brig_closep(&L->fifo_fd);
     brig_closep(&L->start_sock);

@@ -16,6 +16,7 @@ struct brig_bpf;
 struct brig_cgroup;
 struct brig_state;
 struct egress;
+struct policy_watch;
 
 struct launch {
     char *config_text;          /* config.json as read through bundle_fd */
@@ -40,6 +41,7 @@ struct launch {
     int console_fd;             /* pty master (process.terminal), until handed on */
     pid_t pid;
     struct egress *egress;      /* the network egress proxy (policy), or NULL */
+    struct policy_watch *wswatch;   /* the workspace's watcher (workspace.maxSize), or NULL */
 };
 
 /* On failure everything made so far is undone and released. */
