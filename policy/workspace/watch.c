@@ -248,37 +248,11 @@ int policy_watch_start(const struct brig_spec *s, const char *id, int state_dirf
     if (ws < 0) return brig_fail(err, errno, "workspace.maxSize: open the workspace %s to watch it", m->source);
     autoclose int rec = openat(state_dirfd, WATCH_RECORD, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (rec < 0) return brig_fail(err, errno, "workspace.maxSize: %s", WATCH_RECORD);
-    struct brig_cgroup *child = NULL;
-    if (cg != NULL && cgroup_child_create(cg, WATCH_CGROUP, &child, err) < 0)
-        return brig_wrap(err, "workspace.maxSize: the watcher's cgroup");
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        int e = errno;
-        if (child != NULL) cgroup_destroy(child, NULL), cgroup_free(child);
-        return brig_fail(err, e, "workspace.maxSize: socketpair");
-    }
-    pid_t parent = getpid();
-    /* Born in its v2 cgroup where there is one, joining the v1 ones itself
-     * (as the egress proxy: egress_supervise.c). */
-    int cgfd = child != NULL ? cgroup_clone_fd_open(child) : -1;
-    bool cloned_into = false;
-    pid_t pid = cgfd >= 0 ? launch_clone(0, cgfd, &cloned_into) : fork();
-    if (pid < 0) {
-        int e = errno;
-        close(sv[0]);
-        close(sv[1]);
-        if (child != NULL) cgroup_destroy(child, NULL), cgroup_free(child);
-        return brig_fail(err, e, "workspace.maxSize: fork the watcher");
-    }
+    struct launch_helper h;
+    pid_t pid = launch_helper_fork(cg, WATCH_CGROUP, "brig-wswatch", &h, err);
+    if (pid < 0) return brig_wrap(err, "workspace.maxSize: the watcher");
     if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        if (getppid() != parent) _exit(0);
-        prctl(PR_SET_NAME, "brig-wswatch", 0, 0, 0);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_IGN);
-        if (watch_fds(sv[1], ws, rec) < 0) _exit(1);
+        if (watch_fds(h.ctl, ws, rec) < 0) _exit(1);
         brig_log_set_tag("wswatch");
         uint64_t bytes = m->watch_bytes;
         struct watch_ctx x = { .id = id, .container = cg, .ctl = WATCH_CTL_FD, .ws = WATCH_WS_FD,
@@ -286,13 +260,12 @@ int policy_watch_start(const struct brig_spec *s, const char *id, int state_dirf
                                .walk = { .max_bytes = bytes,
                                          .max_inodes = bytes / 4096 > WATCH_MIN_INODES ? bytes / 4096
                                                                                        : WATCH_MIN_INODES } };
-        watch_child(&x, child, cloned_into);
+        watch_child(&x, h.cg, h.cloned_into);
     }
-    close(sv[1]);
     struct policy_watch *w = brig_calloc(1, sizeof(*w));
     w->pid = pid;
-    w->ctl = sv[0];
-    w->cg = child;
+    w->ctl = h.ctl;
+    w->cg = h.cg;
     *out = w;
     brig_debug("workspace %s watched by pid %d, %" PRIu64 " bytes", m->source, (int)pid, m->watch_bytes);
     return 0;
