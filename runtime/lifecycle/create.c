@@ -118,6 +118,34 @@ static struct brig_state *launch_state_new(const struct brig_spec *s, const char
     return st;
 }
 
+/* Whether create makes a cgroup, and where. Rootless, only below the
+ * cgroup v2 subtree systemd delegates to the caller; without one (a hybrid
+ * or v1 host, or brig started outside it) there is none, and whatever asks
+ * for limits is refused, saying how to get one. */
+static int launch_cgroup_plan(struct launch *L, const struct brig_globals *g, struct brig_error **err)
+{
+    L->no_cgroup = g->no_cgroup;
+    if (g->no_cgroup) return cgroup_disabled_check(L->spec, L->policy != NULL, NULL, err);
+    if (!g->rootless) return 0;
+    autofree char *why = NULL;
+    if (cgroup_delegation_find(&L->cg_delegated, &why) == 0) return 0;
+    L->no_cgroup = true;
+    brig_debug("cgroup: rootless, none: %s", why);
+    return cgroup_disabled_check(L->spec, L->policy != NULL, why, err);
+}
+
+/* A user that is not root has no privilege but in a user namespace of its
+ * own: the config must make one (uid 0 of a namespace that is not the
+ * host's, as under rootless podman, has its privilege there already). */
+static int launch_rootless_check(const struct launch *L, const struct brig_globals *g,
+                                 struct brig_error **err)
+{
+    if (!g->rootless || geteuid() == 0 || L->ns.new_user || L->ns.join_fds[BRIG_NS_USER] >= 0) return 0;
+    return brig_failx(err, "linux.namespaces: rootless brig (uid %u) needs a user namespace: add "
+                      "{\"type\": \"user\"} with linux.uidMappings and linux.gidMappings of your ids "
+                      "(brig spec --rootless and runc spec --rootless write them)", (unsigned)geteuid());
+}
+
 /* Everything that can be checked before any process, cgroup or state
  * exists: a bad config changes nothing. */
 static int launch_validate(struct launch *L, const struct brig_globals *g,
@@ -152,7 +180,7 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
      * resolved once: run audits its exit and its delete under it. */
     TRY(policy_resolve_text(g->policy, g->policy_text, &L->policy, err));
     TRY(policy_enforce_resolved(L->policy, L->spec, "create", o->id, err));
-    if (g->no_cgroup) TRY(cgroup_disabled_check(L->spec, L->policy != NULL, err));
+    TRY(launch_cgroup_plan(L, g, err));
     TRY(egress_prepare(L->policy, L->spec, err));     /* the proxy's env (docs/egress.md) */
     /* A state that state_read could not take back would strand the init. */
     L->st = launch_state_new(L->spec, o->id);
@@ -167,7 +195,8 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     if (o->console_socket != NULL) TRY(console_socket_connect(o->console_socket, &L->console_sock, err));
     TRY(ns_plan_prepare(L->spec, &L->ns, err));
     L->ns_ready = true;
-    if (L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, L->ns.new_user, err));
+    TRY(launch_rootless_check(L, g, err));
+    if (L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, L->ns.new_user, g->rootless, err));
     /* What would fail only after `start` is refused now, as runc does. */
     bool in_userns = L->ns.new_user || L->ns.join_fds[BRIG_NS_USER] >= 0;
     TRY(caps_validate(&L->spec->process.caps, in_userns, err));
@@ -192,8 +221,9 @@ static int launch_resources(struct launch *L, const struct brig_globals *g, cons
     TRY(state_dir_make(g->root, id, &L->rootfd, &L->dirfd, err));
     L->state_dir_made = true;
     TRY(state_write_config(L->dirfd, L->config_text, L->config_len, err));
-    if (!g->no_cgroup)
-        TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, launch_record_cgroup, L, &L->cg, err));
+    if (!L->no_cgroup)
+        TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, L->cg_delegated, launch_record_cgroup,
+                                   L, &L->cg, err));
     if (!run_mode) {
         if (mkfifoat(L->dirfd, "exec.fifo", 0600) < 0) {
             brig_fail(err, errno, "mkfifo exec.fifo");
@@ -282,6 +312,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
             .fifo_fd = L->fifo_fd, .start_sock = L->start_sock, .no_pivot = o->no_pivot,
             .preserve_fds = o->preserve_fds,
             .caller_mntns = &caller_mntns,
+            .dumpable_until_go = L->ns.new_user && geteuid() != 0,
         };
         child_main(&c);
     }
@@ -416,6 +447,8 @@ void launch_release(struct launch *L)
     L->spec = NULL;
     free(L->config_text);
     L->config_text = NULL;
+    free(L->cg_delegated);
+    L->cg_delegated = NULL;
 }
 
 int launch_container(struct launch *L, const struct brig_globals *g, const struct brig_create_opts *o,

@@ -32,6 +32,8 @@ struct launch {
     bool state_dir_made;
     struct brig_state *st;
     struct brig_cgroup *cg;
+    bool no_cgroup;             /* none is made (--cgroup-manager disabled, rootless without one) */
+    char *cg_delegated;         /* rootless: the delegated v2 cgroup ours go below */
     int fifo_fd;
     int start_sock;             /* create: listening SYNC_START_SOCK, until the clone */
     int sync_fd;                /* parent end */

@@ -27,6 +27,7 @@ struct child_ctx {
     char *home_env;                 /* "HOME=..." when process.env has none */
     char *start_json;               /* from the parent at start, for startContainer ("created") */
     const struct stat *caller_mntns;/* brig's mount namespace (the one not to touch), or NULL */
+    bool dumpable_until_go;         /* rootless, new user namespace: the parent writes its maps */
 };
 
 /* Never returns: execs process.args or _exit()s after reporting the error
