@@ -111,7 +111,7 @@ int init_ns_pids(const struct brig_state *st, pid_t **pids, size_t *n, struct br
     struct stat ns, own;
     if (stat(path, &ns) < 0) return brig_fail(err, errno, "stat %s", path);
     if (stat("/proc/self/ns/pid", &own) == 0 && own.st_dev == ns.st_dev && own.st_ino == ns.st_ino)
-        return brig_failx(err, "container %s has neither a cgroup nor a pid namespace of its own to find "
+        return brig_failx(err, "container %s has no cgroup and no pid namespace of its own to find "
                           "its processes in", st->id);
     DIR *d = opendir("/proc");
     if (d == NULL) return brig_fail(err, errno, "opendir /proc");
