@@ -125,6 +125,7 @@ static struct brig_state *launch_state_new(const struct brig_spec *s, const char
 static int launch_cgroup_plan(struct launch *L, const struct brig_globals *g, struct brig_error **err)
 {
     L->no_cgroup = g->no_cgroup;
+    L->rootless = g->rootless;
     if (g->no_cgroup) return cgroup_disabled_check(L->spec, L->policy != NULL, NULL, err);
     if (!g->rootless) return 0;
     autofree char *why = NULL;
@@ -312,7 +313,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
             .fifo_fd = L->fifo_fd, .start_sock = L->start_sock, .no_pivot = o->no_pivot,
             .preserve_fds = o->preserve_fds,
             .caller_mntns = &caller_mntns,
-            .dumpable_until_go = L->ns.new_user && geteuid() != 0,
+            .dumpable_until_go = L->ns.new_user && geteuid() != 0, .rootless = L->rootless,
         };
         child_main(&c);
     }

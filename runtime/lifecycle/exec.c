@@ -62,6 +62,7 @@ struct exec_run {
     bool shared_mm;         /* the child runs in our memory (spawn_vm.h): no SYNC_GO */
     bool unsignalable;      /* no process of the container may signal our child (exec_unsignalable) */
     bool user_joined;       /* rootless: we joined the container's user namespace (exec_pidns_enter) */
+    bool rootless;          /* brig_globals.rootless */
     pid_t pid;
 };
 
@@ -221,6 +222,7 @@ static int exec_load_config(struct exec_run *X, const struct brig_state *st, str
 static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opts *o,
                         struct exec_run *X, struct brig_error **err)
 {
+    X->rootless = g->rootless;
     TRY(state_dir_open(g->root, o->id, &X->dirfd, err));
     autostate struct brig_state *st = NULL;
     if (state_read(X->dirfd, &st, err) < 0) return brig_wrap(err, "container %s", o->id);
@@ -383,13 +385,15 @@ static int exec_pidns_enter(struct exec_run *X, int *saved, struct brig_error **
      * enter it first, and stay: we have no privilege outside it to lose,
      * our files are the same uid's, we stay non-dumpable (exec_spawn) with
      * our mm the host namespace's (no ptrace of us from the container),
-     * and nothing there can see our pid. Our pid namespace cannot be
-     * entered back then; brig exec forks nothing after its process. */
+     * and nothing there can see our pid. Rootless, our own pid namespace
+     * cannot be entered back either (its owner is the host's user
+     * namespace, where we have no privilege): brig exec forks nothing
+     * after its process. */
     if (!X->user_joined && (X->ns_flags & CLONE_NEWUSER) && geteuid() != 0) {
         if (setns(X->pidfd, CLONE_NEWUSER) < 0) return brig_fail(err, errno, "join the container's user namespace");
         X->user_joined = true;
     }
-    if (X->user_joined) {
+    if (X->rootless) {
         if (setns(X->pidfd, CLONE_NEWPID) < 0) return brig_fail(err, errno, "join the container's pid namespace");
         return 0;
     }

@@ -75,7 +75,7 @@ static int child_console(struct child_ctx *c, struct brig_error **err)
 static int child_setup(struct child_ctx *c, struct brig_error **err)
 {
     const struct brig_spec *s = c->spec;
-    bool in_userns = c->ns->new_user || c->ns->join_fds[BRIG_NS_USER] >= 0;
+    bool in_userns = c->ns->new_user || c->ns->join_fds[BRIG_NS_USER] >= 0 || c->rootless;
     autoclose int rootfd = -1;
 
     TRY(sync_expect(c->sync_fd, SYNC_GO, "parent went away", NULL, err));
@@ -127,7 +127,7 @@ static int child_exec(struct child_ctx *c, const char *exe, struct brig_error **
 {
     const struct brig_spec *s = c->spec;
     const struct brig_process *p = &s->process;
-    bool in_userns = c->ns->new_user || c->ns->join_fds[BRIG_NS_USER] >= 0;
+    bool in_userns = c->ns->new_user || c->ns->join_fds[BRIG_NS_USER] >= 0 || c->rootless;
 
     /* sync_fd stays open until execve: the parent of `run` sees EOF on
      * success, or our error. Every other fd is closed now (CVE-2024-21626). */

@@ -28,6 +28,8 @@ struct child_ctx {
     char *start_json;               /* from the parent at start, for startContainer ("created") */
     const struct stat *caller_mntns;/* brig's mount namespace (the one not to touch), or NULL */
     bool dumpable_until_go;         /* rootless, new user namespace: the parent writes its maps */
+    bool rootless;                  /* brig has no privilege on the host: a user namespace's at most
+                                     * (rootless podman's), so device nodes are bound, not made */
 };
 
 /* Never returns: execs process.args or _exit()s after reporting the error
