@@ -22,6 +22,8 @@ struct egress_ctx {
     int route_fd;                       /* NETLINK_ROUTE, made before the sandbox */
     int audit_fd;                       /* to the audit writer, or -1: no audit.path */
     int tls_fd;                         /* to the TLS helper, or -1: no network.credentials */
+    int tls_go;                         /* a byte starts the helper (egress_tls.c) */
+    atomic_bool tls_going;
     unsigned tls_wait_ms;               /* a TLS record begun must be whole by then */
     atomic_uint_fast64_t conns;         /* open now */
     atomic_uint_fast64_t bytes;         /* spent of rules->max_bytes */
@@ -97,9 +99,9 @@ void egress_relay(struct egress_conn *c, const char *pending, size_t n_pending, 
 /* egress_tls.c: the TLS helper, started (before the proxy is confined)
  * with the secrets of network.credentials; *pid -1, *fd -1 without any.
  * 0, or -1 with why (never a secret's byte). */
-int egress_tls_start(const struct egress_rules *r, pid_t *pid, int *fd, char *why, size_t len);
-/* Close the control socket, reap the helper. */
-void egress_tls_finish(pid_t pid, int fd);
+int egress_tls_start(const struct egress_rules *r, pid_t *pid, int *fd, int *go, char *why, size_t len);
+/* Close the control socket and the go pipe, reap the helper. */
+void egress_tls_finish(pid_t pid, int fd, int go);
 /* c->upstream (TCP to c->cred's host:port) and the request head (no
  * blank line) to the helper; c->upstream becomes the plain side. 0 once
  * the handshake verified the server, or -1 with c->fail EGRESS_TLS and

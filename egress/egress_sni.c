@@ -99,7 +99,7 @@ int egress_sni_check(struct egress_conn *c, const char *pending, size_t n_pendin
 {
     size_t cap = n_pending > SNI_RECORD_MAX ? n_pending : SNI_RECORD_MAX, n = n_pending;
     unsigned char *b = brig_calloc(1, cap);
-    memcpy(b, pending, n_pending);
+    if (n_pending > 0) memcpy(b, pending, n_pending);     /* SOCKS5: none (NULL) */
     *first = (char *)b;
     uint64_t deadline = 0;
     for (;;) {

@@ -79,7 +79,7 @@ static void sup_prepare(const struct brig_policy *p, const struct brig_cgroup *c
     }
     /* The credentials' secrets go to the TLS helper and are wiped here
      * before the audit writer is forked with a copy of this memory. */
-    if (egress_tls_start(x->rules, tls, &x->tls_fd, why, len) < 0) return;
+    if (egress_tls_start(x->rules, tls, &x->tls_fd, &x->tls_go, why, len) < 0) return;
     if (egress_auditor_start(p, x->id, auditor, &x->audit_fd, why, len) < 0) return;
     /* Names through /etc/hosts and DNS only, the NSS modules glibc has
      * built in: a static brig cannot load the host's others (nsswitch.conf's
@@ -94,7 +94,7 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
 {
     struct egress_ctx x = { .policy = p, .rules = p->network.egress, .id = id, .audit_fd = -1,
                             .hosts_path = getenv(EGRESS_HOSTS_ENV), .hosts_fd = -1, .route_fd = -1,
-                            .tls_fd = -1, .tls_wait_ms = tls_wait_ms };
+                            .tls_fd = -1, .tls_go = -1, .tls_wait_ms = tls_wait_ms };
     pid_t auditor = -1, tls = -1;
     char why[300] = "";
     sup_prepare(p, cg, &x, &auditor, &tls, why, sizeof(why));
@@ -102,7 +102,7 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
     char msg[16];
     if (brig_recv_with_fd(ctl, msg, sizeof(msg), &netns, "egress", NULL) <= 0 || netns < 0 ||
         brig_recv_with_fd(ctl, msg, sizeof(msg), &pidfd, "egress", NULL) <= 0 || pidfd < 0) {
-        egress_tls_finish(tls, x.tls_fd);
+        egress_tls_finish(tls, x.tls_fd, x.tls_go);
         egress_auditor_finish(auditor, x.audit_fd);
         _exit(0);   /* the supervisor gave up before the container existed */
     }
@@ -111,7 +111,7 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
     int fds[2];
     if (why[0] != '\0' || egress_listen_in(netns, ports, fds, 2, why, sizeof(why)) < 0) {
         sup_reply(ctl, why);
-        egress_tls_finish(tls, x.tls_fd);
+        egress_tls_finish(tls, x.tls_fd, x.tls_go);
         egress_auditor_finish(auditor, x.audit_fd);
         _exit(1);
     }
@@ -122,12 +122,12 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
         nofile.rlim_cur = nofile.rlim_max;
         setrlimit(RLIMIT_NOFILE, &nofile);
     }
-    int keep[] = { ctl, fds[0], fds[1], pidfd, x.hosts_fd, x.route_fd, x.audit_fd, x.tls_fd };
+    int keep[] = { ctl, fds[0], fds[1], pidfd, x.hosts_fd, x.route_fd, x.audit_fd, x.tls_fd, x.tls_go };
     if (egress_sandbox_enter(keep, sizeof(keep) / sizeof(keep[0]), parent, why, sizeof(why)) < 0) {
         char fail[sizeof(why) + 40];
         snprintf(fail, sizeof(fail), "cannot confine the proxy: %s", why);
         sup_reply(ctl, fail);
-        egress_tls_finish(tls, x.tls_fd);
+        egress_tls_finish(tls, x.tls_fd, x.tls_go);
         egress_auditor_finish(auditor, x.audit_fd);
         _exit(1);
     }
@@ -140,7 +140,7 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
         /* Stopped, or detached after the container ended (run, after its
          * delete): the supervisor reaps us now rather than leave us to init. */
         egress_proxy_end(&x, fds, protos, 2);
-        egress_tls_finish(tls, x.tls_fd);
+        egress_tls_finish(tls, x.tls_fd, x.tls_go);
         egress_auditor_finish(auditor, x.audit_fd);
         sup_reply(ctl, "gone");
         _exit(0);
@@ -152,7 +152,7 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
     close(ctl);
     egress_proxy_serve(&x, fds, protos, 2, pidfd);
     egress_proxy_end(&x, fds, protos, 2);
-    egress_tls_finish(tls, x.tls_fd);
+    egress_tls_finish(tls, x.tls_fd, x.tls_go);
     egress_auditor_finish(auditor, x.audit_fd);
     _exit(0);
 }

@@ -4,8 +4,10 @@
  * handed to the TLS helper brig-egress-tls and wiped; from then on only
  * the helper holds them, and the proxy, which parses every byte the
  * sandbox sends, holds none. The helper is a program of its own (OpenSSL
- * linked into it, not into brig: no cost on every brig start), exec'd
- * with an empty environment, so no secret is in its argv or environ.
+ * linked into it, not into brig: no cost on every brig start), exec'd by
+ * a launcher forked before any secret is read, at the first request that
+ * needs it, with an empty environment: no secret is in its argv or
+ * environ, and a sandbox that never uses its credential pays one fork.
  * Each request to a credential's host is the proxy's up to the connected
  * TCP socket; egress_tls_open gives that socket and the request head to
  * the helper and relays the client to the helper's plain side. */
@@ -13,6 +15,7 @@
 #include "egress_tls_proto.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -100,6 +103,47 @@ static ssize_t tls_secret(const struct egress_cred *c, size_t i, char *buf, size
     return (ssize_t)n;
 }
 
+/* The caller's environment this process inherited: its copy of each
+ * secret goes (the process's /proc/PID/environ is this memory). */
+static void tls_wipe_env(const struct egress_rules *r)
+{
+    for (size_t i = 0; i < r->n_creds; i++) {
+        char *v = brig_str_has_prefix(r->creds[i].value, "env:") ? getenv(r->creds[i].value + 4) : NULL;
+        if (v != NULL) explicit_bzero(v, strlen(v));
+    }
+}
+
+/* The helper's launcher, forked before a secret is read: it waits, root
+ * but holding nothing (no secret, no fd but the control socket and the
+ * go pipe), until the proxy's first request to a credential's host asks
+ * for the helper, and only then execs it; at EOF on the pipe (the proxy
+ * ended first) it exits. A sandbox that never uses its credential pays a
+ * fork for it, not an exec of OpenSSL. */
+static __attribute__((noreturn)) void tls_launcher(const struct egress_rules *r, const char *path, pid_t proxy,
+                                                   int sock, int go)
+{
+    /* Dies with the proxy; nothing of it but the control socket and the
+     * pipe, and no environment at all. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != proxy) _exit(1);
+    prctl(PR_SET_NAME, TLS_HELPER_NAME, 0, 0, 0);
+    tls_wipe_env(r);
+    int null = open("/dev/null", O_RDWR);
+    if (null < 0 || dup2(sock, TLS_CTL_FD) < 0 || dup2(go, TLS_CTL_FD + 1) < 0 || dup2(null, 0) < 0 ||
+        dup2(null, 1) < 0 || dup2(null, 2) < 0)
+        _exit(1);
+    syscall(SYS_close_range, TLS_CTL_FD + 2, ~0u, 0);
+    char b;
+    ssize_t n;
+    while ((n = read(TLS_CTL_FD + 1, &b, 1)) < 0 && errno == EINTR) {}
+    if (n != 1) _exit(0);
+    close(TLS_CTL_FD + 1);
+    char *const argv[] = { (char *)TLS_HELPER_NAME, NULL };
+    char *const envp[] = { NULL };
+    execve(path, argv, envp);
+    _exit(127);
+}
+
 /* The configuration messages: every credential with its secret, the CA
  * file. The secrets are wiped from this process as they are sent. */
 static int tls_configure(const struct egress_rules *r, int sock, char *why, size_t len)
@@ -133,56 +177,48 @@ static int tls_configure(const struct egress_rules *r, int sock, char *why, size
     }
     if (rc == 0 && send(sock, "E", 1, MSG_NOSIGNAL) < 0)
         rc = (snprintf(why, len, "TLS helper: send: %s", strerror(errno)), -1);
-    /* The caller's environment this process inherited: its copy of each
-     * secret goes too (the process's /proc environ is this memory). */
-    for (size_t i = 0; i < r->n_creds; i++) {
-        char *v = brig_str_has_prefix(r->creds[i].value, "env:") ? getenv(r->creds[i].value + 4) : NULL;
-        if (v != NULL) explicit_bzero(v, strlen(v));
-    }
+    tls_wipe_env(r);
     return rc;
 }
 
-int egress_tls_start(const struct egress_rules *r, pid_t *pid, int *fd, char *why, size_t len)
+int egress_tls_start(const struct egress_rules *r, pid_t *pid, int *fd, int *go, char *why, size_t len)
 {
     *pid = -1;
-    *fd = -1;
+    *fd = *go = -1;
     if (r->n_creds == 0) return 0;
     char path[PATH_MAX];
     if (tls_helper_path(path, sizeof(path)) < 0)
         return snprintf(why, len, "network.credentials: %s not found (installed with brig, in %s)", TLS_HELPER_NAME,
                         BRIG_LIBEXECDIR), -1;
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) < 0) return snprintf(why, len, "TLS helper: pipe: %s", strerror(errno)), -1;
     int sv[2];
     pid_t self = getpid();
     pid_t child = egress_fork_peer("TLS helper", sv, why, len);
-    if (child < 0) return -1;
-    if (child == 0) {
-        /* Dies with the proxy; nothing of it but the control socket, and
-         * no environment at all. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        if (getppid() != self) _exit(1);
-        int null = open("/dev/null", O_RDWR);
-        if (null < 0 || dup2(sv[1], TLS_CTL_FD) < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
-            _exit(1);
-        syscall(SYS_close_range, TLS_CTL_FD + 1, ~0u, 0);
-        char *const argv[] = { (char *)TLS_HELPER_NAME, NULL };
-        char *const envp[] = { NULL };
-        execve(path, argv, envp);
-        _exit(127);
+    if (child == 0) tls_launcher(r, path, self, sv[1], pipefd[0]);
+    close(pipefd[0]);
+    if (child < 0) {
+        close(pipefd[1]);
+        return -1;
     }
+    /* The secrets wait in the socket for the helper. */
     if (tls_configure(r, sv[0], why, len) < 0) {
         close(sv[0]);
+        close(pipefd[1]);
         kill(child, SIGKILL);
         while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {}
         return -1;
     }
     *pid = child;
     *fd = sv[0];
+    *go = pipefd[1];
     return 0;
 }
 
-void egress_tls_finish(pid_t pid, int fd)
+void egress_tls_finish(pid_t pid, int fd, int go)
 {
     if (pid < 0) return;
+    close(go);
     close(fd);
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
 }
@@ -199,6 +235,9 @@ int egress_tls_open(struct egress_conn *c, const char *head, size_t head_len)
     const struct egress_rules *r = c->ctx->rules;
     uint32_t idx = (uint32_t)(c->cred - r->creds);
     if (c->ctx->tls_fd < 0 || head_len + 5 > TLS_MSG_MAX) return tls_fail(c, "no TLS helper", NULL);
+    /* The first request starts the helper (tls_launcher). */
+    if (!atomic_exchange(&c->ctx->tls_going, true) && write(c->ctx->tls_go, "g", 1) != 1)
+        return tls_fail(c, "cannot start the TLS helper", strerror(errno));
     size_t got = egress_budget_take(c->ctx, head_len);
     if (got < head_len) {
         egress_budget_refund(c->ctx, got);

@@ -3,7 +3,8 @@
  * TLS_CTL_FD in the helper). The helper holds the secrets and speaks TLS;
  * the proxy, which parses what the sandbox sends, holds neither.
  *
- * At the helper's start, from the proxy before it is confined (trusted):
+ * Queued for the helper by the proxy before it is confined (trusted), read
+ * when the helper starts (at the first request):
  *   'C' port(2, host order) host NUL header NUL prefix NUL value...
  *                                   one per network.credentials entry
  *   'A'  + an fd                    network.tlsCA, opened by the proxy

@@ -163,6 +163,11 @@ struct policy_apply_opts {
      * brig_globals.policy_text), whose policy_enforce_resolved checks it
      * before anything is made: in enforce mode the verify is left to it. */
     bool checked_by_create;
+    /* The workspace mount (workspace_source) idmapped, as a sandbox's is:
+     * its owner on disk (disk_uid:disk_gid) is host_uid:host_gid to the
+     * container, and what the container makes as those is the owner's. */
+    bool workspace_idmap;
+    uint32_t disk_uid, disk_gid, host_uid, host_gid;
 };
 /* Patch config.json text so that it meets the policy; the result passes
  * policy_check. Idempotent. Fields brig does not model are kept as they are. */

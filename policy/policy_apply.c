@@ -43,6 +43,19 @@ static struct ptree *mount_new(const char *dst, const char *type, const char *sr
     return m;
 }
 
+/* [{"containerID": disk, "hostID": host, "size": 1}]: one id of a mount's
+ * mapping (runtime/linux/rootfs/mounts_idmap.c reads it so). */
+static struct ptree *mapping_new(uint32_t disk, uint32_t host)
+{
+    struct ptree *e = ptree_new(PT_OBJ);
+    ptree_set(e, "containerID", ptree_new_u64(disk));
+    ptree_set(e, "hostID", ptree_new_u64(host));
+    ptree_set(e, "size", ptree_new_u64(1));
+    struct ptree *a = ptree_new(PT_ARR);
+    ptree_push(a, e);
+    return a;
+}
+
 static bool mount_is_bind(const struct ptree *m)
 {
     const char *type = ptree_str(m, "type");
@@ -154,7 +167,12 @@ static int apply_mounts(const struct brig_policy *p, struct ptree *cfg, const st
         TRY(apply_workspace_quota(p, cfg, o->workspace_source, "--workspace", err));
         static const char *const opts[] = { "rbind", "rw", "nosuid", "nodev", NULL };
         size_t at = mounts_take(mounts, p->workspace.path);
-        mounts_insert(mounts, at, mount_new(p->workspace.path, "bind", o->workspace_source, opts));
+        struct ptree *m = mount_new(p->workspace.path, "bind", o->workspace_source, opts);
+        if (o->workspace_idmap) {
+            ptree_set(m, "uidMappings", mapping_new(o->disk_uid, o->host_uid));
+            ptree_set(m, "gidMappings", mapping_new(o->disk_gid, o->host_gid));
+        }
+        mounts_insert(mounts, at, m);
         return 0;
     }
     if (ws == NULL) {

@@ -112,13 +112,21 @@ RULE(rule_nnp)
  * that account's, and it may set the setgid bit on its own group as it
  * sees it: a setgid-disk (6) or -shadow program left on the host for any
  * host user to run. "idmap" without mappings takes the container's,
- * containerID 0 included. */
+ * containerID 0 included. Under brig's set-id filter (spec.h,
+ * BRIG_NO_SETID_ANNOTATION: every process of the container has it) no
+ * set-id bit can be set, and without CAP_SETFCAP, CAP_SYS_ADMIN and
+ * CAP_MKNOD in any set no file capability, other security.* attribute or
+ * device node either: then a system id on disk makes only plain files
+ * that account's (a sandbox's workspace owned by root). */
 static void policy_idmap_side(const struct brig_id_mapping *m, size_t n, const char *path,
-                              const char *what, struct policy_report *rep, const char *rule)
+                              const char *what, bool setid_filtered, struct policy_report *rep,
+                              const char *rule)
 {
     for (size_t k = 0; k < n; k++) {
         if (m[k].host_id == 0)
             policy_fail(rep, rule, path, "host %s 0 is mapped onto the mount", what);
+        else if (setid_filtered)
+            continue;
         else if (m[k].container_id == 0)
             policy_fail(rep, rule, path, "%s 0 on disk is mapped: files made there would be "
                         "host root's", what);
@@ -134,17 +142,21 @@ static void policy_user_idmap(const struct brig_spec *s, size_t i, struct policy
 {
     const struct brig_mount *m = &s->mounts[i];
     char path[64];
+    uint64_t held = 0;
+    for (int k = 0; s->process.has_caps && k < BRIG_CAP_SET_COUNT; k++) held |= s->process.caps.sets[k];
+    const uint64_t marking = (1ull << CAP_SETFCAP) | (1ull << CAP_SYS_ADMIN) | (1ull << CAP_MKNOD);
+    bool filtered = spec_annotation_is(s, BRIG_NO_SETID_ANNOTATION, "true") && !(held & marking);
     if (m->n_uid_mappings > 0 || m->n_gid_mappings > 0) {
         snprintf(path, sizeof(path), "mounts[%zu].uidMappings", i);
-        policy_idmap_side(m->uid_mappings, m->n_uid_mappings, path, "uid", rep, rule);
+        policy_idmap_side(m->uid_mappings, m->n_uid_mappings, path, "uid", filtered, rep, rule);
         snprintf(path, sizeof(path), "mounts[%zu].gidMappings", i);
-        policy_idmap_side(m->gid_mappings, m->n_gid_mappings, path, "gid", rep, rule);
+        policy_idmap_side(m->gid_mappings, m->n_gid_mappings, path, "gid", filtered, rep, rule);
     } else if (m->opts.idmap) {
         snprintf(path, sizeof(path), "mounts[%zu].options", i);
         policy_idmap_side(s->linux_cfg.uid_mappings, s->linux_cfg.n_uid_mappings, path,
-                          "uid (idmap: linux.uidMappings)", rep, rule);
+                          "uid (idmap: linux.uidMappings)", filtered, rep, rule);
         policy_idmap_side(s->linux_cfg.gid_mappings, s->linux_cfg.n_gid_mappings, path,
-                          "gid (idmap: linux.gidMappings)", rep, rule);
+                          "gid (idmap: linux.gidMappings)", filtered, rep, rule);
     }
 }
 

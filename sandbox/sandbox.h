@@ -140,8 +140,9 @@ void sandbox_events_finish(struct sandbox_events *ev, const struct sandbox_resul
 /* sandbox_config.c: the limits in force and the config text. */
 int sandbox_limits(const struct brig_policy *p, const struct sandbox_opts *o, struct sandbox_limits *out,
                    struct brig_error **err);
+/* ids_base: the first host id of the sandbox's slot (sandbox_ids.c). */
 int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, const char *id,
-                   const char *init_host_path, char **out, struct brig_error **err);
+                   const char *init_host_path, uint32_t ids_base, char **out, struct brig_error **err);
 /* --env entries: NAME=VALUE each, no name the policy denies. */
 int sandbox_env_check(const struct brig_policy *p, char **env, struct brig_error **err);
 /* The host path of brig-init: next to brig (build tree), else libexecdir. */
@@ -178,6 +179,26 @@ struct sandbox_gc_report { size_t entries_removed, leaves_removed, leaves_left, 
 int sandbox_gc(const char *state_root, struct sandbox_gc_report *rep, struct brig_error **err);
 /* The leaves only (what each run's stale sweep does). */
 void sandbox_gc_leaves(void);
+
+/* sandbox_ids.c: the host identity of each sandbox (docs/sandbox.md): a
+ * user namespace mapping its ids 0-65535 onto a slot of SANDBOX_IDS_SLOT
+ * host ids, owned by the slot's first, from the range brig owns
+ * (BRIG_SANDBOX_IDS_CONF, or the file named by BRIG_SANDBOX_IDS). */
+#define SANDBOX_IDS_SLOT 65536u
+#define SANDBOX_IDS_FIRST 0x70000000u      /* 1879048192 */
+#define SANDBOX_IDS_COUNT 1024u
+#define SANDBOX_IDS_DIR "/run/brig-ids"
+struct sandbox_ids { uint32_t first, count; char source[4096]; };
+/* The range in force, checked to be no one else's on this host. */
+int sandbox_ids_range(struct sandbox_ids *r, struct brig_error **err);
+/* A free slot, held (fd locked) until release; born (a brig_userns_own
+ * callback, arg the slot) records the init that keeps it taken after
+ * release; clear: forget it now (its init is gone, or never ran). */
+struct sandbox_slot { int fd; uint32_t base; };
+/* EAGAIN: every slot is taken */
+int sandbox_slot_claim(struct sandbox_slot *s, struct brig_error **err);
+int sandbox_slot_born(void *arg, pid_t pid, struct brig_error **err);
+void sandbox_slot_release(struct sandbox_slot *s, bool clear);
 
 /* sandbox_io.c: the command's stdio, clocks, signals, stats and audit line,
  * shared by run and exec. */

@@ -244,14 +244,28 @@ static void config_rlimits(struct brig_jw *w, const struct brig_policy *p)
     jw_arr_close(w);
 }
 
+/* The workspace's owner on disk: the sandbox's user to the command, and
+ * the owner of what it makes there (policy_apply_opts.workspace_idmap). */
+static int config_workspace_owner(const char *ws, struct stat *st, struct brig_error **err)
+{
+    autoclose int fd = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, st) < 0) return brig_fail(err, errno, "--workspace %s", ws);
+    return 0;
+}
+
 int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, const char *id,
-                   const char *init_host_path, char **out, struct brig_error **err)
+                   const char *init_host_path, uint32_t ids_base, char **out, struct brig_error **err)
 {
     char ws[PATH_MAX];
+    struct stat ws_st = { 0 };
+    if (p->user.userns)
+        return brig_failx(err, "policy %s: user.userns: a sandbox runs in a user namespace of brig's own "
+                          "(docs/sandbox.md, \"Host identity\"), not one the policy maps", p->name);
     if (o->workspace != NULL) {
         if (p->workspace.path == NULL)
             return brig_failx(err, "--workspace: the policy %s has no workspace (workspace.path)", p->name);
         if (realpath(o->workspace, ws) == NULL) return brig_fail(err, errno, "--workspace %s", o->workspace);
+        TRY(config_workspace_owner(ws, &ws_st, err));
     }
     if (o->cwd != NULL && o->cwd[0] != '/') return brig_failx(err, "--cwd %s: expected an absolute path", o->cwd);
     if (o->session == NULL && (o->argv == NULL || o->argv[0] == NULL))
@@ -309,14 +323,16 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
     jw_kbool(w, "readonly", true);
     jw_obj_close(w);
     jw_kstr(w, "hostname", "sandbox");
+    jw_key(w, "annotations");
+    jw_obj_open(w);
+    /* No set-id bit from inside (the workspace's files are its owner's) */
+    jw_kstr(w, BRIG_NO_SETID_ANNOTATION, "true");
     if (o->session != NULL) {
         /* What each `sandbox exec` reads back from the saved config. */
-        jw_key(w, "annotations");
-        jw_obj_open(w);
         jw_kstr(w, SANDBOX_POLICY_ANNOTATION, o->policy ? o->policy : "agent");
         if (o->policy_text != NULL) jw_kstr(w, SANDBOX_POLICY_TEXT_ANNOTATION, o->policy_text);
-        jw_obj_close(w);
     }
+    jw_obj_close(w);
     config_mounts(w, init_in, init_host_path);
     config_linux(w, id);
     jw_obj_close(w);
@@ -326,7 +342,9 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
     /* Both callers hand the text to create with p's own text as the
      * policy in force (run, create): create parses and checks it. */
     struct policy_apply_opts ao = { .workspace_source = o->workspace ? ws : NULL, .profile_as_text = true,
-                                    .checked_by_create = true };
+                                    .checked_by_create = true, .workspace_idmap = o->workspace != NULL,
+                                    .disk_uid = ws_st.st_uid, .disk_gid = ws_st.st_gid,
+                                    .host_uid = ids_base + p->user.uid, .host_gid = ids_base + p->user.gid };
     if (policy_apply(p, base, len, &ao, out, err) < 0) return brig_wrap(err, "policy %s", p->name);
     return 0;
 }

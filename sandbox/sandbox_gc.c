@@ -46,6 +46,13 @@
 #include "../runtime/util/strutil.h"
 
 #define GC_ROOTS_DIR ".roots"
+/* `sandbox gc` tells what it leaves; each run's sweep only logs it (debug):
+ * a run's stderr is its command's and brig's own, not about other runs. */
+#define GC_SAY(loud, ...)                                  \
+    do {                                                   \
+        if (loud) brig_warn(__VA_ARGS__);                  \
+        else brig_debug(__VA_ARGS__);                      \
+    } while (0)
 #define GC_LEAF_PARENT (SANDBOX_CGROUP_PARENT + 1)
 
 /* ---- the record of state roots ------------------------------------------ */
@@ -64,20 +71,27 @@ int sandbox_root_record(const char *state_root, struct brig_error **err)
     char name[65];
     gc_root_record_name(state_root, name);
     autoclose int rootfd = -1;
-    TRY(state_root_open(SANDBOX_STATE_ROOT, true, &rootfd, err));
-    if (mkdirat(rootfd, GC_ROOTS_DIR, 0700) < 0 && errno != EEXIST)
-        return brig_fail(err, errno, "%s/%s", SANDBOX_STATE_ROOT, GC_ROOTS_DIR);
+    /* Without the record gc could not see this root's runs: refused, as
+     * any state write that cannot be made (a run in a recorded root costs
+     * one faccessat). */
+    if (state_root_open(SANDBOX_STATE_ROOT, true, &rootfd, err) < 0) return state_root_hint(err);
+    if (mkdirat(rootfd, GC_ROOTS_DIR, 0700) < 0 && errno != EEXIST) {
+        brig_fail(err, errno, "%s/%s", SANDBOX_STATE_ROOT, GC_ROOTS_DIR);
+        return state_root_hint(err);
+    }
     autoclose int dfd = openat(rootfd, GC_ROOTS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0) return brig_fail(err, errno, "%s/%s", SANDBOX_STATE_ROOT, GC_ROOTS_DIR);
     if (faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0) return 0;     /* every run but the first */
-    if (brig_write_file_atomic(dfd, name, state_root, strlen(state_root), 0600, err) < 0)
-        return brig_wrap(err, "%s/%s: record the state root %s", SANDBOX_STATE_ROOT, GC_ROOTS_DIR, state_root);
+    if (brig_write_file_atomic(dfd, name, state_root, strlen(state_root), 0600, err) < 0) {
+        brig_wrap(err, "%s/%s: record the state root %s", SANDBOX_STATE_ROOT, GC_ROOTS_DIR, state_root);
+        return state_root_hint(err);
+    }
     return 0;
 }
 
 /* The default root, the recorded ones that exist (records of roots that
  * are gone are dropped), and extra; each once, NULL-terminated. */
-static char **gc_known_roots(const char *extra)
+static char **gc_known_roots(const char *extra, bool loud)
 {
     size_t n = 0, cap = 8;
     char **v = brig_calloc(cap, sizeof(char *));
@@ -103,8 +117,8 @@ static char **gc_known_roots(const char *extra)
          * removed) must not make gc sweep another root (/run/brig). */
         char real[PATH_MAX];
         if (realpath(path, real) == NULL || strcmp(real, path) != 0) {
-            brig_warn("sandbox gc: the recorded state root %s is now reached through a symbolic link: "
-                      "not swept", path);
+            GC_SAY(loud, "sandbox gc: the recorded state root %s is now reached through a symbolic link: "
+                   "not swept", path);
             continue;
         }
         bool seen = false;
@@ -264,17 +278,17 @@ static void gc_leaves_in(char *const *roots, struct sandbox_gc_report *rep)
             procs = fd >= 0 && gc_has_procs(fd, 0);
         }
         if (procs) {
-            brig_warn("sandbox gc: %s/%s holds processes and no known state root owns it: left alone "
-                      "(brig sandbox gc --state-root DIR, if it ran in a root gc does not know)",
-                      SANDBOX_CGROUP_PARENT, name);
+            GC_SAY(rep != NULL, "sandbox gc: %s/%s holds processes and no known state root owns it: left "
+                   "alone (brig sandbox gc --state-root DIR, if it ran in a root gc does not know)",
+                   SANDBOX_CGROUP_PARENT, name);
             if (rep != NULL) rep->leaves_left++;
             continue;
         }
         bool removed = true;
         for (size_t h = 0; h < p.n; h++) {
             if (gc_rmdir_tree(p.fd[h], name, 0) < 0) {
-                brig_warn("sandbox gc: rmdir %s%s/%s: %s", p.name[h][0] ? "/" : "", p.name[h],
-                          name, strerror(errno));
+                GC_SAY(rep != NULL, "sandbox gc: rmdir %s%s/%s: %s", p.name[h][0] ? "/" : "", p.name[h],
+                       name, strerror(errno));
                 removed = false;
             }
         }
@@ -309,7 +323,7 @@ static bool gc_leaf_sweep_due(void)
 void sandbox_gc_leaves(void)
 {
     if (!gc_leaf_sweep_due()) return;
-    autostrv char **roots = gc_known_roots(NULL);
+    autostrv char **roots = gc_known_roots(NULL, false);
     gc_leaves_in(roots, NULL);
 }
 
@@ -343,7 +357,7 @@ static void gc_root(const char *root, struct sandbox_gc_report *rep)
 int sandbox_gc(const char *state_root, struct sandbox_gc_report *rep, struct brig_error **err)
 {
     if (state_root != NULL) TRY(sandbox_root_record(state_root, err));
-    autostrv char **roots = gc_known_roots(state_root);
+    autostrv char **roots = gc_known_roots(state_root, true);
     for (size_t i = 0; roots[i] != NULL; i++) {
         /* With --state-root, only its entries; the leaves are judged
          * against every known root all the same. */

@@ -79,6 +79,12 @@ static int run_started(struct launch *L, const struct sandbox_opts *o, const str
     return 0;
 }
 
+/* A one-shot's slot is forgotten at its end: its init is reaped by then. */
+static void run_slot_release(struct sandbox_slot *s)
+{
+    sandbox_slot_release(s, true);
+}
+
 static int run_body(const struct sandbox_opts *o, struct sandbox_result *r)
 {
     autoerr struct brig_error *err = NULL;
@@ -103,13 +109,24 @@ static int run_body(const struct sandbox_opts *o, struct sandbox_result *r)
     sandbox_stream_init(&r->err, lim.output_max);
     autofree char *init = NULL;
     autofree char *config = NULL;
-    if (sandbox_find_init(&init, &err) < 0 || sandbox_config(p, o, r->id, init, &config, &err) < 0)
+    /* Its host ids, held until the run is over (its init recorded, too,
+     * for a brig killed before that: sandbox_ids.c). */
+    const char *state_root = o->state_root ? o->state_root : SANDBOX_STATE_ROOT;
+    __attribute__((cleanup(run_slot_release))) struct sandbox_slot slot = { .fd = -1 };
+    int claimed = sandbox_slot_claim(&slot, &err);
+    if (claimed < 0 && err->errnum == EAGAIN) {
+        /* all taken: an init a killed brig left may hold one */
+        brig_error_freep(&err);
+        sandbox_reap_stale(state_root);
+        claimed = sandbox_slot_claim(&slot, &err);
+    }
+    if (claimed < 0 || sandbox_find_init(&init, &err) < 0 ||
+        sandbox_config(p, o, r->id, init, slot.base, &config, &err) < 0)
         return sandbox_fail(r, err);
     /* Before anything is made: a re-exec starts this all over. */
     bool unsealed;
     if (sandbox_seal_decide(p, config, &unsealed, &err) < 0) return sandbox_fail(r, err);
 
-    const char *state_root = o->state_root ? o->state_root : SANDBOX_STATE_ROOT;
     /* Recorded before anything is made in it: gc finds what it leaves. */
     if (sandbox_root_record(state_root, &err) < 0) return sandbox_fail(r, err);
     sandbox_reap_stale(state_root);
@@ -122,7 +139,9 @@ static int run_body(const struct sandbox_opts *o, struct sandbox_result *r)
     int rc = sandbox_io_open(&io, o->stdin_path, &err);
 
     const struct brig_globals g = { .root = state_root, .policy = policy_flag, .policy_text = text };
-    const struct brig_create_opts co = { .id = r->id, .bundle = "/", .config_text = config };
+    const struct brig_userns_own own = { .base = slot.base, .size = SANDBOX_IDS_SLOT, .born = sandbox_slot_born,
+                                         .arg = &slot };
+    const struct brig_create_opts co = { .id = r->id, .bundle = "/", .config_text = config, .userns = &own };
     struct launch L;
     if (rc == 0) {
         rc = sandbox_io_swap(&io, &err);

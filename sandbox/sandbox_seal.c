@@ -21,9 +21,10 @@
  * `sandbox exec` joins a sandbox that already holds the command's own
  * processes, so its argument differs (docs/security.md, "sandbox exec
  * without the sealed copy"): brig's exec child is non-dumpable from its
- * clone to its last execve and nothing in the sandbox may hold
- * CAP_SYS_PTRACE, so no process there passes the ptrace check on it (its
- * /proc/<pid>/exe); and that last execve is of brig-init --exec, never of
+ * clone to its last execve, its mm made in brig's user namespace, of
+ * which the sandbox's own (sandbox_ids.c) is a child, and nothing in the
+ * sandbox may hold CAP_SYS_PTRACE, so no process there passes the ptrace
+ * check on it (its /proc/<pid>/exe); and that last execve is of brig-init --exec, never of
  * the command, so what the kernel runs as /proc/self/exe for the command
  * (#!, PT_INTERP) is brig-init's read-only bind. Judged from the sandbox's
  * root-owned state before anything is made; lifecycle/exec.c holds the
@@ -127,7 +128,9 @@ static bool seal_syscall_allowed(const struct brig_seccomp *f, const char *name)
 }
 
 /* What create made: brig-init idling as PID 1 of a pid namespace of its
- * own, no user namespace (the caps are the host's), no hooks. */
+ * own, no user namespace in the config (the sandbox's own is brig's,
+ * entered by its init: lifecycle/exec.c checks that it is a child of
+ * brig's), no hooks. */
 static bool seal_exec_plain(const struct brig_spec *s)
 {
     const struct brig_process *p = &s->process;

@@ -70,6 +70,9 @@ static int session_policy_ref(const char *flag, char **out, struct brig_error **
     return 0;
 }
 
+static int session_start(const struct sandbox_opts *o, const char *ref, const char *text, const char *config,
+                         struct sandbox_slot *slot, struct brig_error **err);
+
 int sandbox_create(const struct sandbox_opts *o, struct brig_error **err)
 {
     TRY(sandbox_name_check(o->session, err));
@@ -87,7 +90,20 @@ int sandbox_create(const struct sandbox_opts *o, struct brig_error **err)
     autofree char *init = NULL;
     autofree char *config = NULL;
     TRY(sandbox_find_init(&init, err));
-    TRY(sandbox_config(p, &co, o->session, init, &config, err));
+    /* Its host ids: taken while its init lives (recorded at its clone),
+     * after this brig is gone (sandbox_ids.c). */
+    struct sandbox_slot slot;
+    TRY(sandbox_slot_claim(&slot, err));
+    int rc = sandbox_config(p, &co, o->session, init, slot.base, &config, err);
+    if (rc == 0) rc = session_start(o, ref, text, config, &slot, err);
+    sandbox_slot_release(&slot, rc < 0);
+    return rc;
+}
+
+/* The init, started detached under the sandbox's own host ids. */
+static int session_start(const struct sandbox_opts *o, const char *ref, const char *text, const char *config,
+                         struct sandbox_slot *slot, struct brig_error **err)
+{
     TRY(sandbox_root_record(o->state_root, err));
     TRY(sandbox_cgroup_parent(err));
     /* The init outlives this brig: it must hold none of the caller's
@@ -102,7 +118,10 @@ int sandbox_create(const struct sandbox_opts *o, struct brig_error **err)
     io.out[1] = open("/dev/null", O_WRONLY | O_CLOEXEC);
     io.err[1] = open("/dev/null", O_WRONLY | O_CLOEXEC);
     const struct brig_globals g = { .root = session_root(o->state_root), .policy = ref, .policy_text = text };
-    const struct brig_create_opts cr = { .id = o->session, .bundle = "/", .config_text = config, .detach = true };
+    const struct brig_userns_own own = { .base = slot->base, .size = SANDBOX_IDS_SLOT, .born = sandbox_slot_born,
+                                         .arg = slot };
+    const struct brig_create_opts cr = { .id = o->session, .bundle = "/", .config_text = config, .detach = true,
+                                         .userns = &own };
     int status = 0;
     int rc = io.out[1] < 0 || io.err[1] < 0 ? brig_fail(err, errno, "open /dev/null") : sandbox_io_swap(&io, err);
     if (rc == 0) rc = container_run(&g, &cr, &status, err);

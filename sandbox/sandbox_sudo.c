@@ -181,6 +181,7 @@ int sandbox_sudo_apply(struct sandbox_opts *o, char **owned, struct brig_error *
      * RES_OPTIONS=ndots:N asks DNS for "pypi.org.<their zone>" before
      * "pypi.org", HOSTALIASES renames a single-label name. */
     static const char *const env_hooks[] = { "BRIG_EGRESS_HOSTS", "BRIG_EGRESS_TLS_WAIT_MS", "BRIG_ROOTFS_DIR",
+                                             "BRIG_SANDBOX_IDS",
                                              "LOCALDOMAIN", "RES_OPTIONS", "HOSTALIASES" };
     for (size_t i = 0; i < BRIG_ARRAY_SIZE(env_hooks); i++)
         if (getenv(env_hooks[i]) != NULL) return brig_failx(err, "%s in the environment: %s", env_hooks[i], why);

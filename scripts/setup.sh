@@ -184,12 +184,13 @@ run_demo() {
 # default runner rootfs (built from the host's own sh, coreutils and the
 # rest of its default list by brig-rootfs from-host on first use, in
 # /var/lib/brig/rootfs/default-2: nothing is downloaded), the workspace
-# /srv/brig/demo owned by the sandbox user (not under the clone: a clone in
-# /root is a forbidden host path).
+# /srv/brig/demo as it is (idmapped: what the command writes there is the
+# owner's, no chown needed; not under the clone: a clone in /root is a
+# forbidden host path).
 DEMO_WS=/srv/brig/demo
 run_sandbox_demo() {
     local brig=$1
-    mkdir -p "$DEMO_WS" && chown 1000:1000 "$DEMO_WS"
+    mkdir -p "$DEMO_WS"
     log "demo: $brig sandbox run --json --workspace $DEMO_WS -- sh -c '...'"
     local rc=0
     "$brig" sandbox run --json --workspace "$DEMO_WS" -- \

@@ -1,17 +1,17 @@
 /* brig-egress-tls: the egress proxy's TLS helper (docs/egress.md,
- * "Credentials"). The proxy (egress/egress_tls.c) execs it, before the
- * proxy confines itself, with nothing but its control socket on fd
- * TLS_CTL_FD and an empty environment, then sends it the credentials
- * with their secrets and the network.tlsCA file (egress_tls_proto.h).
+ * "Credentials"). The proxy's launcher (egress/egress_tls.c), forked
+ * before the proxy read a secret or confined itself, execs it at the
+ * proxy's first request to a credential's host, with nothing but its
+ * control socket on fd TLS_CTL_FD and an empty environment; the socket
+ * holds, queued, the credentials with their secrets and the network.tlsCA
+ * file (egress_tls_proto.h), then the requests.
  *   main
  *     not dumpable, before a secret arrives
  *     the configuration: credentials, the tlsCA fd
  *     confined as the proxy is (egress_sandbox_enter_tls: a uid of its
  *       own, no capability, seccomp; not even a socket to make)
  *     one thread per request the proxy hands over (tls_pump.c)
- * The TLS context is made at the first request, not at the start: a
- * sandbox that never uses its credential pays nothing for it, and the
- * start never waits for it. Its CAs: the system's, looked up on demand in
+ * The TLS context is made at the first request too. Its CAs: the system's, looked up on demand in
  * OpenSSL's hashed directory (/etc/ssl/certs: public files, read-only, one
  * CA per verification; parsing Debian's whole bundle up front costs
  * 60-100 ms of CPU here), and tlsCA, opened by the proxy before either was
@@ -184,7 +184,7 @@ int main(void)
     for (;;) {
         int fds[2];
         ssize_t n = tls_recv(TLS_CTL_FD, msg, sizeof(msg), fds);
-        if (n <= 0) return 0;       /* the proxy ended */
+        if (n <= 0) _exit(0);       /* the proxy ended: nothing to flush, no OpenSSL clean-up to run */
         uint32_t idx;
         if (n < 5 || msg[0] != 'R' || fds[0] < 0 || fds[1] < 0 || (memcpy(&idx, msg + 1, 4), idx >= tls_n_creds)) {
             if (fds[0] >= 0) close(fds[0]);

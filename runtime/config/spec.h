@@ -425,6 +425,14 @@ void spec_free(struct brig_spec *s);
 void spec_freep(struct brig_spec **s);
 #define autospec __attribute__((cleanup(spec_freep)))
 
+/* annotations[key] is value. */
+bool spec_annotation_is(const struct brig_spec *s, const char *key, const char *value);
+/* "true": brig stacks its set-id filter under the config's own in every
+ * process of the container, the init's and every exec's
+ * (linux/seccomp.h, seccomp_setid_filter). It only takes away: no set-uid
+ * or set-gid mode bit can be set on any file from inside. */
+#define BRIG_NO_SETID_ANNOTATION "org.brig.no-setid"
+
 /* Names for messages: "pid", "network", ... and "linux.namespaces" types. */
 const char *spec_ns_name(enum brig_ns_type t);
 const char *spec_hook_name(enum brig_hook_kind k);  /* "createRuntime", ... */

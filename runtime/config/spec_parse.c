@@ -41,6 +41,13 @@ static const char *const hook_names[BRIG_HOOK_KIND_COUNT] = {
     [BRIG_HOOK_POSTSTOP] = "poststop",
 };
 
+bool spec_annotation_is(const struct brig_spec *s, const char *key, const char *value)
+{
+    for (size_t i = 0; i < s->n_annotations; i++)
+        if (strcmp(s->annotations[i].key, key) == 0) return strcmp(s->annotations[i].value, value) == 0;
+    return false;
+}
+
 const char *spec_ns_name(enum brig_ns_type t)
 {
     return (unsigned)t < BRIG_NS_COUNT ? ns_names[t] : "unknown";

@@ -3,6 +3,8 @@
 #define BRIG_CONTAINER_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "../util/error.h"
 
@@ -15,6 +17,19 @@ struct brig_globals {
     const char *policy;         /* --policy FILE|NAME (policy/policy.h), or NULL */
     const char *policy_text;    /* that policy's JSON as read before (a sandbox's
                                  * snapshot): judged instead of reading it again */
+};
+
+/* A user namespace of the container's own (brig sandbox): its init enters
+ * it once its setup is done, as host root, in the namespaces the config
+ * asks for (linux/child.c), so those stay the host's to manage; owned by
+ * host uid base, it maps container ids 0..size-1 onto base.. . born gets
+ * the init's pid right after the clone (an error fails the create). Not a
+ * linux.namespaces entry: the config asks for no user namespace and may
+ * not. */
+struct brig_userns_own {
+    uint32_t base, size;
+    int (*born)(void *arg, pid_t pid, struct brig_error **err);
+    void *arg;
 };
 
 struct brig_create_opts {
@@ -30,6 +45,7 @@ struct brig_create_opts {
     bool keep;                  /* run only: do not delete after exit */
     const char *config_text;    /* config.json built in memory (sandbox run):
                                  * used instead of reading bundle/config.json */
+    const struct brig_userns_own *userns;   /* NULL: none of its own */
 };
 
 int container_create(const struct brig_globals *g, const struct brig_create_opts *o,

@@ -147,6 +147,25 @@ static int launch_rootless_check(const struct launch *L, const struct brig_globa
                       "(brig spec --rootless and runc spec --rootless write them)", (unsigned)geteuid());
 }
 
+/* The container's own user namespace: instead of one the config asks
+ * for, and mapping every id the process takes. */
+static int launch_userns_own_check(const struct brig_spec *s, const struct brig_userns_own *u,
+                                   struct brig_error **err)
+{
+    if (s->linux_cfg.namespaces[BRIG_NS_USER].present)
+        return brig_failx(err, "linux.namespaces: a user namespace, besides the one brig makes for the "
+                               "container: refusing both");
+    const struct brig_user *p = &s->process.user;
+    if (u->size == 0 || p->uid >= u->size || p->gid >= u->size)
+        return brig_failx(err, "process.user: %u:%u is outside the container's user namespace (ids 0-%u)",
+                          p->uid, p->gid, u->size ? u->size - 1 : 0);
+    for (size_t i = 0; i < p->n_additional_gids; i++)
+        if (p->additional_gids[i] >= u->size)
+            return brig_failx(err, "process.user.additionalGids[%zu]: %u is outside the container's user "
+                              "namespace (ids 0-%u)", i, p->additional_gids[i], u->size - 1);
+    return 0;
+}
+
 /* Everything that can be checked before any process, cgroup or state
  * exists: a bad config changes nothing. */
 static int launch_validate(struct launch *L, const struct brig_globals *g,
@@ -192,6 +211,8 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     /* Compiled once per profile, then loaded from the state root's cache. */
     if (L->spec->linux_cfg.seccomp.present)
         TRY(seccomp_compile_cached(&L->spec->linux_cfg.seccomp, g->root, &L->bpf, err));
+    if (spec_annotation_is(L->spec, BRIG_NO_SETID_ANNOTATION, "true"))
+        TRY(seccomp_compile_cached(seccomp_setid_filter(), g->root, &L->setid_bpf, err));
     TRY(launch_check_terminal(&L->spec->process, o->console_socket, !run_mode || o->detach, err));
     if (o->console_socket != NULL) TRY(console_socket_connect(o->console_socket, &L->console_sock, err));
     TRY(ns_plan_prepare(L->spec, &L->ns, err));
@@ -199,7 +220,8 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     TRY(launch_rootless_check(L, g, err));
     if (L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, L->ns.new_user, g->rootless, err));
     /* What would fail only after `start` is refused now, as runc does. */
-    bool in_userns = L->ns.new_user || L->ns.join_fds[BRIG_NS_USER] >= 0;
+    bool in_userns = L->ns.new_user || L->ns.join_fds[BRIG_NS_USER] >= 0 || o->userns != NULL;
+    if (o->userns != NULL) TRY(launch_userns_own_check(L->spec, o->userns, err));
     TRY(caps_validate(&L->spec->process.caps, in_userns, err));
     TRY(identity_validate(L->spec, L->ns.new_user, err));
     return 0;
@@ -308,11 +330,13 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
         brig_closep(&L->console_sock);
         brig_closep(&L->bundle_fd);
         struct child_ctx c = {
-            .spec = L->spec, .bpf = L->bpf, .ns = &L->ns, .sync_fd = child_end,
+            .spec = L->spec, .bpf = L->bpf, .setid_bpf = L->setid_bpf, .ns = &L->ns, .sync_fd = child_end,
             .cg = self_attach ? L->cg : NULL, .cloned_into = cloned_into,
             .fifo_fd = L->fifo_fd, .start_sock = L->start_sock, .no_pivot = o->no_pivot,
             .preserve_fds = o->preserve_fds,
             .caller_mntns = &caller_mntns,
+            .userns_base = o->userns ? o->userns->base : 0,
+            .userns_size = o->userns ? o->userns->size : 0,
             .dumpable_until_go = L->ns.new_user && geteuid() != 0, .rootless = L->rootless,
         };
         child_main(&c);
@@ -327,6 +351,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     brig_closep(&L->bundle_fd);
     mounts_bind_release(L->spec);   /* the init has its copies of the clones */
     brig_debug("container init is pid %d", (int)L->pid);
+    if (o->userns != NULL && o->userns->born != NULL) TRY(o->userns->born(o->userns->arg, L->pid, err));
 
     if (!self_attach && L->cg != NULL) TRY(cgroup_attach(L->cg, L->pid, cloned_into, err));
     if (L->ns.new_user) TRY(ns_write_id_maps(L->spec, L->pid, err));
@@ -363,6 +388,11 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     TRY(sync_send(L->sync_fd, SYNC_HOOKS_DONE, state_json, err));
     if (L->spec->process.terminal)
         TRY(sync_expect_fd(L->sync_fd, SYNC_CONSOLE, eof, &L->console_fd, err));
+    if (o->userns != NULL) {
+        TRY(sync_expect(L->sync_fd, SYNC_USERNS, eof, NULL, err));
+        TRY(ns_own_write_maps(L->pid, o->userns->base, o->userns->size, err));
+        TRY(sync_send(L->sync_fd, SYNC_USERNS_DONE, NULL, err));
+    }
     TRY(sync_expect(L->sync_fd, SYNC_CREATED, eof, NULL, err));
     /* Listening in the init's netns before `start` runs anything there. */
     if (egress_attach(L->egress, L->pid, err) < 0) return brig_wrap(err, "network (policy %s)", L->policy->name);
@@ -442,6 +472,8 @@ void launch_release(struct launch *L)
     L->cg = NULL;
     seccomp_bpf_free(L->bpf);
     L->bpf = NULL;
+    seccomp_bpf_free(L->setid_bpf);
+    L->setid_bpf = NULL;
     state_free(L->st);
     L->st = NULL;
     spec_free(L->spec);

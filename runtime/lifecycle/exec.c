@@ -9,10 +9,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/nsfs.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -49,6 +51,7 @@
 struct exec_run {
     struct brig_spec *spec;
     struct brig_bpf *bpf;
+    struct brig_bpf *setid_bpf; /* brig's set-id filter (spec.h), or NULL */
     struct brig_cgroup *cg;
     struct brig_cgroup *join;   /* cg, or the caller's child of it */
     int dirfd;              /* state dir, locked until the process runs */
@@ -58,6 +61,7 @@ struct exec_run {
     int console_fd;
     int ns_flags;           /* CLONE_NEW* the child joins (pid is joined by the fork) */
     bool join_pid;
+    bool userns_child;      /* the container's user namespace is a child of ours */
     bool cloned_into;       /* the child was born in the v2 cgroup */
     bool shared_mm;         /* the child runs in our memory (spawn_vm.h): no SYNC_GO */
     bool unsignalable;      /* no process of the container may signal our child (exec_unsignalable) */
@@ -74,6 +78,22 @@ static const struct {
     { "net", CLONE_NEWNET },   { "ipc", CLONE_NEWIPC },    { "uts", CLONE_NEWUTS },
     { "cgroup", CLONE_NEWCGROUP }, { "time", CLONE_NEWTIME },
 };
+
+/* Whether the user namespace of pid is a child of ours. Then nothing in it
+ * holds a capability in ours: a process's capabilities reach its own
+ * namespace and those below it (cap_capable, kernel/capability.c), and
+ * ours gives them only to its own processes of the child's owner uid,
+ * which brig never hands to anything inside. */
+static bool exec_userns_child(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+    autoclose int fd = open(path, O_RDONLY | O_CLOEXEC);
+    autoclose int parent = fd >= 0 ? ioctl(fd, NS_GET_PARENT) : -1;
+    struct stat p, ours;
+    return parent >= 0 && fstat(parent, &p) == 0 && stat("/proc/self/ns/user", &ours) == 0 &&
+           p.st_dev == ours.st_dev && p.st_ino == ours.st_ino;
+}
 
 /* Every namespace in which the init differs from us, whether the config made
  * it or joined it by path: the exec'd process sees what the init sees. */
@@ -101,6 +121,7 @@ static int exec_ns_plan(pid_t pid, struct exec_run *X, struct brig_error **err)
         if (exec_ns[i].flag == CLONE_NEWPID) X->join_pid = true;
         else X->ns_flags |= exec_ns[i].flag;
     }
+    X->userns_child = (X->ns_flags & CLONE_NEWUSER) && exec_userns_child(pid);
     /* The pid read above was the init's only if it is still alive now. */
     TRY(init_pidfd_signal(X->pidfd, 0, err));
     brig_debug("exec: joining namespaces 0x%x%s", X->ns_flags, X->join_pid ? " + pid" : "");
@@ -118,7 +139,8 @@ static int exec_trampoline_check(const struct exec_run *X, const struct brig_cap
 {
     const char *why = NULL;
     if (!X->join_pid) why = "the container shares brig's pid namespace";
-    else if (X->ns_flags & CLONE_NEWUSER) why = "the container has a user namespace";
+    else if ((X->ns_flags & CLONE_NEWUSER) && !X->userns_child)
+        why = "the container's user namespace is not a child of brig's";
     /* CAP_SYS_PTRACE in no set: nothing born with these caps (the bounding
      * set included, which every descendant inherits) passes
      * ptrace_may_access on a non-dumpable process, even of its own uid. */
@@ -136,8 +158,12 @@ static int exec_trampoline_check(const struct exec_run *X, const struct brig_cap
  * It is uid 0 then (real, effective, saved) with brig's caps, and in the
  * container's pid namespace: kill_ok_by_cred (kernel/signal.c) lets a
  * process signal it when its real or effective uid is 0, or with CAP_KILL
- * over the init user namespace (a shared mm has no user namespace of its
- * own, exec_shares_mm). No process of the container is uid 0 or can become
+ * over the init user namespace. In a container's user namespace (a child
+ * of ours, exec_shares_mm: a sandbox's) the child joins it and becomes its
+ * root before the switch: then uid 0 and CAP_KILL of that namespace, read
+ * as the container's processes have them, and nothing inside holds any
+ * capability over ours, where our mm was made (ptrace of it needs
+ * CAP_SYS_PTRACE there). No process of the container is uid 0 or can become
  * it when the container's process and this one are not uid 0, run with
  * no_new_privs (a container's every exec inherits the config's: no setuid
  * file raises them) and have neither CAP_KILL nor CAP_SETUID in any set
@@ -259,6 +285,8 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
     TRY(egress_exec_env(pol, X->spec, o->env, err));
     if (X->spec->linux_cfg.seccomp.present)
         TRY(seccomp_compile_cached(&X->spec->linux_cfg.seccomp, g->root, &X->bpf, err));
+    if (spec_annotation_is(X->spec, BRIG_NO_SETID_ANNOTATION, "true"))
+        TRY(seccomp_compile_cached(seccomp_setid_filter(), g->root, &X->setid_bpf, err));
     TRY(exec_check_terminal(&X->spec->process, o, err));
     if (o->console_socket != NULL) TRY(console_socket_connect(o->console_socket, &X->console_sock, err));
 
@@ -315,7 +343,7 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
         return brig_fail(err, errno, "become root in the container's user namespace");
     if (p->terminal) {
         autoclose int master = -1;
-        TRY(console_setup(p, false, &master, err));
+        TRY(console_setup(p, false, p->user.uid, &master, err));
         TRY(sync_send_fd(sync_fd, SYNC_CONSOLE, master, err));
         TRY(sync_expect(sync_fd, SYNC_START, "brig exec went away", NULL, err));
     }
@@ -335,6 +363,7 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
     if (o->trampoline != NULL) TRY(exec_trampoline_open(o->trampoline, &via, err));
     struct proc_launch l;
     TRY(proc_launch_prepare(p, exe, home, via, o->trampoline ? o->trampoline->path : NULL, &l, err));
+    l.setid = X->setid_bpf;
     /* From here to execve or exit, no heap (util/noheap.h): once the
      * identity switch gives this process the container's uid, any process
      * of the container with that uid may SIGKILL or SIGSTOP it (and brig's
@@ -450,9 +479,13 @@ static bool exec_shares_mm(const struct exec_run *X)
     const struct brig_process *p = &X->spec->process;
     /* The console goes back and forth with us during setup (sync, fds). */
     if (p->terminal) return false;
-    /* setns refuses a shared mm: userns_install (mm_users > 1) and
-     * timens_install (current_is_single_threaded). */
-    if (X->ns_flags & (CLONE_NEWUSER | CLONE_NEWTIME)) return false;
+    /* setns refuses a shared mm for a time namespace (timens_install:
+     * current_is_single_threaded); userns_install wants only a thread
+     * group and an fs_struct of its own, as our CLONE_VM child has. A user
+     * namespace must be a child of ours: nothing in it then holds a
+     * capability over our mm (exec_unsignalable). */
+    if (X->ns_flags & CLONE_NEWTIME) return false;
+    if ((X->ns_flags & CLONE_NEWUSER) && !X->userns_child) return false;
     /* A write to /proc/self/oom_score_adj sets every process of the mm
      * (__set_oom_adj): ours too. */
     if (p->has_oom_score_adj) return false;
@@ -605,6 +638,7 @@ static void exec_release(struct exec_run *X)
     brig_closep(&X->console_fd);
     if (X->cg != NULL) cgroup_free(X->cg);
     seccomp_bpf_free(X->bpf);
+    seccomp_bpf_free(X->setid_bpf);
     spec_free(X->spec);
 }
 

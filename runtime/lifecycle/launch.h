@@ -24,6 +24,7 @@ struct launch {
     int root_fd;                /* root.path as opened by rootfs_open, until the clone */
     struct brig_spec *spec;
     struct brig_bpf *bpf;
+    struct brig_bpf *setid_bpf;     /* brig's set-id filter (spec.h), or NULL */
     struct ns_plan ns;
     bool ns_ready;
     struct brig_policy *policy; /* in force (resolved once), or NULL */

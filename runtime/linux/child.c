@@ -67,8 +67,23 @@ static int child_wait_start(struct child_ctx *c, struct brig_error **err)
 static int child_console(struct child_ctx *c, struct brig_error **err)
 {
     autoclose int master = -1;
-    TRY(console_setup(&c->spec->process, true, &master, err));
+    /* made as host root: given to the process's uid as the host will see
+     * it once the init is in its own user namespace */
+    uid_t owner = c->spec->process.user.uid + (c->userns_size ? c->userns_base : 0);
+    TRY(console_setup(&c->spec->process, true, owner, &master, err));
     return sync_send_fd(c->sync_fd, SYNC_CONSOLE, master, err);
+}
+
+/* The init's own user namespace (lifecycle/container.h, brig_userns_own),
+ * entered once everything that needs the host's rights is done: its other
+ * namespaces stay owned by the host's, where nothing inside holds a
+ * capability. Owned by the host uid base, which the parent maps. */
+static int child_userns_own(struct child_ctx *c, struct brig_error **err)
+{
+    TRY(ns_own_unshare(c->userns_base, err));
+    TRY(sync_send(c->sync_fd, SYNC_USERNS, NULL, err));
+    TRY(sync_expect(c->sync_fd, SYNC_USERNS_DONE, "parent went away", NULL, err));
+    return ns_own_become_root(err);
 }
 
 /* Namespaces joined, root filesystem built, still privileged. */
@@ -119,6 +134,7 @@ static int child_setup(struct child_ctx *c, struct brig_error **err)
     TRY(rlimits_apply(&s->process, err));
     TRY(mempolicy_apply(&s->linux_cfg, err));                 /* inherited by execve */
     brig_fd_defer_flush();
+    if (c->userns_size) TRY(child_userns_own(c, err));        /* last: the host's rights end here */
     return 0;
 }
 
@@ -127,7 +143,7 @@ static int child_exec(struct child_ctx *c, const char *exe, struct brig_error **
 {
     const struct brig_spec *s = c->spec;
     const struct brig_process *p = &s->process;
-    bool in_userns = c->ns->new_user || c->ns->join_fds[BRIG_NS_USER] >= 0 || c->rootless;
+    bool in_userns = c->ns->new_user || c->ns->join_fds[BRIG_NS_USER] >= 0 || c->userns_size || c->rootless;
 
     /* sync_fd stays open until execve: the parent of `run` sees EOF on
      * success, or our error. Every other fd is closed now (CVE-2024-21626). */
@@ -135,6 +151,7 @@ static int child_exec(struct child_ctx *c, const char *exe, struct brig_error **
     fds_close_cloexec_below(3 + c->preserve_fds, c->sync_fd);
     struct proc_launch l;
     TRY(proc_launch_prepare(p, exe, c->home_env, -1, NULL, &l, err));
+    l.setid = c->setid_bpf;
     /* The cwd entered before "created" is still the one to check. */
     TRY(proc_confine_in_cwd(p, c->bpf, in_userns, &l, err));
     /* A startContainer hook is the image's program (its path resolves in

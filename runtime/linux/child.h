@@ -4,6 +4,7 @@
 #define BRIG_CHILD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "../config/spec.h"
@@ -15,6 +16,7 @@ struct brig_cgroup;
 struct child_ctx {
     const struct brig_spec *spec;
     const struct brig_bpf *bpf;     /* compiled by the parent, or NULL */
+    const struct brig_bpf *setid_bpf;   /* brig's set-id filter, stacked first, or NULL */
     const struct brig_cgroup *cg;   /* join these cgroups ourselves, or NULL (parent did) */
     bool cloned_into;               /* the v2 cgroup was joined at clone */
     struct ns_plan *ns;
@@ -30,6 +32,8 @@ struct child_ctx {
     bool dumpable_until_go;         /* rootless, new user namespace: the parent writes its maps */
     bool rootless;                  /* brig has no privilege on the host: a user namespace's at most
                                      * (rootless podman's), so device nodes are bound, not made */
+    uint32_t userns_base;           /* a user namespace of its own, entered after the setup */
+    uint32_t userns_size;           /* (ns.h, ns_own_*): ids 0..size-1 onto base..; 0: none */
 };
 
 /* Never returns: execs process.args or _exit()s after reporting the error

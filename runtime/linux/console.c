@@ -80,7 +80,7 @@ static int console_make_stdio(int peer, struct brig_error **err)
     return 0;
 }
 
-int console_setup(const struct brig_process *p, bool bind_console, int *master,
+int console_setup(const struct brig_process *p, bool bind_console, uid_t owner, int *master,
                   struct brig_error **err)
 {
     TRY(console_move_log_fd(err));
@@ -99,9 +99,8 @@ int console_setup(const struct brig_process *p, bool bind_console, int *master,
     /* The process must own its terminal (runc's fixStdioPermissions). An
      * id the user namespace does not map (EINVAL) keeps the owner. */
     struct stat st;
-    if (fstat(peer, &st) == 0 && st.st_uid != p->user.uid &&
-        fchown(peer, p->user.uid, (gid_t)-1) < 0 && errno != EINVAL)
-        return brig_fail(err, errno, "process.terminal: chown the pty to uid %u", p->user.uid);
+    if (fstat(peer, &st) == 0 && st.st_uid != owner && fchown(peer, owner, (gid_t)-1) < 0 && errno != EINVAL)
+        return brig_fail(err, errno, "process.terminal: chown the pty to uid %u", (unsigned)owner);
     if (bind_console) TRY(console_bind(rootfd, peer, err));
     TRY(console_make_stdio(peer, err));
     brig_debug("terminal: pty ready (%s/dev/console)", bind_console ? "bound over " : "no ");

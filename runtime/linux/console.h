@@ -12,10 +12,11 @@
 /* In the container, after its root is in place (pivoted, or joined by
  * exec): open the container's /dev/ptmx, get the peer by TIOCGPTPEER (never
  * by path), bind it over /dev/console when bind_console (the init, as
- * runc), apply process.consoleSize, give the peer to process.user.uid,
+ * runc), apply process.consoleSize, give the peer to owner (process.user.uid
+ * as this process's user namespace sees it),
  * make it the controlling terminal of a new session and stdin/out/err.
  * Returns the master in *master (close-on-exec). */
-int console_setup(const struct brig_process *p, bool bind_console, int *master,
+int console_setup(const struct brig_process *p, bool bind_console, uid_t owner, int *master,
                   struct brig_error **err);
 
 /* runc's console-socket protocol: connect to the unix socket at path

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 #include <linux/nsfs.h>
+#include <linux/securebits.h>
 
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -223,4 +225,53 @@ void ns_plan_close(struct ns_plan *p)
     for (int t = 0; t < BRIG_NS_COUNT; t++) brig_closep(&p->join_fds[t]);
     brig_closep(&p->saved_pid_fd);
     brig_closep(&p->saved_time_fd);
+}
+
+int ns_own_unshare(uint32_t owner, struct brig_error **err)
+{
+    /* The owner is the euid at the unshare (create_user_ns). The effective
+     * set survives the change to it (no setuid fixup): where the kernel
+     * allows a user namespace only with CAP_SYS_ADMIN (a distribution's
+     * sysctl, an LSM) the unshare still holds it. The real and saved ids
+     * stay root's until the namespace maps them. */
+    int bits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+    if (bits < 0 || prctl(PR_SET_SECUREBITS, (unsigned long)bits | SECBIT_NO_SETUID_FIXUP, 0, 0, 0) < 0)
+        return brig_fail(err, errno, "user namespace: keep the capabilities across the euid change");
+    if (setresgid((gid_t)-1, (gid_t)owner, (gid_t)-1) < 0 || setresuid((uid_t)-1, (uid_t)owner, (uid_t)-1) < 0)
+        return brig_fail(err, errno, "user namespace: take its owner's uid %u", owner);
+    if (unshare(CLONE_NEWUSER) < 0) {
+        int e = errno;
+        if (e == EINVAL || e == ENOSYS)
+            return brig_fail(err, e, "user namespace: this kernel has none (CONFIG_USER_NS): a sandbox runs "
+                             "under a host identity of its own and needs one");
+        if (e == ENOSPC)
+            return brig_fail(err, e, "user namespace: none left for uid %u (user.max_user_namespaces, "
+                             "/proc/sys/user/max_user_namespaces; 0 turns them off)", owner);
+        return brig_fail(err, e, "user namespace: unshare (owner uid %u)", owner);
+    }
+    return 0;
+}
+
+int ns_own_write_maps(pid_t pid, uint32_t base, uint32_t size, struct brig_error **err)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+    autoclose int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return brig_fail(err, errno, "user namespace: open %s", path);
+    uid_t owner;
+    if (ioctl(fd, NS_GET_OWNER_UID, &owner) < 0) return brig_fail(err, errno, "user namespace: its owner");
+    if (owner != base)
+        return brig_failx(err, "user namespace: owned by uid %u, not by %u as made: refusing to map it",
+                          (unsigned)owner, base);
+    const struct brig_id_mapping m = { .container_id = 0, .host_id = base, .size = size };
+    TRY(ns_write_id_map(pid, "uid_map", "user namespace: uid_map", &m, 1, err));
+    TRY(ns_write_id_map(pid, "gid_map", "user namespace: gid_map", &m, 1, err));
+    return 0;
+}
+
+int ns_own_become_root(struct brig_error **err)
+{
+    if (setresgid(0, 0, 0) < 0) return brig_fail(err, errno, "user namespace: setresgid 0 in it");
+    if (setresuid(0, 0, 0) < 0) return brig_fail(err, errno, "user namespace: setresuid 0 in it");
+    return 0;
 }

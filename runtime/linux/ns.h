@@ -39,4 +39,15 @@ int ns_write_id_map(pid_t pid, const char *file, const char *field,
 int ns_child_join(const struct brig_spec *s, struct ns_plan *p, struct brig_error **err);
 void ns_plan_close(struct ns_plan *p);
 
+/* A user namespace of the init's own, entered after its setup (brig
+ * sandbox: lifecycle/container.h, brig_userns_own). Child: make it, with
+ * euid `owner` so that it is owned by that host uid (the kernel charges
+ * every per-user counter of the processes inside to its owner in the
+ * namespace above: kernel/ucount.c). Parent: write its maps, container ids
+ * 0..size-1 onto host ids base..; first that it is pid's and owned by
+ * base. Child again, once they are written: become root of it. */
+int ns_own_unshare(uint32_t owner, struct brig_error **err);
+int ns_own_write_maps(pid_t pid, uint32_t base, uint32_t size, struct brig_error **err);
+int ns_own_become_root(struct brig_error **err);
+
 #endif

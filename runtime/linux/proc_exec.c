@@ -237,15 +237,18 @@ static int proc_confine_cwd(const struct brig_process *p, const struct brig_bpf 
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) return brig_fail(err, errno, "prctl PR_SET_DUMPABLE");
     TRY(proc_reenter_cwd(p, entered_as_root, err));
     TRY(proc_verify_cwd(err));
+    /* The set-id filter first: the process's own may refuse seccomp(2). */
     if (p->no_new_privileges) {
         TRY(caps_plan_apply(&l->caps, err));
         TRY(no_new_privs_apply(p, err));
+        if (l->setid) TRY(seccomp_bpf_load(l->setid, err));
         if (bpf) TRY(seccomp_bpf_load(bpf, err));               /* last: fewest syscalls after */
     } else {
         /* Without no_new_privs only CAP_SYS_ADMIN may load a filter: load
          * it while the permitted set kept across the uid switch is still
          * whole (runc does the same), then narrow the capabilities. */
-        if (bpf) TRY(caps_raise_effective_all(err));
+        if (bpf || l->setid) TRY(caps_raise_effective_all(err));
+        if (l->setid) TRY(seccomp_bpf_load(l->setid, err));
         if (bpf) TRY(seccomp_bpf_load(bpf, err));
         TRY(caps_plan_apply(&l->caps, err));
     }
@@ -309,6 +312,7 @@ int proc_launch_prepare(const struct brig_process *p, const char *exe, const cha
     for (size_t i = 0; i < p->n_env; i++) l->envp[i] = p->env[i];
     if (home_env != NULL) l->envp[p->n_env] = (char *)home_env;
     l->exe = exe;
+    l->setid = NULL;
     l->via_fd = via_fd;
     l->via_name = via_name;
     l->argv = p->args;

@@ -26,6 +26,7 @@ struct proc_launch {
     int via_fd;                 /* the trampoline, or -1 */
     const char *via_name;
     struct caps_plan caps;
+    const struct brig_bpf *setid;   /* loaded before the process's own filter, or NULL */
 };
 /* exe as found by proc_find_exec; home_env as proc_home_default's (may be
  * NULL); via_fd/via_name: the trampoline (an O_PATH fd of a static

@@ -402,3 +402,52 @@ void seccomp_bpf_free(struct brig_bpf *bpf)
     free(bpf->insns);
     free(bpf);
 }
+
+/* The set-id filter (spec.h, BRIG_NO_SETID_ANNOTATION). Every call that
+ * takes a file mode as an argument is refused (EPERM) when that mode holds
+ * S_ISUID or S_ISGID: chmod, fchmod, fchmodat, fchmodat2, and the modes of
+ * created files (open, openat and creat with O_CREAT or O_TMPFILE, mknod,
+ * mknodat); mkdir ignores both bits. A mode the kernel could read from
+ * memory escapes an argument filter, so what carries one is refused as a
+ * whole: openat2 (its mode is in struct open_how; ENOSYS, so that callers
+ * fall back to openat) and io_uring (IORING_OP_OPENAT and OPENAT2 take a
+ * mode without a system call). Tested bit by bit on the whole 64-bit
+ * argument (the kernel takes the low 16). The compat ABIs are filtered too
+ * (i386 and x32 on x86_64, arm on aarch64); any other is refused by the
+ * kernel's arch check. A filter of its own, stacked under the config's: a
+ * policy's filter, whatever it allows, cannot lift it. */
+#define SETID_BITS(idx)                                                                              \
+    { { .index = (idx), .value = S_ISUID, .value_two = S_ISUID, .op = BRIG_SCMP_CMP_MASKED_EQ } },   \
+    { { .index = (idx), .value = S_ISGID, .value_two = S_ISGID, .op = BRIG_SCMP_CMP_MASKED_EQ } }
+static struct brig_seccomp_arg setid_args[][1] = { SETID_BITS(1), SETID_BITS(2), SETID_BITS(3) };
+static char *setid_mode1[] = { "chmod", "fchmod", "creat", "mknod" };
+static char *setid_mode2[] = { "fchmodat", "fchmodat2", "open", "mknodat" };
+static char *setid_mode3[] = { "openat" };
+static char *setid_nosys[] = { "openat2" };
+static char *setid_deny[] = { "io_uring_setup", "io_uring_enter", "io_uring_register" };
+#define SETID_RULE(names, arg) \
+    { names, BRIG_ARRAY_SIZE(names), BRIG_SCMP_ERRNO, true, EPERM, setid_args[arg], 1 }
+static struct brig_seccomp_rule setid_rules[] = {
+    SETID_RULE(setid_mode1, 0), SETID_RULE(setid_mode1, 1),
+    SETID_RULE(setid_mode2, 2), SETID_RULE(setid_mode2, 3),
+    SETID_RULE(setid_mode3, 4), SETID_RULE(setid_mode3, 5),
+    { setid_nosys, BRIG_ARRAY_SIZE(setid_nosys), BRIG_SCMP_ERRNO, true, ENOSYS, NULL, 0 },
+    { setid_deny, BRIG_ARRAY_SIZE(setid_deny), BRIG_SCMP_ERRNO, true, EPERM, NULL, 0 },
+};
+#if defined(__x86_64__)
+static char *setid_arches[] = { "SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32" };
+#elif defined(__aarch64__)
+static char *setid_arches[] = { "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM" };
+#else
+static char *setid_arches[] = { "SCMP_ARCH_NATIVE" };
+#endif
+
+const struct brig_seccomp *seccomp_setid_filter(void)
+{
+    static const struct brig_seccomp f = {
+        .present = true, .default_action = BRIG_SCMP_ALLOW,
+        .architectures = setid_arches, .n_architectures = BRIG_ARRAY_SIZE(setid_arches),
+        .syscalls = setid_rules, .n_syscalls = BRIG_ARRAY_SIZE(setid_rules),
+    };
+    return &f;
+}

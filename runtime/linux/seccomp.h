@@ -32,5 +32,10 @@ int seccomp_bpf_load_listener(const struct brig_bpf *bpf, int *listener_fd,
                               struct brig_error **err);
 void seccomp_bpf_free(struct brig_bpf *bpf);
 
+/* The set-id filter brig stacks under a container's own when its config
+ * says so (spec.h, BRIG_NO_SETID_ANNOTATION): compile it like any other
+ * (seccomp_compile_cached), load it first. */
+const struct brig_seccomp *seccomp_setid_filter(void);
+
 
 #endif

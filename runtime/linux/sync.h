@@ -20,6 +20,8 @@ enum sync_type {
     SYNC_CREATED_ACK,   /* parent -> child (create only): state says created, wait on exec.fifo */
     SYNC_SHARED_MNT,    /* child -> parent: the root's bind, no mount namespace of its own (payload: its record) */
     SYNC_SHARED_MNT_ACK,/* parent -> child: recorded in the state, attach it */
+    SYNC_USERNS,        /* child -> parent: its own user namespace is made, map it */
+    SYNC_USERNS_DONE,   /* parent -> child: mapped */
 };
 
 #define SYNC_MAX_PAYLOAD (64 * 1024)

@@ -56,6 +56,7 @@ cleanup() {
     rm -rf --one-file-system "$T"
 }
 trap cleanup EXIT
+trap "exit 130" INT TERM
 R=$T/rootfs
 mkdir -p "$R"/{bin,usr/bin,etc,proc,sys,dev,tmp,var/tmp,workspace}
 cp /bin/busybox "$R/bin/"
@@ -148,6 +149,7 @@ awk -v n="$runs" -v w="$wall_ns" -v p50="$p50" -v p99="$p99" -v pm="$(median < "
     -v px="$(sort -n "$T/peak" | tail -n 1)" 'BEGIN {
     printf "runs: %d in %.1f s: %.1f runs/s; latency p50 %.1f ms, p99 %.1f ms; peak RSS (brig and what it reaped) median %d KiB, max %d KiB\n",
         n, w / 1e9, n * 1e9 / w, p50 / 1e6, p99 / 1e6, pm, px }'
+echo "runs: load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 grows "runs: a live brig's fds" "$T/brig-fds"
 grows "runs: a live brig's RSS (KiB)" "$T/brig-rss"
 # the peak RSS of each tenth of the runs, in order
@@ -184,6 +186,7 @@ awk -v n="$execs" -v w="$wall_ns" -v p50="$(awk '{ print $1 }' "$T/execs.txt" | 
     -v p99="$(awk '{ print $1 }' "$T/execs.txt" | pct 99)" 'BEGIN {
     printf "session: %d execs in %.1f s: %.1f execs/s; latency p50 %.1f ms, p99 %.1f ms\n", n, w / 1e9, n * 1e9 / w,
         p50 / 1e6, p99 / 1e6 }'
+echo "session: load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 grows "session: brig-init's fds" "$T/init-fds"
 grows "session: brig-init's RSS (KiB)" "$T/init-rss"
 "$brig" sandbox rm --state-root "$SB" "$SESSION" >/dev/null || fail "session: rm failed"

@@ -105,7 +105,8 @@ assert_clean cpu
 if [ -e /sys/fs/cgroup/cpu/cpu.rt_runtime_us ]; then
     sched_of() { sed -n 's/^policy *: *\([0-9]*\)$/\1/p' "$T/$1.out"; }
     RTP=/brig-rt-$TAG
-    trap '_rc=$?; rmdir /sys/fs/cgroup/*$RTP/* /sys/fs/cgroup/*$RTP 2>/dev/null; (exit $_rc); it_finish' EXIT
+    trap '_rc=$?; rmdir /sys/fs/cgroup/*$RTP/* /sys/fs/cgroup/*$RTP /sys/fs/cgroup/*$RTP-pre/* /sys/fs/cgroup/*$RTP-pre 2>/dev/null
+          (exit $_rc); it_finish' EXIT
     mkb rt -- /bin/sh -c 'grep "^policy" /proc/self/sched; cat /sys/fs/cgroup/cpu/cpu.rt_runtime_us' || true
     cfg rt '.process.scheduler = {policy: "SCHED_RR", priority: 5}'
     run_ct rt
@@ -137,17 +138,19 @@ if [ -e /sys/fs/cgroup/cpu/cpu.rt_runtime_us ]; then
         check_eq "... the process is SCHED_FIFO (1)" "$(sched_of rt-userns)" 1
         assert_clean rt-userns
     fi
-    # A parent that was there, with no budget to share: named, not changed.
-    mkdir -p /sys/fs/cgroup/cpu/brig-test
-    cfg rt '.linux.cgroupsPath = "/brig-test/" + $id' --arg id "$(cid rt)"
-    if [ "$(cat /sys/fs/cgroup/cpu/brig-test/cpu.rt_runtime_us)" = 0 ]; then
-        run_ct rt
-        check_refused_rc "realtimeRuntime under a parent without a budget: refused, naming it" \
-            "linux.resources.cpu.realtimeRuntime: 20000 us is more than the parent cgroup /sys/fs/cgroup/cpu/brig-test can give (its cpu.rt_runtime_us is 0" \
-            1 "$RC" "$T/rt.err"
-        check_eq "... which brig left as it was" "$(cat /sys/fs/cgroup/cpu/brig-test/cpu.rt_runtime_us)" 0
-        assert_clean rt
-    fi
+    # A parent that was there (made by the test, its own), with no budget to
+    # share: named, not changed.
+    mkdir -p "/sys/fs/cgroup/cpu$RTP-pre"
+    cfg rt '.linux.cgroupsPath = $p' --arg p "$RTP-pre/$(cid rt)"
+    run_ct rt
+    check_refused_rc "realtimeRuntime under a parent without a budget: refused, naming it" \
+        "linux.resources.cpu.realtimeRuntime: 20000 us is more than the parent cgroup /sys/fs/cgroup/cpu$RTP-pre can give (its cpu.rt_runtime_us is 0" \
+        1 "$RC" "$T/rt.err"
+    check_eq "... which brig left as it was" "$(cat "/sys/fs/cgroup/cpu$RTP-pre/cpu.rt_runtime_us")" 0
+    check "... nor removed (it did not make it)" test -d "/sys/fs/cgroup/cpu$RTP-pre"
+    check_eq "... and nothing of the container is left below it" "$(find /sys/fs/cgroup/*$RTP-pre -mindepth 1 -type d 2>/dev/null)" ""
+    assert_clean rt
+    rmdir "/sys/fs/cgroup/cpu$RTP-pre"
 else
     skip "real-time scheduling" "no cpu.rt_runtime_us: this kernel has no real-time group scheduling"
 fi

@@ -70,6 +70,19 @@ check_refused_rc "the policy refuses on-disk uid 1 (mounts[$n].uidMappings)" \
 check "... and on-disk gids 900-1099 (mounts[$n].gidMappings)" grep -qF "mounts[$n].gidMappings: gid 900 on disk" "$T/attack.err"
 check_not "nothing was left on the host" test -e "$T/attack-ws/setgid"
 assert_clean attack
+# ---- under brig's set-id filter (a sandbox's annotation): allowed, no bit ----
+# on-disk gid 6 mapped again, with org.brig.no-setid: the rule lets it run
+# (no set-id bit can be set in it), and the chmod 2755 is refused
+rm -f "$T/attack-ws/setgid"
+cfg attack "(.mounts[$n].uidMappings = [{containerID: 1000, hostID: 1000, size: 1}])
+    | (.mounts[$n].gidMappings = [{containerID: 1000, hostID: 1000, size: 1}, {containerID: 6, hostID: 1001, size: 1}])
+    | .annotations[\"org.brig.no-setid\"] = \"true\""
+b --policy "$T/agent.json" run --bundle "$T/attack" "$(cid attack)" </dev/null >"$T/attack.out" 2>"$T/attack.err"
+rc=$?
+check "under brig's set-id filter on-disk gid 6 may be mapped: it runs, the chmod refused" \
+    grep -q "chmod: .*Operation not permitted" "$T/attack.err" || diag "exit $rc: $(cat "$T/attack.err")"
+check_not "under brig's set-id filter: no setgid program left on the host" test -g "$T/attack-ws/setgid"
+assert_clean attack
 # ---- the same channel without an idmapped mount: a system supplementary group --
 # additionalGids [6]: uid 1000 is in group disk on the host kernel, chgrps its
 # program to 6 in the plain workspace and sets the setgid bit.

@@ -2,7 +2,9 @@
 # brig-init starts the command with clone(CLONE_VM | CLONE_VFORK): until its
 # execve the child runs in PID 1's own memory, and PID 1 sleeps in its
 # clone until that execve. A process of the sandbox's uid on the host
-# (kill(2) allows the same uid) catches that child, SIGSTOPs it and tries
+# (kill(2) allows the same uid; each sandbox's is its own, from a slot of
+# brig's range: here the one slot of the test's own range, so that the
+# catcher can take that uid beforehand) catches that child, SIGSTOPs it and tries
 # to reach the shared memory through it (/proc/PID/mem and maps,
 # process_vm_readv: with it, PID 1's status or what it reaps). The child
 # shares PID 1's non-dumpable mm: all refused, as for a process of the
@@ -23,9 +25,13 @@ busybox_rootfs "$ROOTFS" true
 build_static "$T/catcher" "$SRC/catcher.c"
 chmod 0755 "$T" "$T/catcher"
 WS=$T/ws
-mkdir -p "$WS" && chown 1000:1000 "$WS"
+mkdir -p "$WS"
 SB_STATE=$T/sbstate
-AS_USER=(setpriv --reuid 1000 --regid 1000 --clear-groups)
+FIRST=2113994752        # 0x7E010000: one slot, so the sandbox's host uid is known
+echo "{\"first\": $FIRST, \"count\": 1}" > "$T/ids.json" && chmod 0644 "$T/ids.json"
+export BRIG_SANDBOX_IDS=$T/ids.json
+UID_SB=$((FIRST + 1000))    # the agent policy's user 1000
+AS_USER=(setpriv --reuid "$UID_SB" --regid "$UID_SB" --clear-groups)
 
 # the control: the same probes reach a plain process of that uid
 "${AS_USER[@]}" sleep 5 &

@@ -51,12 +51,13 @@ refused "--workspace escaping the workspaces with .." "a workspace is a director
     --workspace "$T/wsroot/../etc" -- true
 refused "--workspace of another owner" "owned by uid 0, not by the caller (uid 65534)" \
     --workspace other -- true
-# The command (uid 1000) leaves a setuid copy of a program in a workspace
-# the caller made writable for it; the caller runs it on the host. Only a
-# nosuid mount makes that harmless: any other is refused.
+# The command tries to leave a setuid copy of a program in the caller's
+# workspace (idmapped: what it makes there is the caller's); the caller
+# would run it on the host. brig's set-id filter refuses the bit, and the
+# workspaces must be on a nosuid mount besides: any other is refused.
 printf '#include <stdio.h>\n#include <unistd.h>\nint main(void){printf("%%u\\n", geteuid());return 0;}\n' > "$T/euid.c"
 build_static "$T/euid" "$T/euid.c"
-chmod 0777 "$T/wsroot/mine" && chmod o+x "$T"
+chmod o+x "$T"
 install -m 0755 -o 65534 "$T/euid" "$T/wsroot/mine/euid-src"
 plant='cp /workspace/euid-src /workspace/sh && chmod 4755 /workspace/sh && echo planted'
 euid_of_planted() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$T/wsroot/mine/sh" 2>&1; }
@@ -73,10 +74,14 @@ else
 fi
 mount --bind "$T/wsroot" "$T/wsroot" && mount -o remount,bind,nosuid "$T/wsroot" || bail "cannot bind nosuid again"
 as_caller --workspace mine -- sh -c "$plant"
-check_eq "on a nosuid mount the command still writes the workspace (exit 0)" "$RC" 0
-check_eq "and what it left runs on the host as the caller, not as uid 1000" \
-    "$(euid_of_planted)" 65534
-rm -f "$T/wsroot/mine/sh" "$T/wsroot/mine/euid-src"; chmod 0755 "$T/wsroot/mine"; chmod o-x "$T"
+check_eq "on a nosuid mount the command still writes the workspace (the copy is there)" \
+    "$(stat -c %u "$T/wsroot/mine/sh" 2>&1)" 65534
+check "but chmod 4755 is refused (the command's exit 1, Operation not permitted)" \
+    bash -c '[ "$(jq -r .exit_code "$1")" = 1 ] && jq -r .stderr.preview_head "$1" | grep -q "Operation not permitted"' \
+    _ "$T/out.json" || diag "$(cat "$T/out.json")"
+check_not "no setuid program left for the caller" test -u "$T/wsroot/mine/sh"
+check_eq "and what it left runs on the host as the caller" "$(euid_of_planted)" 65534
+rm -f "$T/wsroot/mine/sh" "$T/wsroot/mine/euid-src"; chmod o-x "$T"
 refused "--stdin a root-only file" "--stdin $T/secret: through sudo only" --stdin "$T/secret" -- cat
 check_not "--stdin a root-only file: its content never echoed" grep -q "decoy secret" "$T/out.json" "$T/err.txt"
 

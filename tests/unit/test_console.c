@@ -168,7 +168,7 @@ static int setup_in_private_root(const char *dir)
     struct brig_process p = { .has_console_size = true, .console_height = 25, .console_width = 90 };
     struct brig_error *err = NULL;
     int master = -1;
-    if (console_setup(&p, true, &master, &err) < 0) {
+    if (console_setup(&p, true, p.user.uid, &master, &err) < 0) {
         fprintf(stderr, "console_setup: %s\n", err->msg);
         return 13;
     }
@@ -218,7 +218,7 @@ Test(console_setup, fails_without_devpts)
         struct brig_process p = {0};
         struct brig_error *err = NULL;
         int master = -1;
-        if (console_setup(&p, true, &master, &err) == 0) _exit(11);
+        if (console_setup(&p, true, p.user.uid, &master, &err) == 0) _exit(11);
         _exit(strstr(err->msg, "process.terminal") != NULL ? 0 : 12);
     }
     int status;

@@ -15,11 +15,13 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../util/cleanup.h"
 #include "../../util/log.h"
+#include "../../util/raw_syscall.h"
 #include "../ns.h"
 #include "mount_util.h"
 #include "mounts_internal.h"
@@ -35,53 +37,49 @@ struct idmap_maps {
     char uid_field[48], gid_field[48];
 };
 
-/* A child that unshares a user namespace and waits on hold until we close
- * it: its namespace gets the mapping, we keep an fd of it, and the child
- * goes. The namespace lives on in the fd (and then in the mount). */
-static int idmap_userns_of(pid_t pid, int ready, const struct idmap_maps *mp, int *out,
-                           struct brig_error **err)
+/* The user namespace of a mapping lives in a task until we hold an fd of
+ * it (and then in the mount): a child cloned into a new one that never has
+ * to run. It shares our memory (no copy of our page tables, no wait for
+ * it to be scheduled) on a small stack of its own and, if it is
+ * scheduled at all, only blocks in a bare ppoll (no libc, nothing of ours
+ * touched) until it is killed. We write its maps, open the namespace, kill
+ * and reap it. Where no bare system call is written: a fork that waits. */
+#if RAW_SYSCALL_NATIVE
+__attribute__((no_sanitize_address)) static int idmap_hold(void *arg)
 {
-    char ok = 0;
-    if (read(ready, &ok, 1) != 1 || ok != 1)
-        return brig_failx(err, "could not make a user namespace for the mapping");
-    TRY(ns_write_id_map(pid, "uid_map", mp->uid_field, mp->uid, mp->n_uid, err));
-    TRY(ns_write_id_map(pid, "gid_map", mp->gid_field, mp->gid, mp->n_gid, err));
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
-    *out = open(path, O_RDONLY | O_CLOEXEC);
-    if (*out < 0) return brig_fail(err, errno, "open %s", path);
-    return 0;
+    (void)arg;
+    for (;;) raw_syscall6(SYS_ppoll, 0, 0, 0, 0, 0, 0);
+    __builtin_unreachable();
 }
+
+static pid_t idmap_clone(void)
+{
+    static char stack[4096] __attribute__((aligned(16)));
+    return clone(idmap_hold, stack + sizeof(stack), CLONE_NEWUSER | CLONE_VM | SIGCHLD, NULL);
+}
+#else
+static pid_t idmap_clone(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (unshare(CLONE_NEWUSER) < 0) _exit(1);
+        for (;;) pause();
+    }
+    return pid;
+}
+#endif
 
 static int idmap_userns(const struct idmap_maps *mp, int *out, struct brig_error **err)
 {
-    int ready[2], hold[2];
-    if (pipe2(ready, O_CLOEXEC) < 0) return brig_fail(err, errno, "pipe");
-    if (pipe2(hold, O_CLOEXEC) < 0) {
-        int e = errno;
-        close(ready[0]);
-        close(ready[1]);
-        return brig_fail(err, e, "pipe");
-    }
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(ready[0]);
-        close(hold[1]);
-        char ok = unshare(CLONE_NEWUSER) == 0;
-        if (write(ready[1], &ok, 1) != 1) _exit(1);
-        while (read(hold[0], &ok, 1) < 0 && errno == EINTR) {}
-        _exit(0);
-    }
-    int fork_errno = errno;
-    close(ready[1]);
-    close(hold[0]);
-    int r = pid < 0 ? brig_fail(err, fork_errno, "fork") : idmap_userns_of(pid, ready[0], mp, out, err);
-    close(ready[0]);
-    close(hold[1]);     /* the child reads EOF and exits */
-    if (pid > 0) {
-        kill(pid, SIGKILL);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
-    }
+    pid_t pid = idmap_clone();
+    if (pid < 0) return brig_fail(err, errno, "could not make a user namespace for the mapping");
+    int r = ns_write_id_map(pid, "uid_map", mp->uid_field, mp->uid, mp->n_uid, err);
+    if (r == 0) r = ns_write_id_map(pid, "gid_map", mp->gid_field, mp->gid, mp->n_gid, err);
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+    if (r == 0 && (*out = open(path, O_RDONLY | O_CLOEXEC)) < 0) r = brig_fail(err, errno, "open %s", path);
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
     return r;
 }
 
@@ -136,7 +134,8 @@ int mounts_idmap_prepare(struct brig_spec *s, size_t i, int srcfd, bool lock_mat
     if (mount_setattr(tree, "", flags, &attr, sizeof(attr)) < 0) {
         if (errno == EINVAL || errno == EPERM)
             return brig_fail(err, errno, "the filesystem of source %s cannot be idmapped%s "
-                             "(mount_setattr MOUNT_ATTR_IDMAP)", m->source,
+                             "(mount_setattr MOUNT_ATTR_IDMAP): use a directory on one that can (ext4, "
+                             "xfs, btrfs; tmpfs since Linux 6.3; not ramfs, NFS, most FUSE)", m->source,
                              m->opts.idmap_recursive ? " (with every submount: ridmap)" : "");
         return brig_fail(err, errno, "idmap %s (mount_setattr MOUNT_ATTR_IDMAP)", m->source);
     }
