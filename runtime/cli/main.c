@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "../linux/exe_seal.h"
 #include "../linux/rootless.h"
+#include "../../policy/policy.h"
 #include "../util/cleanup.h"
 #include "../util/log.h"
 
@@ -165,6 +166,10 @@ int main(int argc, char **argv)
     }
 
     bool rootless = rootless_detect(cg.rootless);
+    if (rootless) {
+        autofree char *audit = rootless_audit_path();
+        policy_audit_redirect(audit);
+    }
 
     /* crun's --cgroup-manager. brig never talks to systemd over D-Bus:
      * "systemd" is --systemd-cgroup (cgroupsPath is slice:prefix:name, made

@@ -132,6 +132,14 @@ static int launch_cgroup_plan(struct launch *L, const struct brig_globals *g, st
     if (cgroup_delegation_find(&L->cg_delegated, &why) == 0) return 0;
     L->no_cgroup = true;
     brig_debug("cgroup: rootless, none: %s", why);
+    /* The policy in force may let its limits go (rootless.limits). */
+    if (L->policy != NULL && L->policy->rootless.limits_optional) {
+        L->limits_skipped = brig_asprintf("rootless brig (uid %u) has no cgroup: %s", (unsigned)geteuid(), why);
+        if (!g->quiet_limits)
+            brig_warn("policy %s: its limits are not applied (rootless.limits is optional): %s", L->policy->name,
+                      L->limits_skipped);
+        return 0;
+    }
     return cgroup_disabled_check(L->spec, L->policy != NULL, why, err);
 }
 
@@ -482,6 +490,8 @@ void launch_release(struct launch *L)
     L->config_text = NULL;
     free(L->cg_delegated);
     L->cg_delegated = NULL;
+    free(L->limits_skipped);
+    L->limits_skipped = NULL;
 }
 
 int launch_container(struct launch *L, const struct brig_globals *g, const struct brig_create_opts *o,

@@ -202,7 +202,10 @@ static int exec_unshared_mark(struct exec_run *X, const struct brig_process *sav
         close(fd);
         return 0;
     }
-    X->unsignalable = faccessat(X->dirfd, EXEC_UNSHARED_MARK, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+    /* Rootless, the container's processes are our uid on the host (or
+     * root of the namespace we run in): they may signal our child. */
+    X->unsignalable = !X->rootless && faccessat(X->dirfd, EXEC_UNSHARED_MARK, F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+                      errno == ENOENT;
     return 0;
 }
 
@@ -241,6 +244,22 @@ static int exec_load_config(struct exec_run *X, const struct brig_state *st, str
     }
     if (spec_parse(text, len, st->bundle, &X->spec, err) < 0)
         return brig_wrap(err, "the container's saved config.json");
+    return 0;
+}
+
+/* Rootless (not root on the host: the container has a user namespace of
+ * its own, launch_rootless_check): we enter it first, and stay. A pid
+ * namespace is joined with CAP_SYS_ADMIN in its owner, that namespace, and
+ * a non-dumpable init's /proc/<pid>/ns opens only with CAP_SYS_PTRACE over
+ * its mm's, which we have only inside. We have no privilege outside it to
+ * lose, our files are the same uid's, we stay non-dumpable (exec_spawn)
+ * with our mm the host namespace's (no ptrace of us from the container),
+ * and nothing there can see our pid. */
+static int exec_rootless_join_user(struct exec_run *X, struct brig_error **err)
+{
+    if (!X->rootless || geteuid() == 0) return 0;
+    if (setns(X->pidfd, CLONE_NEWUSER) < 0) return brig_fail(err, errno, "join the container's user namespace");
+    X->user_joined = true;
     return 0;
 }
 
@@ -293,7 +312,9 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
     int alive = init_pidfd_open(st, &X->pidfd, err);
     if (alive < 0) return -1;
     if (alive == 0) return brig_failx(err, "cannot exec in a stopped container");
+    TRY(exec_rootless_join_user(X, err));
     TRY(exec_ns_plan(st->pid, X, err));
+    if (X->user_joined) X->ns_flags |= CLONE_NEWUSER;         /* the process's, entered already */
     if (o->trampoline != NULL) TRY(exec_trampoline_check(X, &saved, err));
     return caps_validate(&X->spec->process.caps, (X->ns_flags & CLONE_NEWUSER) != 0, err);
 }
@@ -409,19 +430,9 @@ static int exec_pidns_enter(struct exec_run *X, int *saved, struct brig_error **
 {
     *saved = -1;
     if (!X->join_pid) return 0;
-    /* Rootless: a pid namespace is joined with CAP_SYS_ADMIN in its owner,
-     * the container's user namespace, which we have only inside it. So we
-     * enter it first, and stay: we have no privilege outside it to lose,
-     * our files are the same uid's, we stay non-dumpable (exec_spawn) with
-     * our mm the host namespace's (no ptrace of us from the container),
-     * and nothing there can see our pid. Rootless, our own pid namespace
-     * cannot be entered back either (its owner is the host's user
-     * namespace, where we have no privilege): brig exec forks nothing
-     * after its process. */
-    if (!X->user_joined && (X->ns_flags & CLONE_NEWUSER) && geteuid() != 0) {
-        if (setns(X->pidfd, CLONE_NEWUSER) < 0) return brig_fail(err, errno, "join the container's user namespace");
-        X->user_joined = true;
-    }
+    /* Rootless, our own pid namespace cannot be entered back (its owner
+     * is the host's user namespace, where we have no privilege): brig exec
+     * forks nothing after its process. */
     if (X->rootless) {
         if (setns(X->pidfd, CLONE_NEWPID) < 0) return brig_fail(err, errno, "join the container's pid namespace");
         return 0;

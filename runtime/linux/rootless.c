@@ -111,3 +111,11 @@ int rootless_write_id_maps(const struct brig_spec *s, pid_t pid, struct brig_err
     }
     return 0;
 }
+
+char *rootless_audit_path(void)
+{
+    const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    if (state != NULL && state[0] == '/') return brig_asprintf("%s/brig/audit.jsonl", state);
+    if (home != NULL && home[0] == '/') return brig_asprintf("%s/.local/state/brig/audit.jsonl", home);
+    return NULL;
+}

@@ -34,4 +34,9 @@ int rootless_state_root(const char *leaf, const char *flag, char **out, struct b
  * and /etc/subgid grant us. */
 int rootless_write_id_maps(const struct brig_spec *s, pid_t pid, struct brig_error **err);
 
+/* Where a rootless brig keeps its audit log (the policy's audit.path is
+ * root's): $XDG_STATE_HOME/brig/audit.jsonl, else
+ * $HOME/.local/state/brig/audit.jsonl; NULL when neither is set. */
+char *rootless_audit_path(void);
+
 #endif
