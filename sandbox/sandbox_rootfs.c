@@ -128,17 +128,23 @@ static int rootfs_default_check(int cachefd, const char *dir, struct brig_error 
     return 1;
 }
 
-/* Rootless: root's tree (built by a root brig), read-only and trusted as
- * root's files are, when it is there and whole; 0 when it is not. */
-static int rootfs_system_tree(const char *dir, char **out, struct brig_error **err)
+/* Rootless: root's tree (built by a root brig), when it is in place (its
+ * manifest beside it: the build renames that first). Trusted as root's
+ * files are: nobody but root can change it (its directory and every parent
+ * root's and writable by nobody else), and root's brig verifies it before
+ * every use of its own; a rootless user could not even scan it whole
+ * (/root in it is 0700). 0 when it is not there. */
+static int rootfs_system_tree(const char *dir, char **out)
 {
     autoclose int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    struct stat st;
+    struct stat st, tree;
     if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)) return 0;
     autoerr struct brig_error *e = NULL;
-    if (rootfs_cache_chain_ok(fd, dir, &e) < 0 || rootfs_default_check(fd, dir, &e) != 1) {
+    if (rootfs_cache_chain_ok(fd, dir, &e) < 0 || fstatat(fd, ROOTFS_DEFAULT, &tree, AT_SYMLINK_NOFOLLOW) < 0 ||
+        !S_ISDIR(tree.st_mode) || tree.st_uid != 0 || (tree.st_mode & 022) ||
+        faccessat(fd, ROOTFS_DEFAULT_MANIFEST, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
         brig_debug("default runner rootfs: root's %s/%s not used: %s", dir, ROOTFS_DEFAULT,
-                   e ? e->msg : "not built");
+                   e ? e->msg : "not built, or not root's alone");
         return 0;
     }
     *out = brig_asprintf("%s/%s", dir, ROOTFS_DEFAULT);
@@ -163,7 +169,7 @@ int sandbox_rootfs_default(bool rootless, char **out, struct brig_error **err)
     const char *env = getenv("BRIG_ROOTFS_DIR");
     autofree char *own = NULL;
     if (rootless && !(env && env[0])) {
-        if (rootfs_system_tree(ROOTFS_CACHE_DIR, out, err) != 0) return 0;
+        if (rootfs_system_tree(ROOTFS_CACHE_DIR, out) != 0) return 0;
         TRY(rootfs_user_dir(&own, err));
     }
     const char *dir = own ? own : env && env[0] ? env : ROOTFS_CACHE_DIR;
