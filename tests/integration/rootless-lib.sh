@@ -18,6 +18,9 @@
 # shellcheck shell=bash
 
 RL_USER=
+# A jq filter the tests apply to the policies they write: the rootless mode
+# lets their limits go where no cgroup is delegated (rl_mode).
+RL_POLICY_JQ=.
 rl_init() {
     [ "$(id -u)" = 0 ] || skip_all "making a test user needs root"
     command -v useradd >/dev/null && command -v setpriv >/dev/null ||
@@ -56,6 +59,12 @@ rl() {
 }
 
 rb() { rl timeout -k 5 "${BRIG_TIMEOUT:-60}" "$RL_BRIG" "$@"; }
+# rl_cmdline CMD...: what rl runs, as a command line for sh -c.
+rl_cmdline() {
+    printf 'setpriv --reuid=%s --regid=%s --init-groups --inh-caps=-all -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin' \
+        "$RL_UID" "$RL_GID"
+    printf ' %q' "HOME=$RL_HOME" "USER=$RL_USER" "LOGNAME=$RL_USER" "XDG_RUNTIME_DIR=$RL_XDG" "$@"
+}
 
 rl_pids() {
     local p
@@ -84,4 +93,38 @@ rl_cleanup() {
     userdel "$RL_USER" >/dev/null 2>&1 || diag "userdel $RL_USER failed"
     rm -rf --one-file-system "$RL_XDG"
     RL_USER=
+}
+
+# ---- the rootless mode of a test written for root (BRIG_ROOTLESS=1) ----------
+# tests/security/lib.sh runs it_init then rl_mode: every brig the test runs
+# through b (run_ct, create_ct, state_field, ...) is the user's, its state
+# root the user's ($STATE under RL_XDG, which rl_cleanup sweeps), and every
+# bundle mkb makes gets a user namespace mapping the user to 0 and its
+# subordinate ids to 1-65535 (as rootless podman's); the bundle directory is
+# the user's, the rootfs stays root's (read-only to the user, as an image
+# would be). Needs a subordinate range (devpts' gid 5, the probe's 1000).
+rl_mode() {
+    rl_init
+    [ -n "$RL_SUBUID" ] || { rl_cleanup; skip_all "useradd gave the test user no /etc/subuid range"; }
+    command -v newuidmap >/dev/null || { rl_cleanup; skip_all "newuidmap is missing (uidmap)"; }
+    STATE=$RL_XDG/brig
+    # the test's files brig writes (--log, --pid-file, sockets) are the user's
+    chown "$RL_UID:$RL_GID" "$T"
+    # a policy's limits cannot be enforced without a delegated cgroup here
+    RL_POLICY_JQ='.rootless = {limits: "optional"}'
+    SB_WS_OWNER=$RL_UID:$RL_GID
+    SB_POLICY=$T/rl-agent.json
+    "$BRIG" policy show agent | jq "$RL_POLICY_JQ" >"$SB_POLICY" && chmod 0644 "$SB_POLICY"
+    diag "rootless mode: brig runs as $RL_USER (uid $RL_UID), state in $STATE"
+    b() { rl timeout -k 5 "${BRIG_TIMEOUT:-60}" "$RL_BRIG" --root "$STATE" "$@"; }
+    eval "$(declare -f mkb | sed '1s/^mkb /rl_root_mkb /')"
+    mkb() {
+        rl_root_mkb "$@" || return 1
+        local name=$1 sub=${RL_SUBUID%%:*}
+        cfg "$name" '.linux.namespaces = ((.linux.namespaces // []) | map(select(.type != "user")) + [{type: "user"}])
+            | .linux.uidMappings = [{containerID: 0, hostID: $u, size: 1}, {containerID: 1, hostID: $s, size: 65535}]
+            | .linux.gidMappings = [{containerID: 0, hostID: $g, size: 1}, {containerID: 1, hostID: $s, size: 65535}]' \
+            --argjson u "$RL_UID" --argjson g "$RL_GID" --argjson s "$sub"
+        chown "$RL_UID:$RL_GID" "$T/$name" "$T/$name/config.json"
+    }
 }
