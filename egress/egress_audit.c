@@ -33,18 +33,24 @@ static const char *audit_text(char *out, size_t cap, const char *s)
     return out;
 }
 
+struct brig_jw *egress_audit_open(const char *id, const struct brig_policy *p)
+{
+    char when[BRIG_TIME_LEN];
+    brig_time_now_rfc3339(when, sizeof(when));
+    struct brig_jw *w = jw_new(false);
+    jw_obj_open(w);
+    jw_kstr(w, "time", when);
+    jw_kstr(w, "op", "egress");
+    jw_kstr(w, "id", id);
+    jw_kstr(w, "policy", p->name);
+    return w;
+}
+
 void egress_audit(const struct egress_conn *c, const char *decision)
 {
     char name[sizeof(c->name)], why[sizeof(c->why)];
     const struct brig_policy *p = c->ctx->policy;
-    char when[BRIG_TIME_LEN];
-    brig_time_now_rfc3339(when, sizeof(when));
-    autojw struct brig_jw *w = jw_new(false);
-    jw_obj_open(w);
-    jw_kstr(w, "time", when);
-    jw_kstr(w, "op", "egress");
-    jw_kstr(w, "id", c->ctx->id);
-    jw_kstr(w, "policy", p->name);
+    autojw struct brig_jw *w = egress_audit_open(c->ctx->id, p);
     jw_kstr(w, "proto", audit_proto(c->proto));
     if (c->name[0]) jw_kstr(w, "name", audit_text(name, sizeof(name), c->name));
     if (c->addr[0]) jw_kstr(w, "address", c->addr);

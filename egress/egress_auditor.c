@@ -74,14 +74,7 @@ static void auditor_fold(struct auditor *a, bool last)
     uint64_t now = egress_now_ms();
     if (a->folded[0] + a->folded[1] + a->folded[2] == 0) return;
     if (!last && (now - a->folded_at < AUDITOR_FOLD_S * 1000ull || a->over_share)) return;
-    char when[BRIG_TIME_LEN];
-    brig_time_now_rfc3339(when, sizeof(when));
-    autojw struct brig_jw *w = jw_new(false);
-    jw_obj_open(w);
-    jw_kstr(w, "time", when);
-    jw_kstr(w, "op", "egress");
-    jw_kstr(w, "id", a->id);
-    jw_kstr(w, "policy", a->p->name);
+    autojw struct brig_jw *w = egress_audit_open(a->id, a->p);
     jw_kstr(w, "decision", "folded");
     for (int i = 0; i < 3; i++) jw_ku64(w, auditor_names[i], a->folded[i]);
     char why[160];

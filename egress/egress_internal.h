@@ -11,6 +11,7 @@
 #include "egress_rules.h"
 
 struct brig_policy;
+struct brig_jw;
 
 /* One sandbox's proxy: its rules and what its connections have used. */
 struct egress_ctx {
@@ -114,6 +115,9 @@ void egress_socks_serve(struct egress_conn *c);
 
 /* egress_audit.c: the connection's one line (never payload). */
 void egress_audit(const struct egress_conn *c, const char *decision);
+/* A line's writer with its head (time, op, id, policy), for the caller's
+ * members; jw_obj_close and jw_text then. */
+struct brig_jw *egress_audit_open(const char *id, const struct brig_policy *p);
 
 /* egress_listen.c: listening sockets on 127.0.0.1:ports[i] inside the
  * network namespace netns_fd, made by a thread that joined it. */

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "../policy/policy.h"
+#include "../runtime/lifecycle/launch.h"
 #include "../runtime/linux/cgroup/cgroup.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/fdpass.h"
@@ -59,12 +60,13 @@ static void sup_reply(int ctl, const char *msg)
 /* What the proxy holds before the container exists: its audit writer, the
  * TLS helper with the credentials' secrets, the hosts file of tests, the
  * name lookup it uses. why set: it cannot serve. */
-static void sup_prepare(const struct brig_policy *p, const struct brig_cgroup *cg, struct egress_ctx *x,
-                        pid_t *auditor, pid_t *tls, char *why, size_t len)
+static void sup_prepare(const struct brig_policy *p, const struct brig_cgroup *cg, bool cloned_into,
+                        struct egress_ctx *x, pid_t *auditor, pid_t *tls, char *why, size_t len)
 {
-    /* The sandbox's from here on, and so is the audit writer forked below. */
+    /* The sandbox's from here on, and so are the TLS helper and the audit
+     * writer forked below. */
     autoerr struct brig_error *e = NULL;
-    if (cg != NULL && cgroup_attach_self(cg, false, &e) < 0) {
+    if (cg != NULL && cgroup_attach_self(cg, cloned_into, &e) < 0) {
         snprintf(why, len, "join the sandbox's cgroup: %s", e->msg);
         return;
     }
@@ -86,18 +88,24 @@ static void sup_prepare(const struct brig_policy *p, const struct brig_cgroup *c
      * "resolve", "mdns": a second libc, and the proxy crashes). */
     if (__nss_configure_lookup("hosts", "files dns") < 0)
         snprintf(why, len, "cannot set the proxy's name lookup (hosts: files dns)");
+    /* The name judged is the name resolved: no search list (resolv.conf's
+     * "search" and "domain" would make "db" a lookup of "db.corp.example",
+     * a name the rules never saw; an empty LOCALDOMAIN replaces the list,
+     * resolv.conf(5)), no HOSTALIASES (a file mapping one name to another). */
+    if (setenv("LOCALDOMAIN", "", 1) < 0 || unsetenv("HOSTALIASES") < 0)
+        snprintf(why, len, "cannot set the proxy's name lookup (no search list): %s", strerror(errno));
 }
 
 /* The proxy's main, in the forked child; never returns. */
 static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, const char *id, int ctl, pid_t parent,
-                                                 unsigned tls_wait_ms, const struct brig_cgroup *cg)
+                                                 unsigned tls_wait_ms, const struct brig_cgroup *cg, bool cloned_into)
 {
     struct egress_ctx x = { .policy = p, .rules = p->network.egress, .id = id, .audit_fd = -1,
                             .hosts_path = getenv(EGRESS_HOSTS_ENV), .hosts_fd = -1, .route_fd = -1,
                             .tls_fd = -1, .tls_go = -1, .tls_wait_ms = tls_wait_ms };
     pid_t auditor = -1, tls = -1;
     char why[300] = "";
-    sup_prepare(p, cg, &x, &auditor, &tls, why, sizeof(why));
+    sup_prepare(p, cg, cloned_into, &x, &auditor, &tls, why, sizeof(why));
     int netns = -1, pidfd = -1;
     char msg[16];
     if (brig_recv_with_fd(ctl, msg, sizeof(msg), &netns, "egress", NULL) <= 0 || netns < 0 ||
@@ -186,7 +194,14 @@ int egress_start(const struct brig_policy *p, const char *id, const struct brig_
         return brig_fail(err, e, "network egress: socketpair");
     }
     pid_t parent = getpid();
-    pid_t pid = fork();
+    /* Born in its cgroup's v2 directory (CLONE_INTO_CGROUP), where a v2
+     * one exists, and joining the v1 ones thread by thread ("tasks"): a
+     * cgroup.procs write would take the cgroup mutex across an RCU grace
+     * period (5-13 ms here) and stall the container's init joining its own
+     * cgroups meanwhile. The same clone as the init's (create.c). */
+    int cgfd = child != NULL ? cgroup_clone_fd_open(child) : -1;
+    bool cloned_into = false;
+    pid_t pid = cgfd >= 0 ? launch_clone(0, cgfd, &cloned_into) : fork();
     if (pid < 0) {
         int e = errno;
         close(sv[0]);
@@ -211,7 +226,7 @@ int egress_start(const struct brig_policy *p, const char *id, const struct brig_
         int null = open("/dev/null", O_RDWR);
         if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) _exit(1);
         syscall(SYS_close_range, EGRESS_CTL_FD + 1, ~0u, 0);
-        sup_child(p, id, EGRESS_CTL_FD, parent, tls_wait_ms, child);
+        sup_child(p, id, EGRESS_CTL_FD, parent, tls_wait_ms, child, cloned_into);
     }
     close(sv[1]);
     struct egress *e = brig_calloc(1, sizeof(*e));

@@ -263,8 +263,11 @@ int egress_tls_open(struct egress_conn *c, const char *head, size_t head_len)
     while ((sent = sendmsg(c->ctx->tls_fd, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
     /* The helper has its copies (or there is none): the TCP socket is its. */
     close(sv[1]);
-    close(c->upstream);
-    c->upstream = sv[0];
+    /* Swapped where the proxy's end shuts sockets down (egress_proxy.c),
+     * before the old one is closed: never a closed fd number there. */
+    int tcp = c->upstream;
+    egress_conn_upstream(c, sv[0]);
+    close(tcp);
     if (sent < 0) return tls_fail(c, "the TLS helper is gone", strerror(errno));
     c->up += head_len;
     char status[300];

@@ -143,6 +143,37 @@ static int launch_cgroup_plan(struct launch *L, const struct brig_globals *g, st
     return cgroup_disabled_check(L->spec, L->policy != NULL, why, err);
 }
 
+/* workspace.maxSize where neither the workspace's filesystem nor a project
+ * quota keeps it is kept by staging, which mounts a tmpfs and an overlay on
+ * the host: not for a rootless brig. Refused, naming the fix, unless the
+ * policy lets its limits go (rootless.limits), then reported like a missing
+ * cgroup. */
+static int launch_stage_plan(struct launch *L, const struct brig_globals *g, struct brig_error **err)
+{
+    if (!g->rootless) return 0;
+    for (size_t i = 0; i < L->spec->n_mounts; i++) {
+        struct brig_mount *m = &L->spec->mounts[i];
+        if (m->stage_bytes == 0) continue;
+        if (L->policy == NULL || !L->policy->rootless.limits_optional)
+            return brig_failx(err, "workspace.maxSize: rootless brig (uid %u) cannot bound the workspace %s: its "
+                              "filesystem is larger than %llu bytes without project quotas, and staging it needs a "
+                              "tmpfs mounted on the host; give it a workspace on a filesystem of at most that size "
+                              "(a tmpfs with size=, a loop-mounted image), or let the policy's limits go for "
+                              "rootless use (\"rootless\": {\"limits\": \"optional\"}, docs/rootless.md)",
+                              (unsigned)geteuid(), m->source, (unsigned long long)m->stage_bytes);
+        char *why = brig_asprintf("%s%sthe workspace %s is not bounded to workspace.maxSize %llu bytes (staging "
+                                  "needs a tmpfs mounted on the host)", L->limits_skipped ? L->limits_skipped : "",
+                                  L->limits_skipped ? "; " : "", m->source, (unsigned long long)m->stage_bytes);
+        free(L->limits_skipped);
+        L->limits_skipped = why;
+        if (!g->quiet_limits)
+            brig_warn("policy %s: workspace.maxSize is not applied (rootless.limits is optional): %s",
+                      L->policy->name, why);
+        m->stage_bytes = 0;
+    }
+    return 0;
+}
+
 /* A user that is not root has no privilege but in a user namespace of its
  * own: the config must make one (uid 0 of a namespace that is not the
  * host's, as under rootless podman, has its privilege there already). */
@@ -209,6 +240,7 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     TRY(policy_resolve_text(g->policy, g->policy_text, &L->policy, err));
     TRY(policy_enforce_resolved(L->policy, L->spec, "create", o->id, err));
     TRY(launch_cgroup_plan(L, g, err));
+    TRY(launch_stage_plan(L, g, err));
     TRY(egress_prepare(L->policy, L->spec, err));     /* the proxy's env (docs/egress.md) */
     /* A state that state_read could not take back would strand the init. */
     L->st = launch_state_new(L->spec, o->id);
@@ -247,14 +279,21 @@ static int launch_record_cgroup(const char *planned, void *arg, struct brig_erro
 
 /* State directory, config copy, cgroup and (for create) exec.fifo. */
 static int launch_resources(struct launch *L, const struct brig_globals *g, const char *id,
-                            bool run_mode, struct brig_error **err)
+                            bool run_mode, bool cgroup_fresh, struct brig_error **err)
 {
     TRY(state_dir_make(g->root, id, &L->rootfd, &L->dirfd, err));
     L->state_dir_made = true;
     TRY(state_write_config(L->dirfd, L->config_text, L->config_len, err));
+    /* workspace.maxSize kept by staging (policy/workspace/): in the state dir */
+    bool staged = false;
+    if (policy_stage_make(L->spec, L->dirfd, &staged, err) < 0) {
+        state_root_hint(err);   /* its record and mount point are in the state dir */
+        return -1;
+    }
+    if (staged && L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, L->ns.new_user, g->rootless, err));
     if (!L->no_cgroup)
-        TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, L->cg_delegated, launch_record_cgroup,
-                                   L, &L->cg, err));
+        TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, L->cg_delegated, cgroup_fresh,
+                                   launch_record_cgroup, L, &L->cg, err));
     if (!run_mode) {
         if (mkfifoat(L->dirfd, "exec.fifo", 0600) < 0) {
             brig_fail(err, errno, "mkfifo exec.fifo");
@@ -439,6 +478,7 @@ static void launch_undo(struct launch *L, const struct brig_globals *g, const ch
     /* destroy removes the directories; the struct is still ours to free */
     if (L->cg != NULL) cgroup_free(L->cg);
     L->cg = NULL;
+    if (L->state_dir_made && L->dirfd >= 0) policy_stage_discard(L->dirfd);
     if (L->state_dir_made && state_dir_remove(g->root, id, &e) < 0) {
         brig_warn("create %s: cleanup: %s", id, e->msg);
         brig_error_freep(&e);
@@ -499,7 +539,7 @@ int launch_container(struct launch *L, const struct brig_globals *g, const struc
 {
     *L = (struct launch){ .sync_fd = -1, .fifo_fd = -1, .start_sock = -1, .rootfd = -1, .dirfd = -1,
                           .console_sock = -1, .console_fd = -1, .bundle_fd = -1, .root_fd = -1 };
-    if (launch_validate(L, g, o, run_mode, err) < 0 || launch_resources(L, g, o->id, run_mode, err) < 0 ||
+    if (launch_validate(L, g, o, run_mode, err) < 0 || launch_resources(L, g, o->id, run_mode, o->cgroup_fresh, err) < 0 ||
         launch_init(L, o, err) < 0) {
         launch_undo(L, g, o->id);
         launch_release(L);

@@ -5,12 +5,17 @@
 # No traffic leaves the machine: every name resolves through the file.
 # shellcheck shell=bash
 
-# eg_await_port FILE WHAT ERRFILE: a test server started in the background
-# wrote its port to FILE (5 s at most), else bail with its stderr.
-eg_await_port() {
-    local _
-    for _ in $(seq 100); do [ -s "$1" ] && break; sleep 0.05; done
-    [ -s "$1" ] || bail "the test's $2 did not start: $(cat "$3")"
+# eg_server WHAT PORTFILE CMD...: a server of the test's, started in the
+# background (stderr in PORTFILE.err) and ended with the test (one exit
+# trap for all of them); returns once it wrote its port to PORTFILE.
+EG_SERVERS=
+eg_server() {
+    local what=$1 portfile=$2 _; shift 2
+    "$@" 2>"$portfile.err" &
+    EG_SERVERS="$EG_SERVERS $!"
+    trap 'kill $EG_SERVERS 2>/dev/null; it_finish' EXIT
+    for _ in $(seq 100); do [ -s "$portfile" ] && break; sleep 0.05; done
+    [ -s "$portfile" ] || bail "the test's $what did not start: $(cat "$portfile.err")"
 }
 
 eg_setup() {
@@ -30,9 +35,7 @@ eg_setup() {
         bail "cannot compile egress-client.c: $(head -c 300 "$T/cc.log")"
     SRV_LOG=$T/server.log
     : > "$SRV_LOG"
-    /usr/bin/python3 "$here/egress-server.py" "$T/port" "$SRV_LOG" 2>"$T/server.err" &
-    SRV_PID=$!
-    eg_await_port "$T/port" "HTTP server" "$T/server.err"
+    eg_server "HTTP server" "$T/port" /usr/bin/python3 "$here/egress-server.py" "$T/port" "$SRV_LOG"
     PORT=$(cat "$T/port")
     AUDIT=$T/audit.jsonl
     export BRIG_EGRESS_HOSTS=$T/hosts
@@ -45,7 +48,6 @@ eg_setup() {
 192.0.2.1 rebind.example.test
 HOSTS
     SB_STATE=$T/sbstate
-    trap 'kill $SRV_PID 2>/dev/null; it_finish' EXIT
 }
 
 # eg_policy NETWORK_JSON [KEYS]: the policy file $T/pol.json (no workspace);
@@ -61,17 +63,14 @@ POL
 # line "accepted" in $T/hold.log for each. Ended with the test.
 eg_hold_server() {
     : > "$T/hold.log"
-    /usr/bin/python3 -c '
+    eg_server "holding server" "$T/hport" /usr/bin/python3 -c '
 import socket, sys, os
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
 open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 held = []
 while True:
     held.append(s.accept())
-    with open(sys.argv[2], "a") as log: log.write("accepted\n")' "$T/hport" "$T/hold.log" 2>"$T/hold.err" &
-    HOLD_PID=$!
-    trap 'kill $SRV_PID $HOLD_PID ${VPID:-} 2>/dev/null; it_finish' EXIT
-    eg_await_port "$T/hport" "holding server" "$T/hold.err"
+    with open(sys.argv[2], "a") as log: log.write("accepted\n")' "$T/hport" "$T/hold.log"
     HPORT=$(cat "$T/hport")
 }
 
@@ -143,10 +142,7 @@ eg_proxy_gone() {
 eg_vhost_setup() {
     VLOG=$T/vhost.log
     : > "$VLOG"
-    /usr/bin/python3 "$1" "$T/vport" "$VLOG" 2>"$T/vhost.err" &
-    VPID=$!
-    trap 'kill $SRV_PID $VPID ${HOLD_PID:-} 2>/dev/null; it_finish' EXIT
-    eg_await_port "$T/vport" "keep-alive server" "$T/vhost.err"
+    eg_server "keep-alive server" "$T/vport" /usr/bin/python3 "$1" "$T/vport" "$VLOG"
     VP=$(cat "$T/vport")
     # shellcheck disable=SC2034  # the sourcing test uses EVIL
     API="api.example.test:$VP" EVIL="evil.example.test:$VP"
@@ -158,6 +154,28 @@ eg_vhost_setup() {
 queue() {
     n=$((n + 1))
     printf 'echo "@@@ %d"; /usr/bin/egress-client send 127.0.0.1 3128 %q\n' "$n" "$1" >> "$ATTACKS"
+}
+
+# eg_hello NAME [split|padded]: a minimal TLS ClientHello whose server_name
+# is NAME, as \xHH text for egress-client; split: in two records (a server
+# joins them), the name in the second; padded: one record of 2^14 bytes, a
+# padding extension first.
+eg_hello() {
+    /usr/bin/python3 - "$1" "${2:-}" <<'PY'
+import struct, sys
+name, how = sys.argv[1].encode(), sys.argv[2]
+sni = struct.pack('>HBH', len(name) + 3, 0, len(name)) + name
+ext = struct.pack('>HH', 0, len(sni)) + sni
+head = b'\x03\x03' + b'\x00' * 32 + b'\x00' + b'\x00\x02\x13\x01' + b'\x01\x00'
+if how == 'padded':
+    pad = 16384 - 4 - len(head) - 2 - 4 - len(ext)
+    ext = struct.pack('>HH', 21, pad) + b'\x00' * pad + ext
+body = head + struct.pack('>H', len(ext)) + ext
+hs = b'\x01' + struct.pack('>I', len(body))[1:] + body
+cut = len(hs) - len(ext) + 4 if how == 'split' else len(hs)
+rec = b''.join(b'\x16\x03\x01' + struct.pack('>H', len(p)) + p for p in (hs[:cut], hs[cut:]) if p)
+print(''.join('\\x%02x' % c for c in rec), end='')
+PY
 }
 
 # eg_tls_setup: the HTTPS "model API" (egress-tls-server.py) on the host's
@@ -182,10 +200,7 @@ eg_tls_setup() {
         -extfile "$T/srv.ext" -out "$T/srv.pem" 2>>"$T/openssl.log" || bail "openssl: $(tail -3 "$T/openssl.log")"
     TLOG=$T/tls.log
     : > "$TLOG"
-    /usr/bin/python3 "$here/egress-tls-server.py" "$T/tport" "$TLOG" "$T/srv.pem" "$T/srv.key" 2>"$T/tls.err" &
-    TPID=$!
-    trap 'kill $SRV_PID $TPID ${HOLD_PID:-} ${VPID:-} 2>/dev/null; it_finish' EXIT
-    eg_await_port "$T/tport" "HTTPS server" "$T/tls.err"
+    eg_server "HTTPS server" "$T/tport" /usr/bin/python3 "$here/egress-tls-server.py" "$T/tport" "$TLOG" "$T/srv.pem" "$T/srv.key"
     TPORT=$(cat "$T/tport")
     echo "127.0.0.1 wrong.example.test" >> "$BRIG_EGRESS_HOSTS"
 }
@@ -197,26 +212,4 @@ eg_cred_policy() {
     eg_policy "{\"mode\": \"egress\", \"allow\": [\"api.example.test:$TPORT\", \"127.0.0.1:$TPORT\", \"api.example.test:$PORT\", \"127.0.0.1:$PORT\"],
         \"credentials\": [{\"host\": \"api.example.test\", \"port\": $TPORT, \"header\": \"x-api-key\", \"value\": \"env:BRIG_TEST_KEY\"}],
         \"tlsCA\": \"$T/ca.pem\"${1:+, $1}}"
-}
-
-# eg_hello NAME [split|padded]: a minimal TLS ClientHello whose server_name
-# is NAME, as \xHH text for egress-client; split: in two records (a server
-# joins them), the name in the second; padded: one record of 2^14 bytes, a
-# padding extension first.
-eg_hello() {
-    /usr/bin/python3 - "$1" "${2:-}" <<'PY'
-import struct, sys
-name, how = sys.argv[1].encode(), sys.argv[2]
-sni = struct.pack('>HBH', len(name) + 3, 0, len(name)) + name
-ext = struct.pack('>HH', 0, len(sni)) + sni
-head = b'\x03\x03' + b'\x00' * 32 + b'\x00' + b'\x00\x02\x13\x01' + b'\x01\x00'
-if how == 'padded':
-    pad = 16384 - 4 - len(head) - 2 - 4 - len(ext)
-    ext = struct.pack('>HH', 21, pad) + b'\x00' * pad + ext
-body = head + struct.pack('>H', len(ext)) + ext
-hs = b'\x01' + struct.pack('>I', len(body))[1:] + body
-cut = len(hs) - len(ext) + 4 if how == 'split' else len(hs)
-rec = b''.join(b'\x16\x03\x01' + struct.pack('>H', len(p)) + p for p in (hs[:cut], hs[cut:]) if p)
-print(''.join('\\x%02x' % c for c in rec), end='')
-PY
 }

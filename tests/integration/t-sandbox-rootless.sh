@@ -74,6 +74,8 @@ sb --policy "$T/opt.json" -- sh -c 'id -u; cat /proc/self/uid_map | head -n 3;
 check_eq "optional limits: exit 0" "$RC" 0
 check_eq "the result says the limits were not applied" "$(j .limits_applied)" false
 check "... and why (no cgroup)" bash -c "jq -r .limits_skipped '$T/out.json' | grep -qF 'has no cgroup'"
+check "... nor workspace.maxSize (the workspace is on a filesystem larger than the bound)" \
+    bash -c "jq -r .limits_skipped '$T/out.json' | grep -qF 'is not bounded to workspace.maxSize'"
 check "the result validates" validate
 OUT=$(j .stdout.preview_head)
 check_eq "the policy's uid 1000 inside" "$(head -n 1 <<<"$OUT")" 1000
@@ -89,6 +91,28 @@ check "the state root is \$XDG_RUNTIME_DIR/brig-sandbox, the user's, mode 0700" 
 check "the audit line went to the user's own log (~/.local/state/brig)" \
     grep -q '"op":"sandbox-run"' "$RL_HOME/.local/state/brig/audit.jsonl"
 sb_clean "optional limits"
+
+# ---- workspace.maxSize: not staged rootless ----------------------------------------
+# Staging mounts a tmpfs on the host: a rootless brig leaves a workspace on a
+# filesystem larger than the bound unbounded only as the optional limits
+# allow (above: said in limits_skipped; refused when they are required, which
+# on this host the missing cgroup is first to be); one on a filesystem within
+# the bound is bounded by it.
+mkdir -p "$T/smallws"
+if mount -t tmpfs -o size=8m,mode=0700,uid="$RL_UID",gid="$RL_GID" brig-test-ws "$T/smallws"; then
+    RL_ON_EXIT="umount -l '$T/smallws'"
+    WS0=$WS WS=$T/smallws
+    sb --policy "$T/opt.json" -- sh -c 'echo small > /workspace/f'
+    WS=$WS0
+    check_eq "a workspace on a filesystem within workspace.maxSize: exit 0, the file written" \
+        "$RC:$(cat "$T/smallws/f" 2>/dev/null)" "0:small"
+    check_not "... and bounded by it (not in limits_skipped)" \
+        bash -c "jq -r .limits_skipped '$T/out.json' | grep -qF workspace.maxSize"
+    umount -l "$T/smallws" && RL_ON_EXIT=
+else
+    skip "a workspace on a filesystem within workspace.maxSize" "cannot mount a tmpfs here"
+fi
+sb_clean "workspace.maxSize"
 
 # A timeout kills everything in the sandbox, however it detached.
 sb --policy "$T/opt.json" --timeout 2s -- sh -c 'setsid sh -c "sleep 3171" & (sleep 3172 &) ; sleep 600'

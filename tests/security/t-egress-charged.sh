@@ -10,7 +10,8 @@
 # host: the proxy and its writer are in the sandbox's cgroup, for
 # `sandbox run` and for an engine's create; nothing of it is left after;
 # and a delete of a created container with a tunnel still open lets the
-# proxy write that tunnel's audit line before the cgroup is killed.
+# proxy write that tunnel's audit line before the cgroup is killed. The
+# TLS helper of network.credentials likewise.
 # shellcheck source=tests/security/lib.sh
 . "$(dirname "$0")/lib.sh"
 it_init
@@ -72,8 +73,33 @@ wait "$SB"
 check "sandbox run ended: no proxy, no audit writer" eg_proxy_gone
 check "sandbox run ended: its cgroup is gone, the proxy's with it" test -n "${CG:-}" -a ! -e "$(cg_dir pids "${CG:-/x}")"
 
+# ---- with network.credentials: the TLS helper that holds the keys and
+# does the handshakes is the sandbox's too ----
+if command -v openssl >/dev/null; then
+    eg_tls_setup
+    export BRIG_TEST_KEY=charged-test-key
+    eg_cred_policy
+    "$BRIG" sandbox run --policy "$T/pol.json" --state-root "$SB_STATE" --rootfs "$ROOTFS" \
+        --env "BRIG_IT_TAG=$TAG-cr" -- sh -c 'sleep 3' > "$T/out" 2> "$T/err" &
+    SB=$!
+    for _ in $(seq 100); do init=$(tagged_pids "$TAG-cr" | head -1); [ -n "$init" ] && break; sleep 0.05; done
+    helper=$(eg_own_pids brig-egress-tls | head -1)
+    [ -n "$helper" ] || helper=$(for p in $(pgrep -x brig-egress-tls); do
+        [ "$(cg_of "$p" pids)" = "$(cg_of "${init:-0}" pids 2>/dev/null)/brig-egress" ] && echo "$p"; done | head -1)
+    check "credentials: the TLS helper runs" test -n "$helper" -a -n "$init"
+    for c in cpu memory pids; do
+        check_eq "credentials: the TLS helper is in the sandbox's $c cgroup (its child brig-egress)" \
+            "$(cg_of "${helper:-0}" $c 2>/dev/null)" "$(cg_of "${init:-0}" $c 2>/dev/null)/brig-egress"
+    done
+    wait "$SB"
+    check "credentials: nothing of the helper left" test -z "$(eg_own_pids brig-egress-tls)"
+else
+    skip "credentials: the TLS helper's cgroup" "no openssl to make the test's CA"
+fi
+
 # ---- create (an engine's container): the same, and delete writes the
 # line of a tunnel still open before the cgroup is killed ----
+eg_policy "$NET"
 mkdir -p "$T/eb" && cp -a "$ROOTFS" "$T/eb/rootfs"
 (cd "$T/eb" && runc spec) || bail "runc spec failed"
 jq --arg hold "$HOLD" '.process.terminal = false

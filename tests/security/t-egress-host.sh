@@ -30,11 +30,8 @@ ip link set lo up && ip addr add 10.77.0.1/32 dev lo && ip addr add 192.0.2.10/3
 eg_setup
 # The host's service, on every address of its namespace.
 : > "$T/any.log"
-/usr/bin/python3 "$(dirname "$0")/../integration/egress-server.py" "$T/anyport" "$T/any.log" 0.0.0.0 2>"$T/any.err" &
-ANY_PID=$!
-trap 'kill $SRV_PID $ANY_PID 2>/dev/null; it_finish' EXIT
-for _ in $(seq 100); do [ -s "$T/anyport" ] && break; sleep 0.05; done
-[ -s "$T/anyport" ] || bail "the test's 0.0.0.0 server did not start: $(cat "$T/any.err")"
+eg_server "0.0.0.0 server" "$T/anyport" /usr/bin/python3 "$(dirname "$0")/../integration/egress-server.py" \
+    "$T/anyport" "$T/any.log" 0.0.0.0
 P=$(cat "$T/anyport")
 cat >> "$BRIG_EGRESS_HOSTS" <<HOSTS
 10.77.0.1 lanhost.example.test
