@@ -311,7 +311,7 @@ static int pp_tmpfs(struct brig_policy *p, brig_json v, struct brig_error **err)
 
 static int pp_workspace(struct brig_policy *p, brig_json v, struct brig_error **err)
 {
-    static const char *const keys[] = { "path", "required", "maxSize", NULL };
+    static const char *const keys[] = { "path", "required", "maxSize", "bound", NULL };
     free(p->workspace.path);
     p->workspace.path = NULL;
     if (json_is_null(v)) return 0;      /* no workspace at all */
@@ -320,6 +320,13 @@ static int pp_workspace(struct brig_policy *p, brig_json v, struct brig_error **
     if (strcmp(p->workspace.path, "/") == 0)
         return brig_failx(err, "workspace.path: \"/\" would make the root writable");
     if (pp_size(v, "workspace", "maxSize", false, &p->workspace.max_size, err) < 0) return -1;
+    p->workspace.bound = POLICY_WS_WATCH;
+    brig_json b = json_get(v, "bound");
+    const char *how = NULL;
+    if (b != NULL && json_as_string(b, "workspace.bound", &how, err) < 0) return -1;
+    if (how != NULL && strcmp(how, "stage") == 0) p->workspace.bound = POLICY_WS_STAGE;
+    else if (how != NULL && strcmp(how, "watch") != 0)
+        return brig_failx(err, "workspace.bound: expected \"watch\" or \"stage\", got \"%.64s\"", how);
     return json_get_bool(v, "workspace", "required", false, &p->workspace.required, err) < 0 ? -1 : 0;
 }
 
@@ -504,6 +511,15 @@ static int pp_small_objects(struct brig_policy *p, brig_json root, struct brig_e
         TRY(pp_keys(v, "output", keys, err));
         if (pp_size(v, "output", "maxBytes", false, &p->output_max, err) < 0) return -1;
     }
+    if ((v = json_get(root, "rootless")) != NULL) {
+        static const char *const keys[] = { "limits", NULL };
+        TRY(pp_keys(v, "rootless", keys, err));
+        autofree char *limits = NULL;
+        if (json_get_string(v, "rootless", "limits", false, &limits, err) < 0) return -1;
+        if (limits != NULL && strcmp(limits, "optional") == 0) p->rootless.limits_optional = true;
+        else if (limits != NULL && strcmp(limits, "required") != 0)
+            return brig_failx(err, "rootless.limits: \"%s\": expected \"required\" or \"optional\"", limits);
+    }
     if ((v = json_get(root, "audit")) != NULL) {
         static const char *const keys[] = { "path", "maxSize", NULL };
         TRY(pp_keys(v, "audit", keys, err));
@@ -523,7 +539,8 @@ static int pp_root(struct brig_policy *p, brig_json root, struct brig_error **er
     static const char *const keys[] = {
         "name", "description", "mode", "network", "rootReadonly", "tmpfs", "workspace", "user",
         "capabilities", "noNewPrivileges", "seccomp", "limits", "rlimits", "devices",
-        "forbiddenPaths", "sockets", "hooks", "sysctl", "env", "timeouts", "output", "init", "audit", NULL
+        "forbiddenPaths", "sockets", "hooks", "sysctl", "env", "timeouts", "output", "init", "audit",
+        "rootless", NULL
     };
     TRY(pp_keys(root, "", keys, err));
     brig_json v;
