@@ -347,6 +347,14 @@ int cgroup_pids(const struct brig_cgroup *cg, pid_t **pids, size_t *n, struct br
     return 0;
 }
 
+int cgroup_pids_tree(const struct brig_cgroup *cg, pid_t **pids, size_t *n)
+{
+    const struct cg_dir *d = primary(cg);
+    *pids = NULL;
+    *n = 0;
+    return d == NULL ? -1 : cg_read_pids_tree(d->path, 8, pids, n);
+}
+
 bool cgroup_empty(const struct brig_cgroup *cg)
 {
     /* The hierarchy cgroup_pids reads; one it cannot read is not empty. */
