@@ -402,6 +402,9 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
 
     if (!self_attach && L->cg != NULL) TRY(cgroup_attach(L->cg, L->pid, cloned_into, err));
     if (L->ns.new_user) TRY(ns_write_id_maps(L->spec, L->pid, err));
+    /* Rootless, the proxy listens through the init's user namespace, whose
+     * files only its owner opens, and only until its go (egress_hold_ns). */
+    if (L->rootless && L->ns.new_user && geteuid() != 0) TRY(egress_hold_ns(L->egress, L->pid, err));
     TRY(sync_send(L->sync_fd, SYNC_GO, NULL, err));
 
     static const char eof[] = "container init exited during setup";
