@@ -191,55 +191,25 @@ int egress_start(const struct brig_policy *p, const char *id, const struct brig_
     if (p == NULL || p->network.mode != POLICY_NET_EGRESS) return 0;
     unsigned tls_wait_ms = EGRESS_TLS_WAIT_MS;
     TRY(sup_tls_wait(&tls_wait_ms, err));
-    struct brig_cgroup *child = NULL;
-    if (cg != NULL && cgroup_child_create(cg, EGRESS_CGROUP, &child, err) < 0)
-        return brig_wrap(err, "network egress: the proxy's cgroup");
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        int e = errno;
-        if (child != NULL) cgroup_destroy(child, NULL), cgroup_free(child);
-        return brig_fail(err, e, "network egress: socketpair");
-    }
-    pid_t parent = getpid();
-    /* Born in its cgroup's v2 directory (CLONE_INTO_CGROUP), where a v2
-     * one exists, and joining the v1 ones thread by thread ("tasks"): a
-     * cgroup.procs write would take the cgroup mutex across an RCU grace
-     * period (5-13 ms here) and stall the container's init joining its own
-     * cgroups meanwhile. The same clone as the init's (create.c). */
-    int cgfd = child != NULL ? cgroup_clone_fd_open(child) : -1;
-    bool cloned_into = false;
-    pid_t pid = cgfd >= 0 ? launch_clone(0, cgfd, &cloned_into) : fork();
-    if (pid < 0) {
-        int e = errno;
-        close(sv[0]);
-        close(sv[1]);
-        if (child != NULL) cgroup_destroy(child, NULL), cgroup_free(child);
-        return brig_fail(err, e, "network egress: fork the proxy");
-    }
+    struct launch_helper h;
+    pid_t pid = launch_helper_fork(cg, EGRESS_CGROUP, "brig-egress", &h, err);
+    if (pid < 0) return brig_wrap(err, "network egress: the proxy");
     if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        if (getppid() != parent) _exit(0);
-        prctl(PR_SET_NAME, "brig-egress", 0, 0, 0);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_IGN);
         /* Only the control socket, and /dev/null on 0, 1 and 2: what the
          * proxy has to say goes over the control socket or to the audit
          * log. Never the caller's stdio: `sandbox run` has the command's
          * output pipes there, and waits for their EOF (a proxy holding
          * one cost every run a wait); an engine waits for create's. */
-        if (dup2(sv[1], EGRESS_CTL_FD) < 0) _exit(1);
+        if (dup2(h.ctl, EGRESS_CTL_FD) < 0) _exit(1);
         int null = open("/dev/null", O_RDWR);
         if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) _exit(1);
         syscall(SYS_close_range, EGRESS_CTL_FD + 1, ~0u, 0);
-        sup_child(p, id, EGRESS_CTL_FD, parent, tls_wait_ms, child, cloned_into);
+        sup_child(p, id, EGRESS_CTL_FD, getppid(), tls_wait_ms, h.cg, h.cloned_into);
     }
-    close(sv[1]);
     struct egress *e = brig_calloc(1, sizeof(*e));
     e->pid = pid;
-    e->ctl = sv[0];
-    e->cg = child;
+    e->ctl = h.ctl;
+    e->cg = h.cg;
     e->netns = e->userns = -1;
     *out = e;
     return 0;

@@ -2,11 +2,12 @@
 # workspace.maxSize (docs/policy.md, "Workspace bound"): a container that
 # writes more than the bound into its workspace is stopped by the kernel
 # (ENOSPC on a filesystem no bigger than the bound, EDQUOT under a project
-# quota, ENOSPC in the staged workspace's tmpfs everywhere else: a big ext4
-# without project quotas, a tmpfs without size=) and the host keeps at most
-# the bound; what no mechanism can bound (a filesystem mounted below the
-# workspace, another writable bind) is refused naming workspace.maxSize,
-# never run unbounded. The staged workspace is written back when the
+# quota, and with workspace.bound "stage" ENOSPC in the staged workspace's
+# tmpfs everywhere else: a big ext4 without project quotas, a tmpfs without
+# size=) and the host keeps at most the bound (the default elsewhere, the
+# watch, is attacked in t-workspace-watch.sh); what no mechanism can bound
+# (a filesystem mounted below the workspace, another writable bind) is
+# refused naming workspace.maxSize, never run unbounded. The staged workspace is written back when the
 # container ends, never more than its tmpfs held: a file of hard links, a
 # sparse file, a flood of empty names, a symlink or a directory swapped for
 # one in the workspace do not make the host write more, or elsewhere. The
@@ -21,7 +22,7 @@ LIMIT=$((4 << 20))
 # The agent profile with a 4MiB workspace bound (and a mode).
 policy_file() { # NAME MODE [JQ-FILTER]
     "$BRIG" policy show agent | jq --arg a "$AUDIT" --arg m "$2" \
-        ".audit.path = \$a | .mode = \$m | .workspace.maxSize = \"4MiB\" | ${3:-.}" > "$T/$1.json"
+        ".audit.path = \$a | .mode = \$m | .workspace.maxSize = \"4MiB\" | .workspace.bound = \"stage\" | ${3:-.}" > "$T/$1.json"
     echo "$T/$1.json"
 }
 ENF=$(policy_file enforce enforce)
@@ -191,7 +192,7 @@ check "audit mode logs workspace.quota" jq -se --arg id "$(cid aside-audit)" \
 # the result names the limit that fired.
 busybox_rootfs "$T/sbroot" sh dd ln rm mkdir touch truncate stat seq cat echo ls head
 SBPOL=$T/sb-4m.json
-printf '{"extends": "agent", "workspace": {"maxSize": "4MiB"}, "audit": {"path": "%s"}}\n' "$AUDIT" > "$SBPOL"
+printf '{"extends": "agent", "workspace": {"maxSize": "4MiB", "bound": "stage"}, "audit": {"path": "%s"}}\n' "$AUDIT" > "$SBPOL"
 SW=$T/sbws
 sbrun() { # NAME SCRIPT: sandbox run of sh -c SCRIPT in $SW, the result in $T/NAME.json
     timeout -k 5 120 "$BRIG" sandbox run --policy "$SBPOL" --state-root "$T/sbstate" --rootfs "$T/sbroot" \
@@ -201,12 +202,16 @@ fresh_ws() { rm -rf "$SW" && mkdir -p "$SW" && chown 1000:1000 "$SW"; }
 used_kib() { du -sk "$SW" | cut -f1; }     # blocks on the host's disk
 
 # the agent profile bounds the workspace by default (1GiB): on the host's
-# disk that is the staged workspace, seen inside as a 1GiB filesystem
+# disk by a watch (t-workspace-watch.sh), the workspace a live bind; the
+# stage is asked for (workspace.bound), seen inside as a tmpfs-bound overlay
 fresh_ws
 timeout -k 5 120 "$BRIG" sandbox run --state-root "$T/sbstate" --rootfs "$T/sbroot" --workspace "$SW" --json \
     -- /bin/sh -c 'df -k /workspace | tail -n 1' > "$T/default.json" 2> "$T/default.err"
-check_eq "the agent profile bounds the workspace by default (1GiB, staged here)" \
-    "$(jq -r .stdout.preview_head "$T/default.json" | awk 'NF {print $1, $2}')" "brig-workspace 1048576"
+check_eq "the agent profile's default bound on the host's disk is no stage (a live bind)" \
+    "$(jq -r .stdout.preview_head "$T/default.json" | awk 'NF {print $1}')" "$(df -k "$SW" | tail -n 1 | awk '{print $1}')"
+sbrun staged 'df -k /workspace | tail -n 1'
+check_eq "workspace.bound \"stage\": staged, seen inside as a 4MiB filesystem" \
+    "$(jq -r .stdout.preview_head "$T/staged.json" | awk 'NF {print $1, $2}')" "brig-workspace 4096"
 echo old > "$SW/gone" && echo keep > "$SW/kept" && chown 1000:1000 "$SW/gone" "$SW/kept"
 sbrun fill 'rm /workspace/gone; mkdir -p /workspace/d/e; echo hi > /workspace/d/e/f;
             dd if=/dev/zero of=/workspace/fill bs=65536 count=256 2>/dev/null; echo dd=$?'
@@ -259,6 +264,64 @@ check_eq "... owned by the command's user, and /etc/shadow untouched" \
 check "a directory that replaced a symlink is a real directory on the host" test -d "$SW/out" -a ! -L "$SW/out"
 check_eq "... and the host directory the symlink named got nothing" "$(ls -A "$T/outside")" ""
 check_eq "no mount of any stage is left" "$(grep -c " $T/[^ ]*/wsstage" /proc/self/mountinfo)" 0
+# a write-back the command makes fail (a tree deeper than the write-back
+# goes) is the result's error; what of it reached the workspace is the
+# workspace owner's, never root's, so that the owner can remove it all
+# (it was root's and 0700: the owner could not)
+fresh_ws
+sbrun deep 'd=/workspace/deep; i=0; while [ $i -lt 300 ]; do d=$d/d; i=$((i+1)); done; mkdir -p $d; echo made'
+check "a write-back the command makes fail is the result's error" \
+    jq -e '.error | test("writing the staged workspace back")' "$T/deep.json"
+check_eq "... nothing it left in the workspace is root's (or anyone's but its owner)" \
+    "$(find "$SW" \( ! -uid 1000 -o ! -gid 1000 \) -printf '%u:%g %p\n' | head -n 3)" ""
+if command -v setpriv >/dev/null; then
+    check "... its owner can remove all of it" setpriv --reuid 1000 --regid 1000 --clear-groups rm -rf "$SW/deep"
+else
+    skip "... its owner can remove all of it" "setpriv (util-linux) is not installed"
+fi
+
+# raced NAME INSIDE HOST: the command does INSIDE, says so and waits; the
+# host does HOST meanwhile; then the command ends and is written back
+raced() {
+    local fifo=$T/$1.fifo
+    rm -f "$fifo" && mkfifo "$fifo"
+    timeout -k 5 60 "$BRIG" sandbox run --policy "$SBPOL" --state-root "$T/sbstate" --rootfs "$T/sbroot" \
+        --workspace "$SW" --stdin - -- /bin/sh -c "$2 && echo ready; read x" < "$fifo" > "$T/$1.out" 2> "$T/$1.err" &
+    local pid=$!
+    exec 8> "$fifo"
+    wait_until 30 grep -q ready "$T/$1.out" || diag "$1: the command did not get ready: $(cat "$T/$1.err")"
+    eval "$3"
+    exec 8>&-
+    wait "$pid"
+}
+as_owner() { setpriv --reuid 1000 --regid 1000 --clear-groups "$@"; }
+# The write-back is root's, the workspace its owner's: it never does there
+# what the owner could not. A directory of root's in the workspace (a root
+# build step leaves them) that the owner renames, while the command runs,
+# to the name of one the command made, or of one it removed, is neither
+# written into, taken over nor removed; a filesystem mounted meanwhile on a
+# directory the command removed is not emptied.
+if command -v setpriv >/dev/null; then
+    fresh_ws
+    mkdir "$SW/R" && echo root-config > "$SW/R/cfg"
+    raced swap 'mkdir /workspace/X && echo planted > /workspace/X/cfg' 'as_owner mv "$SW/R" "$SW/X"'
+    check_eq "a root-owned directory swapped in by the owner: its file is not replaced" \
+        "$(cat "$SW/X/cfg" 2>&1) $(stat -c %u "$SW/X/cfg" 2>&1)" "root-config 0"
+    check_eq "... and it is still root's" "$(stat -c %u "$SW/X" 2>&1)" 0
+    fresh_ws
+    mkdir "$SW/W" "$SW/R" && chown 1000:1000 "$SW/W" && echo root-file > "$SW/R/keep"
+    raced gone 'rmdir /workspace/W' 'as_owner rmdir "$SW/W"; as_owner mv "$SW/R" "$SW/W"'
+    check_eq "a root-owned directory swapped in for one the command removed is not removed" \
+        "$(cat "$SW/W/keep" 2>&1)" root-file
+    fresh_ws
+    mkdir "$SW/M" && chown 1000:1000 "$SW/M"
+    raced mnt 'rmdir /workspace/M' 'mount -t tmpfs brig-test-mnt "$SW/M" && echo precious > "$SW/M/p"'
+    check_eq "a filesystem mounted on a directory the command removed is not emptied" \
+        "$(cat "$SW/M/p" 2>&1)" precious
+    umount "$SW/M" 2>/dev/null
+else
+    skip "a root-owned directory swapped in by the owner" "setpriv (util-linux) is not installed"
+fi
 
 # a long-lived sandbox: each exec's writes reach the workspace when it ends
 fresh_ws
