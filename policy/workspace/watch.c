@@ -213,11 +213,12 @@ static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const str
         (void)!send(x->ctl, why, strlen(why), MSG_NOSIGNAL);
         _exit(1);
     }
-    (void)!send(x->ctl, "ok", 2, MSG_NOSIGNAL);
     /* From now on it lives as long as the init (its pidfd), whoever ends
      * brig: run's init dies with brig (sandbox run) or lives on (run -d,
-     * create), and so does the bound. */
+     * create), and so does the bound. Before the answer: brig may exit as
+     * soon as it has it, and the parent-death signal would end us then. */
     prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+    (void)!send(x->ctl, "ok", 2, MSG_NOSIGNAL);
     setsid();
     watch_loop(x);
 }
