@@ -274,6 +274,15 @@ int policy_watch_start(const struct brig_spec *s, const char *id, int state_dirf
                                                                                        : WATCH_MIN_INODES } };
         watch_child(&x, h.cg, h.cloned_into);
     }
+    /* Never the OOM killer's pick when the sandbox fills the memory cgroup
+     * it shares (the bound would go with it): set by brig, where it holds
+     * CAP_SYS_RESOURCE (a root without it leaves the watcher at 0, the
+     * smallest process of the cgroup but not exempt: docs/policy.md). */
+    char oom_path[64];
+    snprintf(oom_path, sizeof(oom_path), "/proc/%d/oom_score_adj", (int)pid);
+    autoclose int oom = open(oom_path, O_WRONLY | O_CLOEXEC);
+    if (oom < 0 || write(oom, "-1000", 5) != 5)
+        brig_debug("workspace watch: oom_score_adj -1000: %s", strerror(errno));
     struct policy_watch *w = brig_calloc(1, sizeof(*w));
     w->pid = pid;
     w->ctl = h.ctl;

@@ -139,6 +139,11 @@ if sbx create --policy "$POL" --rootfs "$T/root" --workspace "$SW" "$NAME" >/dev
     check_eq "... with no capability but CAP_DAC_READ_SEARCH, CAP_KILL and CAP_SYS_PTRACE" \
         "$(awk '/^CapEff|^CapBnd/ {print $2}' "/proc/$w/status" | sort -u)" 0000000000080024
     check_eq "... no_new_privs" "$(awk '/^NoNewPrivs/ {print $2}' "/proc/$w/status")" 1
+    if (( 0x$(awk '/^CapEff/ {print $2}' /proc/self/status) >> 24 & 1 )); then
+        check_eq "... never the OOM killer's pick in the memory cgroup it shares" "$(cat "/proc/$w/oom_score_adj")" -1000
+    else
+        skip "... never the OOM killer's pick (oom_score_adj -1000)" "this test's root has no CAP_SYS_RESOURCE, nor has brig"
+    fi
     sbx exec --json "$NAME" -- /bin/sh -c 'ls /proc | grep -c "^[0-9]"; for p in /proc/[0-9]*; do cat $p/comm; done | grep -c wswatch; kill -9 -1; echo after' \
         > "$T/killall.json" 2>/dev/null
     check_eq "inside, the watcher is not among the processes (a pid namespace)" \
