@@ -50,6 +50,7 @@ struct egress {
     pid_t pid;
     int ctl;
     struct brig_cgroup *cg;     /* the proxy's child cgroup, or NULL */
+    int netns, userns;          /* rootless: the init's, held early (egress_hold_ns), or -1 */
 };
 
 static void sup_reply(int ctl, const char *msg)
@@ -106,10 +107,11 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
     pid_t auditor = -1, tls = -1;
     char why[300] = "";
     sup_prepare(p, cg, cloned_into, &x, &auditor, &tls, why, sizeof(why));
-    int netns = -1, pidfd = -1;
+    int netns = -1, pidfd = -1, userns = -1;
     char msg[16];
     if (brig_recv_with_fd(ctl, msg, sizeof(msg), &netns, "egress", NULL) <= 0 || netns < 0 ||
-        brig_recv_with_fd(ctl, msg, sizeof(msg), &pidfd, "egress", NULL) <= 0 || pidfd < 0) {
+        brig_recv_with_fd(ctl, msg, sizeof(msg), &pidfd, "egress", NULL) <= 0 || pidfd < 0 ||
+        brig_recv_with_fd(ctl, msg, sizeof(msg), &userns, "egress", NULL) <= 0) {
         egress_tls_finish(tls, x.tls_fd, x.tls_go);
         egress_auditor_finish(auditor, x.audit_fd);
         _exit(0);   /* the supervisor gave up before the container existed */
@@ -117,7 +119,12 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
     static const uint16_t ports[2] = { EGRESS_HTTP_PORT, EGRESS_SOCKS_PORT };
     static const enum egress_proto protos[2] = { EGRESS_PROTO_HTTP, EGRESS_PROTO_SOCKS };
     int fds[2];
-    if (why[0] != '\0' || egress_listen_in(netns, ports, fds, 2, why, sizeof(why)) < 0) {
+    /* Rootless, the container's user namespace (ours) is entered first. */
+    int lrc = why[0] != '\0' ? -1
+              : userns >= 0 ? egress_listen_in_userns(userns, netns, ports, fds, 2, why, sizeof(why))
+                            : egress_listen_in(netns, ports, fds, 2, why, sizeof(why));
+    if (userns >= 0) close(userns);
+    if (lrc < 0) {
         sup_reply(ctl, why);
         egress_tls_finish(tls, x.tls_fd, x.tls_go);
         egress_auditor_finish(auditor, x.audit_fd);
@@ -203,8 +210,29 @@ int egress_start(const struct brig_policy *p, const char *id, const struct brig_
     e->pid = pid;
     e->ctl = h.ctl;
     e->cg = h.cg;
+    e->netns = e->userns = -1;
     *out = e;
     return 0;
+}
+
+int egress_hold_ns(struct egress *e, pid_t init_pid, struct brig_error **err)
+{
+    if (e == NULL) return 0;
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)init_pid);
+    if (e->netns < 0 && (e->netns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return brig_fail(err, errno, "network egress: open %s", path);
+    snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)init_pid);
+    if (e->userns < 0 && (e->userns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return brig_fail(err, errno, "network egress: open %s", path);
+    return 0;
+}
+
+static void egress_free(struct egress *e)
+{
+    if (e->netns >= 0) close(e->netns);
+    if (e->userns >= 0) close(e->userns);
+    free(e);
 }
 
 int egress_attach(struct egress *e, pid_t init_pid, struct brig_error **err)
@@ -212,12 +240,13 @@ int egress_attach(struct egress *e, pid_t init_pid, struct brig_error **err)
     if (e == NULL) return 0;
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)init_pid);
-    autoclose int netns = open(path, O_RDONLY | O_CLOEXEC);
+    autoclose int netns = e->netns >= 0 ? fcntl(e->netns, F_DUPFD_CLOEXEC, 0) : open(path, O_RDONLY | O_CLOEXEC);
     if (netns < 0) return brig_fail(err, errno, "network egress: open %s", path);
     autoclose int pidfd = (int)syscall(SYS_pidfd_open, init_pid, 0);
     if (pidfd < 0) return brig_fail(err, errno, "network egress: pidfd_open");
     TRY(brig_send_with_fd(e->ctl, "N", 1, netns, err));
     TRY(brig_send_with_fd(e->ctl, "P", 1, pidfd, err));
+    TRY(brig_send_with_fd(e->ctl, "U", 1, e->userns, err));     /* -1: none (not rootless) */
     char msg[400];
     ssize_t n = recv(e->ctl, msg, sizeof(msg) - 1, 0);
     if (n <= 0) return brig_failx(err, "network egress: the proxy ended before it listened");
@@ -235,7 +264,7 @@ void egress_detach(struct egress *e)
     close(e->ctl);
     /* The cgroup goes with the container's (delete). */
     if (e->cg != NULL) cgroup_free(e->cg);
-    free(e);
+    egress_free(e);
 }
 
 void egress_stop(struct egress *e)
@@ -252,7 +281,7 @@ void egress_stop(struct egress *e)
         if (cgroup_destroy(e->cg, &err) < 0) brig_warn("network egress: %s", err->msg);
         cgroup_free(e->cg);
     }
-    free(e);
+    egress_free(e);
 }
 
 void egress_wait_gone(const struct brig_cgroup *cg)

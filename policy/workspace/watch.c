@@ -79,6 +79,7 @@ struct watch_ctx {
     const char *id;
     const struct brig_cgroup *container;    /* to kill what is left in it */
     int ctl, ws, rec, pidfd;
+    dev_t ws_dev;                           /* the workspace's filesystem */
     struct watch_walk walk;
     uint64_t base_bytes, base_inodes;       /* what it held at create */
 };
@@ -91,19 +92,21 @@ static uint64_t watch_now_ms(void)
 }
 
 /* Only what the walk and the kill need: reading any directory of the
- * workspace (CAP_DAC_READ_SEARCH) and signalling the container's processes
- * under their own ids (CAP_KILL). Not dumpable: no process of the same uid
- * can trace it or open its /proc files. */
+ * workspace (CAP_DAC_READ_SEARCH), the fds and maps of the container's
+ * processes (CAP_SYS_PTRACE, for /proc/PID/fd and maps: watch_hidden.c;
+ * it attaches to nothing) and signalling them under their own ids
+ * (CAP_KILL). Not dumpable: no process of the same uid can trace it or
+ * open its /proc files. */
 static int watch_confine(char *why, size_t len)
 {
     for (unsigned long c = 0; c <= CAP_LAST_CAP; c++)
-        if (c != CAP_DAC_READ_SEARCH && c != CAP_KILL && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+        if (c != CAP_DAC_READ_SEARCH && c != CAP_KILL && c != CAP_SYS_PTRACE && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
             return snprintf(why, len, "drop the bounding set: %s", strerror(errno)), -1;
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
         return snprintf(why, len, "clear the ambient set: %s", strerror(errno)), -1;
     struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
     struct __user_cap_data_struct d[2] = { 0 };
-    uint32_t keep = (1u << CAP_DAC_READ_SEARCH) | (1u << CAP_KILL);
+    uint32_t keep = (1u << CAP_DAC_READ_SEARCH) | (1u << CAP_KILL) | (1u << CAP_SYS_PTRACE);
     d[0].effective = d[0].permitted = keep;
     if (syscall(SYS_capset, &h, d) < 0) return snprintf(why, len, "capset: %s", strerror(errno)), -1;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
@@ -170,6 +173,11 @@ static __attribute__((noreturn)) void watch_loop(struct watch_ctx *x)
         if (n != 0) continue;
         uint64_t t0 = watch_now_ms();
         if (watch_walk(&x->walk, x->ws)) watch_fire(x);
+        autofree pid_t *pids = NULL;
+        size_t np = 0;
+        if (x->container != NULL && cgroup_pids_tree(x->container, &pids, &np) == 0 &&
+            watch_hidden(&x->walk, pids, np, x->ws_dev))
+            watch_fire(x);
         uint64_t took = watch_now_ms() - t0;
         wait_ms = took * 10 > WATCH_MIN_MS ? (int)(took * 10 > INT32_MAX ? INT32_MAX : took * 10) : WATCH_MIN_MS;
     }
@@ -186,6 +194,9 @@ static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const str
     /* What the workspace holds before the container runs anything (the init
      * is being made meanwhile): the bound is on what it grows by. */
     struct watch_walk *w = &x->walk;
+    struct stat wst;
+    if (why[0] == '\0' && fstat(x->ws, &wst) < 0) snprintf(why, sizeof(why), "stat the workspace: %s", strerror(errno));
+    x->ws_dev = why[0] == '\0' ? wst.st_dev : 0;
     uint64_t bound = w->max_bytes, inodes = w->max_inodes;
     w->max_bytes = w->max_inodes = UINT64_MAX;
     if (why[0] == '\0' && watch_walk(w, x->ws))
@@ -202,11 +213,12 @@ static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const str
         (void)!send(x->ctl, why, strlen(why), MSG_NOSIGNAL);
         _exit(1);
     }
-    (void)!send(x->ctl, "ok", 2, MSG_NOSIGNAL);
     /* From now on it lives as long as the init (its pidfd), whoever ends
      * brig: run's init dies with brig (sandbox run) or lives on (run -d,
-     * create), and so does the bound. */
+     * create), and so does the bound. Before the answer: brig may exit as
+     * soon as it has it, and the parent-death signal would end us then. */
     prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+    (void)!send(x->ctl, "ok", 2, MSG_NOSIGNAL);
     setsid();
     watch_loop(x);
 }
@@ -262,6 +274,15 @@ int policy_watch_start(const struct brig_spec *s, const char *id, int state_dirf
                                                                                        : WATCH_MIN_INODES } };
         watch_child(&x, h.cg, h.cloned_into);
     }
+    /* Never the OOM killer's pick when the sandbox fills the memory cgroup
+     * it shares (the bound would go with it): set by brig, where it holds
+     * CAP_SYS_RESOURCE (a root without it leaves the watcher at 0, the
+     * smallest process of the cgroup but not exempt: docs/policy.md). */
+    char oom_path[64];
+    snprintf(oom_path, sizeof(oom_path), "/proc/%d/oom_score_adj", (int)pid);
+    autoclose int oom = open(oom_path, O_WRONLY | O_CLOEXEC);
+    if (oom < 0 || write(oom, "-1000", 5) != 5)
+        brig_debug("workspace watch: oom_score_adj -1000: %s", strerror(errno));
     struct policy_watch *w = brig_calloc(1, sizeof(*w));
     w->pid = pid;
     w->ctl = h.ctl;

@@ -29,9 +29,10 @@ struct linux_dirent64 {
 
 /* Inode numbers of multiply linked files seen in this walk (open
  * addressing; 0 marks a free slot, so ino + 1 is stored). */
-static bool walk_seen(struct watch_walk *w, uint64_t ino)
+bool watch_seen(struct watch_walk *w, uint64_t ino, bool insert)
 {
-    if (w->n_seen * 2 >= w->cap_seen) {
+    if (!insert && w->cap_seen == 0) return false;
+    if (insert && w->n_seen * 2 >= w->cap_seen) {
         size_t cap = w->cap_seen ? w->cap_seen * 2 : 1024;
         uint64_t *v = calloc(cap, sizeof(*v));
         if (v == NULL) return false;     /* counted again: never fewer bytes */
@@ -51,6 +52,7 @@ static bool walk_seen(struct watch_walk *w, uint64_t ino)
         if (w->seen[j] == key) return true;
         j = (j + 1) & (w->cap_seen - 1);
     }
+    if (!insert) return false;
     w->seen[j] = key;
     w->n_seen++;
     return false;
@@ -59,7 +61,7 @@ static bool walk_seen(struct watch_walk *w, uint64_t ino)
 /* Count st; true when a bound is passed. */
 static bool walk_count(struct watch_walk *w, const struct stat *st)
 {
-    if (!S_ISDIR(st->st_mode) && st->st_nlink > 1 && walk_seen(w, (uint64_t)st->st_ino)) return false;
+    if (!S_ISDIR(st->st_mode) && st->st_nlink > 1 && watch_seen(w, (uint64_t)st->st_ino, true)) return false;
     w->bytes += (uint64_t)st->st_blocks * 512;
     w->inodes++;
     if (w->bytes > w->max_bytes) w->why = "bytes";

@@ -160,8 +160,8 @@ static int launch_stage_plan(struct launch *L, const struct brig_globals *g, str
         m->watch_bytes = 0;
         if (L->policy == NULL || !L->policy->rootless.limits_optional)
             return brig_failx(err, "workspace.maxSize: rootless brig (uid %u) cannot bound the workspace %s: its "
-                              "filesystem is larger than %llu bytes without project quotas, and staging it needs a "
-                              "tmpfs mounted on the host; give it a workspace on a filesystem of at most that size "
+                              "filesystem is larger than %llu bytes without project quotas, and neither its watch nor "
+                              "its stage (a tmpfs mounted on the host) is a rootless brig's to make; give it a workspace on a filesystem of at most that size "
                               "(a tmpfs with size=, a loop-mounted image), or let the policy's limits go for "
                               "rootless use (\"rootless\": {\"limits\": \"optional\"}, docs/rootless.md)",
                               (unsigned)geteuid(), m->source, (unsigned long long)m->stage_bytes);
@@ -409,6 +409,9 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
 
     if (!self_attach && L->cg != NULL) TRY(cgroup_attach(L->cg, L->pid, cloned_into, err));
     if (L->ns.new_user) TRY(ns_write_id_maps(L->spec, L->pid, err));
+    /* Rootless, the proxy listens through the init's user namespace, whose
+     * files only its owner opens, and only until its go (egress_hold_ns). */
+    if (L->rootless && L->ns.new_user && geteuid() != 0) TRY(egress_hold_ns(L->egress, L->pid, err));
     TRY(sync_send(L->sync_fd, SYNC_GO, NULL, err));
 
     static const char eof[] = "container init exited during setup";
