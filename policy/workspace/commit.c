@@ -20,7 +20,8 @@
  *
  * The host never gets more than the tmpfs held: the data copied is counted
  * against what the tmpfs uses, and the names against its inodes (a hard
- * link takes one there too). Extended attributes are not written back. */
+ * link takes one there too). Extended attributes are not written back,
+ * nor, for a container that may set none, a set-id bit on a file. */
 #include "stage.h"
 
 #include <dirent.h>
@@ -178,6 +179,17 @@ static gid_t commit_gid(const struct commit *c, gid_t seen)
     return stage_map_id(c->rec->gid, c->rec->n_gid, seen);
 }
 
+/* The mode written back. A container that may set no set-id bit gets
+ * none back on a file: the only set-id files in its stage are copies of
+ * the workspace's, and it could rewrite one through a shared mapping,
+ * which the kernel does not clear the bits for (a write() does). */
+static mode_t commit_mode(const struct commit *c, const struct stat *st)
+{
+    mode_t mode = st->st_mode & 07777;
+    if (c->rec->no_setid && !S_ISDIR(st->st_mode)) mode &= ~(mode_t)(S_ISUID | S_ISGID);
+    return mode;
+}
+
 /* Owner (as the workspace stores it), then mode (a chown clears set-id
  * bits), then times, of fd. */
 static int commit_attrs(const struct commit *c, int fd, const struct stat *st, const char *name,
@@ -185,7 +197,7 @@ static int commit_attrs(const struct commit *c, int fd, const struct stat *st, c
 {
     if (fchown(fd, commit_uid(c, st->st_uid), commit_gid(c, st->st_gid)) < 0)
         return brig_fail(err, errno, "%s: chown", name);
-    if (fchmod(fd, st->st_mode & 07777) < 0) return brig_fail(err, errno, "%s: chmod", name);
+    if (fchmod(fd, commit_mode(c, st)) < 0) return brig_fail(err, errno, "%s: chmod", name);
     const struct timespec t[2] = { st->st_atim, st->st_mtim };
     if (futimens(fd, t) < 0) return brig_fail(err, errno, "%s: times", name);
     return 0;
@@ -228,7 +240,7 @@ static int commit_file(struct commit *c, int up, int ws, const char *name, const
     if (fstatat(ws, name, &have, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(have.st_mode) && have.st_nlink == 1 &&
         st->st_nlink == 1 && have.st_size == st->st_size && have.st_mtim.tv_sec == st->st_mtim.tv_sec &&
         have.st_mtim.tv_nsec == st->st_mtim.tv_nsec && have.st_uid == commit_uid(c, st->st_uid) &&
-        have.st_gid == commit_gid(c, st->st_gid) && (have.st_mode & 07777) == (st->st_mode & 07777))
+        have.st_gid == commit_gid(c, st->st_gid) && (have.st_mode & 07777) == commit_mode(c, st))
         return 0;   /* written back by an earlier commit of this session */
     autoclose int src = openat(up, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     struct stat sst;
@@ -311,7 +323,7 @@ static int commit_dir(struct commit *c, int up, int ws, int depth, struct brig_e
 static bool commit_made(int fd)
 {
     struct stat st;
-    if (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 0777) != 0700 || st.st_nlink != 2) return false;
+    if (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 0777) != 0700) return false;
     autoerr struct brig_error *e = NULL;
     DIR *d = commit_opendir(fd, "the directory made", &e);
     if (d == NULL) return false;

@@ -75,6 +75,7 @@ static int stage_record_write(int state_dirfd, const char *path, const struct st
     jw_ku64(w, "dev", (uint64_t)st->st_dev);
     jw_ku64(w, "ino", (uint64_t)st->st_ino);
     jw_ku64(w, "bytes", bytes);
+    if (spec_annotation_is(s, BRIG_NO_SETID_ANNOTATION, "true")) jw_kbool(w, "noSetid", true);
     if (mounts_idmap_wanted(m)) {
         /* its own mappings, or "idmap" alone: the container's */
         bool own = m->n_uid_mappings > 0;
@@ -104,7 +105,8 @@ int stage_record_read(int state_dirfd, struct stage_record *out, struct brig_err
     if (json_parse(text, len, &j, err) < 0 || json_as_object(j, STAGE_RECORD, err) < 0 ||
         json_as_string(json_get(j, "workspace"), "workspace", &ws, err) < 0 ||
         json_get_u64(j, "", "dev", true, &out->dev, err) < 0 || json_get_u64(j, "", "ino", true, &out->ino, err) < 0 ||
-        json_get_u64(j, "", "bytes", true, &out->bytes, err) < 0)
+        json_get_u64(j, "", "bytes", true, &out->bytes, err) < 0 ||
+        json_get_bool(j, "", "noSetid", false, &out->no_setid, err) < 0)
         return brig_wrap(err, "%s", STAGE_RECORD);
     out->workspace = brig_strdup(ws);
     out->present = true;

@@ -15,6 +15,9 @@ struct stage_record {
     char *workspace;        /* its real path at create */
     uint64_t dev, ino;      /* what that path must still be */
     uint64_t bytes;         /* the bound */
+    /* The container may set no set-id bit (BRIG_NO_SETID_ANNOTATION): none
+     * is written back on a non-directory either. */
+    bool no_setid;
     /* An idmapped workspace: the container's ids (seen) as the workspace
      * stores them (disk); the upper layer holds the seen ones. */
     struct stage_map *uid, *gid;

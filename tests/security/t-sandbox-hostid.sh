@@ -30,7 +30,7 @@ mkdir -p "$T/wsa" "$T/wsb"
 SB_STATE=$T/sbstate
 A=hid-a-$TAG
 sbx() { timeout -k 5 60 "$BRIG" sandbox "$1" --state-root "$SB_STATE" "${@:2}"; }
-trap 'rc=$?; touch "$T/wsa/release"; sbx rm --force "$A" >/dev/null 2>&1; (exit $rc); it_finish' EXIT
+trap 'rc=$?; exec 9>&-; sbx rm --force "$A" >/dev/null 2>&1; (exit $rc); it_finish' EXIT
 sbx create --rootfs "$ROOTFS" --workspace "$T/wsa" --env "BRIG_IT_TAG=$TAG-sb" "$A" >/dev/null
 check_eq "create: exit 0" "$?" 0
 
@@ -63,9 +63,11 @@ check_eq "8 concurrent runs: 8 different host id slots, none the long-lived sand
 
 # ---- the counters: one sandbox takes all it can ----
 for kind in inotify mqueue; do
-    rm -f "$T/wsa/release"
-    sbx exec "$A" -- /usr/bin/hog hog "$kind" /workspace/release > "$T/hog-$kind.out" 2>&1 &
+    # the hog holds what it took until its stdin ends: fd 9 is its writer
+    rm -f "$T/release" && mkfifo "$T/release"
+    sbx exec "$A" --stdin - -- /usr/bin/hog hog "$kind" < "$T/release" > "$T/hog-$kind.out" 2>&1 &
     hp=$!
+    exec 9> "$T/release"
     wait_until 30 grep -q "^TOOK" "$T/hog-$kind.out"
     read -r _ took why < <(grep "^TOOK" "$T/hog-$kind.out")
     diag "$kind: the hog in $A took ${took:-?} before ${why:-?}"
@@ -76,7 +78,7 @@ for kind in inotify mqueue; do
     check_eq "$kind: a host process of uid 1000 still gets one" \
         "$(setpriv --reuid 1000 --regid 1000 --clear-groups "$T/hog" probe "$kind")" GOT
     check_eq "$kind: a host process of root still gets one" "$("$T/hog" probe "$kind")" GOT
-    touch "$T/wsa/release"
+    exec 9>&-
     wait "$hp"
 done
 
