@@ -141,7 +141,8 @@ static int run_body(const struct sandbox_opts *o, struct sandbox_result *r)
     const struct brig_globals g = { .root = state_root, .policy = policy_flag, .policy_text = text };
     const struct brig_userns_own own = { .base = slot.base, .size = SANDBOX_IDS_SLOT, .born = sandbox_slot_born,
                                          .arg = &slot };
-    const struct brig_create_opts co = { .id = r->id, .bundle = "/", .config_text = config, .userns = &own };
+    const struct brig_create_opts co = { .id = r->id, .bundle = "/", .config_text = config, .userns = &own,
+                                         .seal_decided = true };
     struct launch L;
     if (rc == 0) {
         rc = sandbox_io_swap(&io, &err);

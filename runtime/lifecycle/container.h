@@ -45,6 +45,7 @@ struct brig_create_opts {
     const char *config_text;    /* config.json built in memory (sandbox run):
                                  * used instead of reading bundle/config.json */
     const struct brig_userns_own *userns;   /* NULL: none of its own */
+    bool seal_decided;          /* the caller decided whether brig runs sealed (sandbox/sandbox_seal.c) */
 };
 
 int container_create(const struct brig_globals *g, const struct brig_create_opts *o,
