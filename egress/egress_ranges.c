@@ -3,8 +3,9 @@
  * link-local (the cloud metadata service at 169.254.169.254), private,
  * CGNAT, ULA, multicast and the forms that embed an IPv4 address another
  * way than ::ffff:0:0/96 (NAT64, 6to4, IPv4-compatible); and the
- * documentation ranges (RFC 5737, RFC 3849), reached only when a rule
- * names the exact address and port. IPv4 is kept as IPv4-mapped IPv6, so
+ * documentation ranges (RFC 5737, RFC 3849) and the cloud metadata
+ * services outside link-local, reached only when a rule names the exact
+ * address and port. IPv4 is kept as IPv4-mapped IPv6, so
  * "::ffff:127.0.0.1" is 127.0.0.1 everywhere. */
 #include "egress_rules.h"
 
@@ -73,6 +74,9 @@ struct range {
 #define V4(a, b2, c, d, len, name, priv) \
     { { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b2, c, d }, 96 + (len), name, priv, false }
 #define DOC4(a, b2, c) { { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b2, c, 0 }, 120, "documentation", false, true }
+/* A cloud's metadata service at an address outside link-local: in CGNAT,
+ * ULA (which privateRanges opens to allowed names) or public space. */
+#define META4(a, b2, c, d) { { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b2, c, d }, 128, "cloud metadata", false, true }
 
 static const struct range ranges[] = {
     V4(0, 0, 0, 0, 8, "unspecified", false),
@@ -88,6 +92,10 @@ static const struct range ranges[] = {
     V4(240, 0, 0, 0, 4, "reserved", false),
     DOC4(192, 0, 2), DOC4(198, 51, 100), DOC4(203, 0, 113),
     { { 0x20, 0x01, 0x0d, 0xb8 }, 32, "documentation", false, true },
+    META4(100, 100, 100, 200),      /* Alibaba Cloud ECS */
+    META4(168, 63, 129, 16),        /* Azure WireServer */
+    { { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54 }, 128, "cloud metadata", false, true },  /* AWS IMDS, fd00:ec2::254 */
+    { { 0xfd, 0x20, 0x00, 0xce, [14] = 0x02, [15] = 0x54 }, 128, "cloud metadata", false, true },  /* GCP, fd20:ce::254 */
     { { 0 }, 128, "unspecified", false, false },
     { { [15] = 1 }, 128, "loopback", false, false },
     { { 0 }, 96, "ipv4-compatible", false, false },

@@ -88,6 +88,12 @@ static void sup_prepare(const struct brig_policy *p, const struct brig_cgroup *c
      * "resolve", "mdns": a second libc, and the proxy crashes). */
     if (__nss_configure_lookup("hosts", "files dns") < 0)
         snprintf(why, len, "cannot set the proxy's name lookup (hosts: files dns)");
+    /* The name judged is the name resolved: no search list (resolv.conf's
+     * "search" and "domain" would make "db" a lookup of "db.corp.example",
+     * a name the rules never saw; an empty LOCALDOMAIN replaces the list,
+     * resolv.conf(5)), no HOSTALIASES (a file mapping one name to another). */
+    if (setenv("LOCALDOMAIN", "", 1) < 0 || unsetenv("HOSTALIASES") < 0)
+        snprintf(why, len, "cannot set the proxy's name lookup (no search list): %s", strerror(errno));
 }
 
 /* The proxy's main, in the forked child; never returns. */

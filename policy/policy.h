@@ -259,4 +259,27 @@ int policy_boundaries_eval(const struct brig_policy *p, const char *probe_json,
                            const struct policy_host_ns *host, struct policy_boundary **out,
                            size_t *n, struct brig_error **err);
 
+/* ---- the staged workspace (policy/workspace/) ----
+ * Where workspace.maxSize can be kept neither by the workspace's own
+ * filesystem nor by a project quota, create's policy check marks the mount
+ * (stage_bytes) and the workspace is staged: an overlay whose writes land
+ * on a tmpfs of the bound's size in the state directory, written back into
+ * the workspace when the container ends (docs/policy.md). */
+/* After the state directory exists: each marked mount becomes its overlay
+ * (the spec's mount then names it); *any when one did. */
+int policy_stage_make(struct brig_spec *s, int state_dirfd, bool *any, struct brig_error **err);
+/* Write what the container wrote back into the workspace (no stage: 0);
+ * finish: the container has ended: then unmount the stage. An error names
+ * what could not be written; the caller discards the stage. */
+int policy_stage_commit(int state_dirfd, bool finish, struct brig_error **err);
+/* Unmount the stage without writing back (a create that failed, a commit
+ * that did). */
+void policy_stage_discard(int state_dirfd);
+/* The staged tmpfs is full: the bound stopped a write. */
+bool policy_stage_full(int state_dirfd);
+/* The workspace bound fired: its staged tmpfs or its own filesystem of at
+ * most the bound is full (s: the spec create judged, with its pinned
+ * sources). */
+bool policy_workspace_full(const struct brig_policy *p, const struct brig_spec *s, int state_dirfd);
+
 #endif

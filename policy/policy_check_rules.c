@@ -392,17 +392,30 @@ RULE(rule_workspace)
         policy_fail(rep, rule, path, "%s is read-only (the workspace is writable)", m->destination);
 }
 
+/* A bind that holds no data: a UNIX socket (judged by what create opened,
+ * else by where the path leads, as the mount would). */
+static bool mount_is_socket(const struct brig_mount *o)
+{
+    struct stat st;
+    if (o->has_source_fd) return o->source_fd >= 0 && fstat(o->source_fd, &st) == 0 && S_ISSOCK(st.st_mode);
+    return o->source != NULL && stat(o->source, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
 RULE(rule_workspace_quota)
 {
     if (p->workspace.max_size == 0 || p->workspace.path == NULL) return;
     size_t idx = 0;
     const struct brig_mount *m = policy_workspace_mount(p, s, &idx);
     /* The bound is on what the container can write to disk: another
-     * writable bind (/workspace/cache from a big disk) would go around it. */
+     * writable bind (/workspace/cache from a big disk) would go around it.
+     * An engine's per-container hosts/hostname/resolv.conf is made
+     * read-only by create under a bound (policy_enforce.c); a socket holds
+     * nothing. */
     for (size_t i = 0; i < s->n_mounts; i++) {
         const struct brig_mount *o = &s->mounts[i];
         if (!policy_mount_is_bind(o) || policy_mount_readonly(o) ||
-            strcmp(o->destination, p->workspace.path) == 0)     /* it, or shadowed by it */
+            strcmp(o->destination, p->workspace.path) == 0 ||    /* it, or shadowed by it */
+            (o->source != NULL && policy_engine_file(o->source)) || mount_is_socket(o))
             continue;
         char opath[64];
         snprintf(opath, sizeof(opath), "mounts[%zu].options", i);

@@ -82,11 +82,10 @@ static int policy_pin_bind_sources(struct brig_spec *s, struct brig_error **err)
  * allows (or audits): a refused config changes nothing. A bound that
  * cannot be set is one more failed result, so enforce mode refuses it
  * like any violation and audit mode logs it. */
-static void policy_enforce_quota(const struct brig_policy *p, const struct brig_spec *s,
-                                 struct policy_report *rep)
+static void policy_enforce_quota(const struct brig_policy *p, struct brig_spec *s, struct policy_report *rep)
 {
     size_t idx = 0;
-    const struct brig_mount *m = policy_workspace_mount(p, s, &idx);
+    struct brig_mount *m = (struct brig_mount *)policy_workspace_mount(p, s, &idx);
     if (p->workspace.max_size == 0 || m == NULL || !m->has_source_fd || m->source_fd < 0) return;
     for (size_t i = 0; i < rep->n; i++)     /* audit mode: already judged unenforceable */
         if (!rep->r[i].pass && strcmp(rep->r[i].rule, "workspace.quota") == 0) return;
@@ -136,6 +135,30 @@ static void policy_root_nodev(struct brig_spec *s)
     brig_debug("policy: / will be nodev (/dev is mounts[%d])", i);
 }
 
+/* Under a workspace bound an engine's per-container files (hosts,
+ * hostname, resolv.conf, .containerenv: bound from the engine's state on
+ * the host's disk) are read-only: appended to, they would take the writes
+ * the bound stops. The engine still changes them from outside. */
+static void policy_engine_files_ro(const struct brig_policy *p, struct brig_spec *s)
+{
+    if (p->workspace.max_size == 0) return;
+    for (size_t i = 0; i < s->n_mounts; i++) {
+        struct brig_mount *m = &s->mounts[i];
+        if (!policy_mount_is_bind(m) || m->source == NULL || !policy_engine_file(m->source) ||
+            policy_mount_readonly(m))
+            continue;
+        char **opts = brig_calloc(m->n_options + 2, sizeof(*opts));
+        for (size_t j = 0; j < m->n_options; j++) opts[j] = m->options[j];
+        opts[m->n_options] = brig_strdup("ro");
+        free(m->options);
+        m->options = opts;
+        m->n_options++;
+        m->opts.flags |= MS_RDONLY;
+        m->opts.clear_flags &= ~(unsigned long)MS_RDONLY;
+        brig_debug("policy: %s read-only under workspace.maxSize", m->destination);
+    }
+}
+
 int policy_enforce_resolved(const struct brig_policy *p, struct brig_spec *s, const char *op,
                             const char *id, struct brig_error **err)
 {
@@ -146,6 +169,7 @@ int policy_enforce_resolved(const struct brig_policy *p, struct brig_spec *s, co
     if (strcmp(op, "create") == 0) {
         TRY(policy_pin_bind_sources(s, err));
         policy_root_nodev(s);
+        policy_engine_files_ro(p, s);
     }
     struct policy_report rep;
     policy_check(p, s, &rep);

@@ -97,32 +97,6 @@ static int extends_read_file(const char *path, const struct pol_origin *from, ch
     return 0;
 }
 
-/* RFC 7386: patch applied onto *target (which it may replace). */
-static void merge_patch(struct ptree **target, const struct ptree *patch)
-{
-    if (patch->type != PT_OBJ) {
-        ptree_free(*target);
-        *target = ptree_copy(patch);
-        return;
-    }
-    if (*target == NULL || (*target)->type != PT_OBJ) {
-        ptree_free(*target);
-        *target = ptree_new(PT_OBJ);
-    }
-    for (size_t i = 0; i < patch->n; i++) {
-        const char *k = patch->keys[i];
-        const struct ptree *v = patch->vals[i];
-        if (v->type == PT_NULL) {
-            ptree_del(*target, k);
-            continue;
-        }
-        struct ptree *cur = ptree_get(*target, k);
-        struct ptree *mine = cur != NULL ? ptree_copy(cur) : NULL;
-        merge_patch(&mine, v);
-        ptree_set(*target, k, mine);
-    }
-}
-
 /* The policy text of origin o, with its "extends" resolved: *out, a tree
  * without "extends". chain: the ids of the policies that extend this one
  * (a cycle if o's id is among them), depth of them. */
@@ -166,7 +140,7 @@ static int extends_resolve(const char *text, const struct pol_origin *o, char (*
     ptree_del(merged, "name");
     ptree_del(merged, "description");
     ptree_del(t, "extends");
-    merge_patch(&merged, t);
+    ptree_merge_patch(&merged, t);
     *out = steal_ptr(&merged);
     return 0;
 }

@@ -1,17 +1,23 @@
 /* workspace.maxSize: a bound on what the container can write into its
- * workspace, enforced by the kernel or refused (docs/policy.md). Two ways
- * hold, judged on the directory create opened (the pinned bind source):
+ * workspace, enforced by the kernel or refused (docs/policy.md). Three ways
+ * hold, judged on the directory create opened (the pinned bind source), in
+ * this order:
  *
  *   - the workspace's filesystem is itself no bigger than the bound (a
  *     loop-mounted image or a tmpfs with size= made for the workspace):
  *     nothing to set, the filesystem is full before the bound is passed;
  *   - the filesystem enforces project quotas (ext4 or XFS mounted with
- *     prjquota): create gives the tree a project id of its own, inherited by
- *     what is made in it, and sets that project's block limit.
+ *     prjquota) and the container has a user namespace: create gives the
+ *     tree a project id of its own, inherited by what is made in it, and
+ *     sets that project's block limit;
+ *   - anywhere else (an ext4 without project quotas, a tmpfs without
+ *     size=): the workspace is staged (policy/workspace/stage.c), an
+ *     overlay whose writes go to a tmpfs of the bound's size, written back
+ *     into the directory when the container ends.
  *
- * Anything else (an ext4 without project quotas, a tmpfs without size=)
- * is refused with the field named: a bound the host cannot keep is never
- * silently dropped. */
+ * What none of them can bound (a filesystem mounted below the workspace,
+ * another writable bind) is refused with the field named: a bound the host
+ * cannot keep is never silently dropped. */
 #include "policy_internal.h"
 
 #include <dirent.h>
@@ -134,18 +140,12 @@ enum policy_quota_how policy_quota_judge(const struct brig_policy *p, const stru
     struct fs_quota_statv qs = { .qs_version = FS_QSTATV_VERSION1 };
     bool prj = quotactl_fd(fd, QCMD(Q_XGETQSTATV, PRJQUOTA), 0, &qs) == 0 &&
                (qs.qs_flags & FS_QUOTA_PDQ_ENFD);
-    if (prj && fs != NULL && strcmp(fs, "tmpfs") != 0) {
-        if (quota_in_userns(s)) return POLICY_QUOTA_PROJECT;
-        /* In the host's user namespace a file's owner may change its
-         * project id (FS_IOC_FSSETXATTR) and leave the quota. */
-        snprintf(why, len, "%s has project quotas, but the container has no user namespace: its "
-                 "user could move its files out of the project", m->source);
-        return POLICY_QUOTA_NONE;
-    }
-    snprintf(why, len, "%s is on %s of %llu bytes without project quotas enforced (give the "
-             "workspace its own filesystem of at most that size, or mount it with prjquota)",
-             m->source, fs ? fs : "a filesystem", (unsigned long long)size);
-    return POLICY_QUOTA_NONE;
+    /* In the host's user namespace a file's owner may change its project
+     * id (FS_IOC_FSSETXATTR) and leave the quota: staged instead. */
+    if (prj && fs != NULL && strcmp(fs, "tmpfs") != 0 && quota_in_userns(s)) return POLICY_QUOTA_PROJECT;
+    snprintf(why, len, "%s is on %s of %llu bytes without project quotas enforced: staged on an "
+             "overlay bounded by a tmpfs", m->source, fs ? fs : "a filesystem", (unsigned long long)size);
+    return POLICY_QUOTA_STAGED;
 }
 
 /* Give fd (a directory or a regular file) the project id; directories
@@ -199,7 +199,7 @@ static int quota_walk(int dirfd, dev_t dev, uint32_t projid, int depth, struct b
     return rc;
 }
 
-int policy_quota_apply(const struct brig_policy *p, const struct brig_spec *s, const struct brig_mount *m,
+int policy_quota_apply(const struct brig_policy *p, const struct brig_spec *s, struct brig_mount *m,
                        struct brig_error **err)
 {
     char why[PATH_MAX + 256];
@@ -208,6 +208,11 @@ int policy_quota_apply(const struct brig_policy *p, const struct brig_spec *s, c
     if (how == POLICY_QUOTA_FS_SIZE) {
         brig_debug("policy: workspace %s: its filesystem is within %llu bytes", m->source,
                    (unsigned long long)p->workspace.max_size);
+        return 0;
+    }
+    if (how == POLICY_QUOTA_STAGED) {
+        brig_debug("policy: workspace %s", why);
+        m->stage_bytes = p->workspace.max_size;     /* made with the state directory */
         return 0;
     }
     /* The directory's inode number is its project id: unique among live
@@ -230,4 +235,25 @@ int policy_quota_apply(const struct brig_policy *p, const struct brig_spec *s, c
     brig_debug("policy: workspace %s: project %u, %llu KiB", m->source, projid,
                (unsigned long long)q.dqb_bhardlimit);
     return 0;
+}
+
+bool policy_workspace_full(const struct brig_policy *p, const struct brig_spec *s, int state_dirfd)
+{
+    if (p == NULL || p->workspace.max_size == 0) return false;
+    if (state_dirfd >= 0 && policy_stage_full(state_dirfd)) return true;
+    size_t idx = 0;
+    const struct brig_mount *m = s != NULL ? policy_workspace_mount(p, s, &idx) : NULL;
+    if (m == NULL || m->staged || !m->has_source_fd || m->source_fd < 0) return false;
+    autoclose int fd = openat(m->source_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct statfs sf;
+    struct stat st;
+    if (fd < 0 || fstatfs(fd, &sf) < 0 || fstat(fd, &st) < 0) return false;
+    uint64_t bsize = sf.f_frsize ? (uint64_t)sf.f_frsize : (uint64_t)sf.f_bsize;
+    if (sf.f_blocks > 0 && (uint64_t)sf.f_blocks * bsize <= p->workspace.max_size)
+        return sf.f_bavail == 0 || sf.f_ffree == 0;     /* its own small filesystem, full */
+    struct if_dqblk q = { 0 };
+    if (st.st_ino == 0 || st.st_ino >= UINT32_MAX ||
+        quotactl_fd(fd, QCMD(Q_GETQUOTA, PRJQUOTA), (uint32_t)st.st_ino, &q) < 0 || q.dqb_bhardlimit == 0)
+        return false;
+    return q.dqb_curspace >= q.dqb_bhardlimit * QIF_DQBLKSIZE;     /* its project's limit reached */
 }

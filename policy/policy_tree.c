@@ -249,6 +249,68 @@ void ptree_del(struct ptree *obj, const char *key)
     obj->n--;
 }
 
+static int ptree_order_cmp(const void *a, const void *b, void *keys)
+{
+    char *const *k = keys;
+    return strcmp(k[*(const size_t *)a], k[*(const size_t *)b]);
+}
+
+/* The target's members are found through an order of their keys sorted
+ * once, and the ones a null removes go in one pass at the end: a lookup
+ * and a set by ptree_index for each member of the patch made the merge of
+ * two objects of 70,000 keys take 43 s. A patch's keys are unique
+ * (json_parse refuses duplicates), so a new one is appended unsearched. */
+void ptree_merge_patch(struct ptree **target, const struct ptree *patch)
+{
+    if (patch->type != PT_OBJ) {
+        ptree_free(*target);
+        *target = ptree_copy(patch);
+        return;
+    }
+    if (*target == NULL || (*target)->type != PT_OBJ) {
+        ptree_free(*target);
+        *target = ptree_new(PT_OBJ);
+    }
+    struct ptree *t = *target;
+    const size_t m = t->n;
+    autofree size_t *order = brig_calloc(m + 1, sizeof(*order));
+    autofree bool *gone = brig_calloc(m + 1, sizeof(*gone));
+    for (size_t i = 0; i < m; i++) order[i] = i;
+    qsort_r(order, m, sizeof(*order), ptree_order_cmp, t->keys);
+    for (size_t i = 0; i < patch->n; i++) {
+        const char *k = patch->keys[i];
+        const struct ptree *v = patch->vals[i];
+        ssize_t at = -1;
+        for (size_t lo = 0, hi = m; lo < hi && at < 0;) {
+            size_t mid = lo + (hi - lo) / 2;
+            int c = strcmp(k, t->keys[order[mid]]);
+            if (c == 0) at = (ssize_t)order[mid];
+            else if (c < 0) hi = mid;
+            else lo = mid + 1;
+        }
+        if (v->type == PT_NULL) {
+            if (at >= 0) gone[at] = true;
+        } else if (at >= 0) {
+            ptree_merge_patch(&t->vals[at], v);
+        } else {
+            struct ptree *mine = NULL;
+            ptree_merge_patch(&mine, v);
+            ptree_append(t, k, mine);
+        }
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (i < m && gone[i]) {
+            free(t->keys[i]);
+            ptree_free(t->vals[i]);
+            continue;
+        }
+        t->keys[w] = t->keys[i];
+        t->vals[w++] = t->vals[i];
+    }
+    t->n = w;
+}
+
 void ptree_push(struct ptree *arr, struct ptree *v)
 {
     ptree_grow(arr);

@@ -50,6 +50,9 @@ struct ptree *ptree_obj(struct ptree *obj, const char *key);
 struct ptree *ptree_arr(struct ptree *obj, const char *key);
 void ptree_set(struct ptree *obj, const char *key, struct ptree *v);
 void ptree_del(struct ptree *obj, const char *key);
+/* RFC 7386 (JSON Merge Patch): patch applied onto *target, which it may
+ * replace; O((n + m) log m) for n members onto an object of m. */
+void ptree_merge_patch(struct ptree **target, const struct ptree *patch);
 /* Arrays. */
 void ptree_push(struct ptree *arr, struct ptree *v);
 void ptree_remove_at(struct ptree *arr, size_t i);

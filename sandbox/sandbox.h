@@ -88,6 +88,7 @@ struct sandbox_result {
     bool has_exit_code; int exit_code;
     int signal;                     /* 0: none */
     bool timed_out, idle_timed_out, oom_killed;
+    bool workspace_full;            /* workspace.maxSize stopped a write */
     uint64_t wall_ms;
     bool has_cpu; uint64_t cpu_user_ms, cpu_system_ms;
     bool has_memory_peak; uint64_t memory_peak_bytes;

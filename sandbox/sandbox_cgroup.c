@@ -21,7 +21,7 @@
 #include "sandbox.h"
 #include "../runtime/util/cleanup.h"
 
-#define SANDBOX_CGROUP_NAME (SANDBOX_CGROUP_PARENT + 1)
+#define SANDBOX_CGROUP_NAME (&SANDBOX_CGROUP_PARENT[1])
 
 /* A fresh v1 cpuset takes the root's cpus and mems before anyone joins it. */
 static int cgroup_cpuset_fill(int rootfd, int dirfd, struct brig_error **err)

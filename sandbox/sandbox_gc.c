@@ -53,7 +53,7 @@
         if (loud) brig_warn(__VA_ARGS__);                  \
         else brig_debug(__VA_ARGS__);                      \
     } while (0)
-#define GC_LEAF_PARENT (SANDBOX_CGROUP_PARENT + 1)
+#define GC_LEAF_PARENT (&SANDBOX_CGROUP_PARENT[1])
 
 /* ---- the record of state roots ------------------------------------------ */
 
@@ -64,10 +64,27 @@ static void gc_root_record_name(const char *root, char name[65])
     brig_sha256_hex(d, name);
 }
 
+/* The root as gc finds it again: its real path. Recorded as named, a root
+ * named through a symbolic link (/var/run/X, /var/run -> /run) or with a
+ * trailing slash was never swept: gc refuses a recorded path that is not
+ * its own real path. The root is made first if missing (empty, nothing of
+ * a run is in it yet), as every run makes it. */
+static int gc_root_real(const char *state_root, char real[PATH_MAX], struct brig_error **err)
+{
+    autoclose int fd = -1;
+    TRY(state_root_open(state_root, true, &fd, err));
+    if (realpath(state_root, real) == NULL) return brig_fail(err, errno, "--state-root %s", state_root);
+    return 0;
+}
+
 int sandbox_root_record(const char *state_root, struct brig_error **err)
 {
     if (state_root == NULL || strcmp(state_root, SANDBOX_STATE_ROOT) == 0) return 0;
     if (state_root[0] != '/') return brig_failx(err, "--state-root %s: must be an absolute path", state_root);
+    char real[PATH_MAX];
+    if (gc_root_real(state_root, real, err) < 0) return state_root_hint(err);
+    state_root = real;
+    if (strcmp(state_root, SANDBOX_STATE_ROOT) == 0) return 0;
     char name[65];
     gc_root_record_name(state_root, name);
     autoclose int rootfd = -1;

@@ -391,9 +391,9 @@ void sandbox_stats(const struct brig_cgroup *cg, struct sandbox_result *r)
 void sandbox_audit(const struct brig_policy *p, const char *op, const char *id, const char *argv0,
                    const struct sandbox_result *r)
 {
-    char hit[32] = "";
-    snprintf(hit, sizeof(hit), "%s%s%s", r->timed_out ? "wall," : "", r->idle_timed_out ? "idle," : "",
-             r->oom_killed ? "oom," : "");
+    char hit[48] = "";
+    snprintf(hit, sizeof(hit), "%s%s%s%s", r->timed_out ? "wall," : "", r->idle_timed_out ? "idle," : "",
+             r->oom_killed ? "oom," : "", r->workspace_full ? "workspace," : "");
     if (hit[0]) hit[strlen(hit) - 1] = '\0';
     struct policy_audit_event ev = {
         .op = op, .id = id, .decision = r->error ? "error" : NULL,

@@ -67,6 +67,14 @@ char *sandbox_result_json(const struct sandbox_result *r)
     jw_kbool(w, "timed_out", r->timed_out);
     jw_kbool(w, "idle_timed_out", r->idle_timed_out);
     jw_kbool(w, "oom_killed", r->oom_killed);
+    /* every limit of the policy that stopped something, by its field */
+    jw_key(w, "limits_hit");
+    jw_arr_open(w);
+    if (r->timed_out) jw_str(w, "timeouts.wall");
+    if (r->idle_timed_out) jw_str(w, "timeouts.idle");
+    if (r->oom_killed) jw_str(w, "limits.memory");
+    if (r->workspace_full) jw_str(w, "workspace.maxSize");
+    jw_arr_close(w);
     jw_ku64(w, "wall_ms", r->wall_ms);
     result_opt_u64(w, "cpu_user_ms", r->has_cpu, r->cpu_user_ms);
     result_opt_u64(w, "cpu_system_ms", r->has_cpu, r->cpu_system_ms);
@@ -93,7 +101,8 @@ char *sandbox_result_summary(const struct sandbox_result *r)
     else if (r->idle_timed_out) snprintf(what, sizeof(what), "killed at the idle timeout (no output)");
     else if (r->signal > 0) snprintf(what, sizeof(what), "killed by signal %d%s", r->signal,
                                      r->oom_killed ? " (out of memory)" : "");
-    else snprintf(what, sizeof(what), "exit %d", r->exit_code);
+    else snprintf(what, sizeof(what), "exit %d%s", r->exit_code,
+                  r->workspace_full ? " (the workspace reached workspace.maxSize)" : "");
     return brig_asprintf("brig sandbox %s (%s): %s in %llu ms; stdout %llu B%s, stderr %llu B%s%s%s\n",
                          r->id, r->policy ? r->policy : "-", what, (unsigned long long)r->wall_ms,
                          (unsigned long long)r->out.bytes,

@@ -121,7 +121,7 @@ static int session_start(const struct sandbox_opts *o, const char *ref, const ch
     const struct brig_userns_own own = { .base = slot->base, .size = SANDBOX_IDS_SLOT, .born = sandbox_slot_born,
                                          .arg = slot };
     const struct brig_create_opts cr = { .id = o->session, .bundle = "/", .config_text = config, .detach = true,
-                                         .userns = &own };
+                                         .userns = &own, .cgroup_fresh = true };
     int status = 0;
     int rc = io.out[1] < 0 || io.err[1] < 0 ? brig_fail(err, errno, "open /dev/null") : sandbox_io_swap(&io, err);
     if (rc == 0) rc = container_run(&g, &cr, &status, err);
@@ -304,6 +304,12 @@ static int exec_body(const struct sandbox_opts *o, struct sandbox_result *r)
         rc = brig_fail(&err, errno, "lock the exec's cgroup");
     brig_closep(&plock);
     if (rc == 0) rc = session_exec_run(o, ref, text, &lim, unsealed ? &via : NULL, &parsed, child, r, &err);
+    /* A staged workspace: what this exec wrote goes back into the workspace
+     * now (the session's stage stays until rm). */
+    if (rc == 0) {
+        r->workspace_full = policy_stage_full(dirfd);
+        if (policy_stage_commit(dirfd, false, &err) < 0) rc = -1;
+    }
     if (child != NULL) {
         struct brig_error *derr = NULL;
         if (cgroup_destroy(child, &derr) < 0) {

@@ -89,7 +89,7 @@ void sandbox_owner_release(struct sandbox_owner *ow)
 static void stale_cgroup_leaf(int hfd, const char *hname, const char *id, bool remove)
 {
     char rel[96];
-    snprintf(rel, sizeof(rel), "%s/%s", SANDBOX_CGROUP_PARENT + 1, id);
+    snprintf(rel, sizeof(rel), "%s/%s", &SANDBOX_CGROUP_PARENT[1], id);
     for (int tries = 0; tries < 50; tries++) {
         autoclose int pfd = openat(hfd, rel, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (pfd < 0) return;

@@ -384,7 +384,7 @@ static int host_add_given(struct host_plan *p, const char *path, struct brig_err
 static int host_add_ca(struct host_plan *p, bool required, struct brig_error **err)
 {
     struct stat st;
-    if (fstatat(p->hostfd, HOST_CA_BUNDLE + 1, &st, 0) < 0 || !S_ISREG(st.st_mode)) {
+    if (fstatat(p->hostfd, &HOST_CA_BUNDLE[1], &st, 0) < 0 || !S_ISREG(st.st_mode)) {
         if (!required) return 0;
         return brig_failx(err, "--with ca-certificates: the host has no %s (apt-get install ca-certificates)",
                           HOST_CA_BUNDLE);
@@ -484,7 +484,7 @@ static int host_add_item(struct host_plan *p, const char *name, bool dflt, int *
     for (const char *const *t = group; *t; t++)
         TRY(host_add_tool(p, *t, !dflt && t == group, err));
     struct stat st;
-    if (strcmp(name, "coreutils") == 0 && fstatat(p->hostfd, HOST_STDBUF_LIB + 1, &st, 0) == 0)
+    if (strcmp(name, "coreutils") == 0 && fstatat(p->hostfd, &HOST_STDBUF_LIB[1], &st, 0) == 0)
         TRY(host_add_path(p, HOST_STDBUF_LIB, NULL, err));
     return 0;
 }

@@ -182,16 +182,13 @@ static int policy_show_cmd(const struct brig_globals *g, int argc, char **argv, 
                "after validating it).\n");
         return 0;
     }
-    const char *text = strchr(name, '/') ? NULL : policy_builtin_text(name);
-    autofree char *file = NULL;
-    if (text == NULL) {
-        size_t len = 0;
-        autopolicy struct brig_policy *p = NULL;
-        /* read once: what is printed is what was validated */
-        if (policy_read(name, &file, &len, err) < 0 || policy_parse(file, len, &p, err) < 0)
-            return policy_bad_input(err, status);
-        text = file;
-    }
+    /* read once (a profile's or a file's "extends" merged): what is printed
+     * is what was validated */
+    autofree char *text = NULL;
+    size_t len = 0;
+    autopolicy struct brig_policy *p = NULL;
+    if (policy_read(name, &text, &len, err) < 0 || policy_parse(text, len, &p, err) < 0)
+        return policy_bad_input(err, status);
     fputs(text, stdout);
     return 0;
 }

@@ -150,6 +150,12 @@ struct brig_mount {
      * the namespace (where it may not even reach the path); the init only
      * attaches it. Not owned by the spec (mounts_bind_release). */
     bool has_tree_fd;       int tree_fd;
+    /* The policy's workspace bound, kept by staging (policy/workspace/):
+     * set by create's policy check, the bind becomes an overlay of the
+     * source whose upper layer is a tmpfs of stage_bytes, made in the state
+     * directory once it exists; then staged, and source/source_fd name the
+     * overlay. Its writes reach the source when the container ends. */
+    uint64_t stage_bytes;   bool staged;
 };
 
 /* ---- hooks ------------------------------------------------------------ */

@@ -46,6 +46,9 @@ struct brig_create_opts {
                                  * used instead of reading bundle/config.json */
     const struct brig_userns_own *userns;   /* NULL: none of its own */
     bool seal_decided;          /* the caller decided whether brig runs sealed (sandbox/sandbox_seal.c) */
+    bool cgroup_fresh;          /* the cgroup's leaf must be made by this create
+                                 * (cgroup_create_recorded): a sandbox's leaf
+                                 * is named by its id alone, in any state root */
 };
 
 int container_create(const struct brig_globals *g, const struct brig_create_opts *o,

@@ -229,13 +229,21 @@ static int launch_record_cgroup(const char *planned, void *arg, struct brig_erro
 
 /* State directory, config copy, cgroup and (for create) exec.fifo. */
 static int launch_resources(struct launch *L, const struct brig_globals *g, const char *id,
-                            bool run_mode, struct brig_error **err)
+                            bool run_mode, bool cgroup_fresh, struct brig_error **err)
 {
     TRY(state_dir_make(g->root, id, &L->rootfd, &L->dirfd, err));
     L->state_dir_made = true;
     TRY(state_write_config(L->dirfd, L->config_text, L->config_len, err));
+    /* workspace.maxSize kept by staging (policy/workspace/): in the state dir */
+    bool staged = false;
+    if (policy_stage_make(L->spec, L->dirfd, &staged, err) < 0) {
+        state_root_hint(err);   /* its record and mount point are in the state dir */
+        return -1;
+    }
+    if (staged && L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, L->ns.new_user, err));
     if (!g->no_cgroup)
-        TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, launch_record_cgroup, L, &L->cg, err));
+        TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, cgroup_fresh, launch_record_cgroup, L, &L->cg,
+                                   err));
     if (!run_mode) {
         if (mkfifoat(L->dirfd, "exec.fifo", 0600) < 0) {
             brig_fail(err, errno, "mkfifo exec.fifo");
@@ -420,6 +428,7 @@ static void launch_undo(struct launch *L, const struct brig_globals *g, const ch
     /* destroy removes the directories; the struct is still ours to free */
     if (L->cg != NULL) cgroup_free(L->cg);
     L->cg = NULL;
+    if (L->state_dir_made && L->dirfd >= 0) policy_stage_discard(L->dirfd);
     if (L->state_dir_made && state_dir_remove(g->root, id, &e) < 0) {
         brig_warn("create %s: cleanup: %s", id, e->msg);
         brig_error_freep(&e);
@@ -476,7 +485,7 @@ int launch_container(struct launch *L, const struct brig_globals *g, const struc
 {
     *L = (struct launch){ .sync_fd = -1, .fifo_fd = -1, .start_sock = -1, .rootfd = -1, .dirfd = -1,
                           .console_sock = -1, .console_fd = -1, .bundle_fd = -1, .root_fd = -1 };
-    if (launch_validate(L, g, o, run_mode, err) < 0 || launch_resources(L, g, o->id, run_mode, err) < 0 ||
+    if (launch_validate(L, g, o, run_mode, err) < 0 || launch_resources(L, g, o->id, run_mode, o->cgroup_fresh, err) < 0 ||
         launch_init(L, o, err) < 0) {
         launch_undo(L, g, o->id);
         launch_release(L);

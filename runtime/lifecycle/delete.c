@@ -106,6 +106,17 @@ static int delete_salvage(int dirfd, const char *id, struct brig_state **st,
     return 0;
 }
 
+/* A staged workspace (policy/workspace/): what the container wrote goes
+ * back into the workspace, then the stage is unmounted; if the write-back
+ * fails the stage goes all the same (no mount is left behind), and the
+ * error says what was not written. */
+static int delete_stage(int dirfd, const char *id, struct brig_error **err)
+{
+    if (policy_stage_commit(dirfd, true, err) == 0) return 0;
+    policy_stage_discard(dirfd);
+    return brig_wrap(err, "delete %s", id);
+}
+
 static int delete_unaudited(const struct brig_globals *g, const char *id, bool force, struct brig_error **err)
 {
     autoclose int dirfd = -1;
@@ -146,7 +157,13 @@ static int delete_unaudited(const struct brig_globals *g, const char *id, bool f
     if (rc < 0) return brig_wrap(err, "delete %s", id);
 
     struct brig_spec *spec = delete_load_config(dirfd, st);
-    rc = state_dir_remove(g->root, id, err);
+    rc = delete_stage(dirfd, id, err);
+    if (rc < 0 && force) {     /* the stage is gone either way: nothing is left behind */
+        brig_warn("%s", (*err)->msg);
+        brig_error_freep(err);
+        rc = 0;
+    }
+    if (rc == 0) rc = state_dir_remove(g->root, id, err);
     if (rc == 0) delete_poststop(spec, st);
     if (spec != NULL) spec_free(spec);
     return rc;
@@ -169,7 +186,10 @@ static int delete_launched(struct launch *L, const char *id, struct brig_error *
     /* Stopped: run reaped the init. What is left in the cgroup (no pid
      * namespace) is killed by cgroup_destroy, as for delete. */
     if (L->cg != NULL && cgroup_destroy(L->cg, err) < 0) return brig_wrap(err, "delete %s", id);
-    TRY(state_dir_remove_known(L->rootfd, L->dirfd, id, err));
+    int rc = delete_stage(L->dirfd, id, err);
+    autoerr struct brig_error *rerr = NULL;
+    if (state_dir_remove_known(L->rootfd, L->dirfd, id, rc < 0 ? &rerr : err) < 0 && rc == 0) return -1;
+    if (rc < 0) return -1;
     delete_poststop(L->spec, L->st);
     return 0;
 }

@@ -26,6 +26,7 @@
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "../util/strutil.h"
+#include "../../policy/policy.h"
 
 #define STATE_ID_MAX 1024
 #define STATE_FILE "state.json"
@@ -189,6 +190,10 @@ int state_dir_remove(const char *root, const char *id, struct brig_error **err)
     TRY(state_validate_id(id, err));
     autoclose int rootfd = -1;
     TRY(state_open_root(root, false, &rootfd, err));
+    /* a staged workspace still mounted there (a create killed midway) is
+     * unmounted, never walked into */
+    autoclose int dirfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dirfd >= 0) policy_stage_discard(dirfd);
     if (brig_rm_rf_at(rootfd, id, err) < 0) return brig_wrap(err, "container %s: remove state", id);
     brig_debug("removed state dir %s/%s", root, id);
     return 0;
@@ -209,6 +214,7 @@ int state_dir_remove_known(int rootfd, int dirfd, const char *id, struct brig_er
         return 0;
     }
     if (errno != ENOTEMPTY && errno != EEXIST) return brig_fail(err, errno, "container %s: remove state", id);
+    policy_stage_discard(dirfd);
     if (brig_rm_rf_at(rootfd, id, err) < 0) return brig_wrap(err, "container %s: remove state", id);
     return 0;
 }

@@ -51,7 +51,7 @@ weaken() { # NAME JQ-FILTER
 weaken w-net 'del(.linux.namespaces[] | select(.type == "network"))'
 weaken w-cap '.process.capabilities.bounding += ["CAP_NET_RAW"] | .process.capabilities.permitted += ["CAP_NET_RAW"] | .process.capabilities.effective += ["CAP_NET_RAW"]'
 weaken w-root '.root.readonly = false'
-weaken w-sock '.mounts += [{"destination": "/var/run/docker.sock", "type": "bind", "source": "/var/run/docker.sock", "options": ["rbind"]}]'
+weaken w-sock '.mounts += [{"destination": "/var/run/docker.sock", "type": "bind", "source": "/var/run/docker.sock", "options": ["rbind", "ro"]}]'
 weaken w-env '.process.env += ["AWS_SECRET_ACCESS_KEY=brig-test-secret-value"]'
 declare -A RULE=([w-net]=net.none [w-cap]=caps.none [w-root]=root.readonly [w-sock]=mounts.forbidden [w-env]=env.secrets)
 

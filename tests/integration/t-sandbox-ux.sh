@@ -15,7 +15,10 @@ mkdir -p "$ROOTFS"/{bin,dev,proc,sys,tmp,var/tmp,workspace,etc,run} && cp /bin/b
     bail "cannot make the rootfs"
 for a in sh cat echo printf sleep true; do ln -s busybox "$ROOTFS/bin/$a"; done
 WS=$T/ws
-mkdir -p "$WS" && chown 1000:1000 "$WS"
+# its own small filesystem: agent's workspace bound holds without staging,
+# so the host's fifo in it is the command's (a staged workspace shows no
+# host fifo, nor files the host adds while a command runs: docs/policy.md)
+mkdir -p "$WS" && mount -t tmpfs -o size=64m,mode=0755 brig-test "$WS" && chown 1000:1000 "$WS"
 SB_STATE=$T/sbstate
 U=u-$TAG    # exec from brig's own binary (agent: brig-init --exec)
 S=s-$TAG    # sealed (pi: an init path of its own)

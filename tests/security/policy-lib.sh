@@ -7,10 +7,12 @@
 AUDIT=$T/audit.jsonl
 mkdir -p "$T/secret" "$T/ws"
 echo brig-host-secret > "$T/secret/file"
-# The agent profile, with our temp secret dir as one more forbidden path.
+# The agent profile, with our temp secret dir as one more forbidden path
+# (and no workspace bound: the writable binds these tests add would fail
+# workspace.quota too; t-workspace-quota judges that).
 profile_file() { # MODE
     "$BRIG" policy show agent | jq --arg a "$AUDIT" --arg m "$1" --arg s "$T/secret" \
-        '.audit.path = $a | .mode = $m | .forbiddenPaths = [$s]' > "$T/agent-$1.json"
+        '.audit.path = $a | .mode = $m | .forbiddenPaths = [$s] | del(.workspace.maxSize)' > "$T/agent-$1.json"
     echo "$T/agent-$1.json"
 }
 ENF=$(profile_file enforce)

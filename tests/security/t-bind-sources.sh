@@ -18,7 +18,7 @@ AUDIT=$T/audit.jsonl
 mkdir -p "$T/ws" "$T/decoy"
 # The agent profile with the audit log here; extra fields merged in.
 policy_file() { # NAME JQ-FILTER
-    "$BRIG" policy show agent | jq --arg a "$AUDIT" --arg t "$T" ".audit.path = \$a | $2" > "$T/$1.json"
+    "$BRIG" policy show agent | jq --arg a "$AUDIT" --arg t "$T" ".audit.path = \$a | del(.workspace.maxSize) | $2" > "$T/$1.json"
     echo "$T/$1.json"
 }
 ENF=$(policy_file enforce '.')

@@ -15,8 +15,11 @@ command -v losetup >/dev/null || skip_all "no losetup (util-linux)"
 R=$T/rootfs
 busybox_rootfs "$R" sh true
 build_static "$R/usr/bin/uevent-listen" "$BRIG_SECURITY_SRC/netlink-uevent/uevent-listen.c"
+# a workspace of its own small filesystem (the agent profile's bound then
+# holds without staging): the host sees the listener's ready file at once
 WS=$T/ws
-mkdir -p "$WS" && chown 1000:1000 "$WS" || bail "cannot make the workspace"
+mkdir -p "$WS" && mount -t tmpfs -o size=16m,mode=0755 brig-test "$WS" && chown 1000:1000 "$WS" ||
+    bail "cannot make the workspace"
 truncate -s 1M "$T/disk.img" || bail "cannot make the loop image"
 LOOPS=()
 trap 'for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done; it_finish' EXIT

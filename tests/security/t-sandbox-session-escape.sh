@@ -17,7 +17,9 @@ busybox_rootfs "$ROOTFS" sh cat sleep true
 build_static "$ROOTFS/usr/bin/detach" "$BRIG_SECURITY_SRC/sandbox-session/detach.c"
 build_static "$ROOTFS/usr/bin/forge-sigterm" "$BRIG_SECURITY_SRC/sandbox-session/forge-sigterm.c"
 WS=$T/ws
-mkdir -p "$WS" && chown 1000:1000 "$WS"
+# its own small filesystem: the bound holds without staging, and the host
+# sees the exec's files while it runs
+mkdir -p "$WS" && mount -t tmpfs -o size=64m,mode=0755 brig-test "$WS" && chown 1000:1000 "$WS"
 SB_STATE=$T/sbstate
 NAME=esc-$TAG
 sbx() { timeout -k 5 60 "$BRIG" sandbox "$1" --state-root "$SB_STATE" "${@:2}"; }

@@ -167,6 +167,22 @@ Test(egress_rules, documentation_ranges_need_the_exact_address_and_port)
     cr_assert(!egress_rules_exact(p->network.egress, &a, 443), "port * is not exact");
 }
 
+Test(egress_rules, cloud_metadata_outside_link_local_needs_the_exact_address_and_port)
+{
+    autopolicy struct brig_policy *p = pol("{\"mode\":\"egress\",\"allow\":[\"*:*\",\"100.64.0.0/10:*\",\"[fd00::/8]:*\","
+                                           "\"0.0.0.0/0:80\",\"[fd20:ce::254]:80\"],\"privateRanges\":true}");
+    static const char *const meta[] = { "100.100.100.200", "168.63.129.16", "fd00:ec2::254", "fd20:ce::254" };
+    for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++) {
+        char why[256];
+        cr_assert(!via_name(p, "meta.example.com", meta[i], 443, why), "%s reached by name", meta[i]);
+        cr_assert(strstr(why, " is cloud metadata (reached only when network.allow names ") != NULL, "%s", why);
+        cr_assert(!literal(p, meta[i], 443), "%s reached as a literal (a network holds it)", meta[i]);
+    }
+    cr_assert(literal(p, "fd20:ce::254", 80), "named exactly");
+    cr_assert(via_name(p, "meta.example.com", "100.100.100.201", 443, NULL), "its neighbour is CGNAT (privateRanges)");
+    cr_assert(literal(p, "168.63.129.17", 443), "its neighbour is public");
+}
+
 Test(egress_rules, allowed_name_to_private_address_needs_the_literal)
 {
     autopolicy struct brig_policy *p = pol("{\"mode\":\"egress\",\"allow\":[\"api.example.test:8080\","

@@ -6,6 +6,7 @@ state root for the whole module."""
 import asyncio
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 import unittest
@@ -32,6 +33,9 @@ def setUpModule():
         os.symlink("busybox", os.path.join(root, "bin", a))
     ws = os.path.join(D, "ws")
     os.mkdir(ws)
+    # a filesystem of its own (the agent policy's workspace bound then holds
+    # without staging): the host's files appear in it while a command runs
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m,mode=0755", "brig-pyclient", ws], check=True)
     os.chown(ws, 1000, 1000)
     KW.update(brig=BRIG, rootfs=root, workspace=ws, state_root=os.path.join(D, "state"), process_timeout=120)
 
@@ -42,6 +46,7 @@ def tearDownModule():
         bs.run(["true"], **KW)
         for sb in bs.list_sandboxes(state_root=KW["state_root"], brig=BRIG):
             bs.remove(sb.name, force=True, state_root=KW["state_root"], brig=BRIG)
+        subprocess.run(["umount", "-l", KW["workspace"]], check=False)
         shutil.rmtree(D)
 
 

@@ -124,8 +124,15 @@ static int mkdir_planned(const struct cg_hier *h, struct cg_dir *d, unsigned pla
     return cg_mkdir_p(h->mnt, d->path, &d->created, err);
 }
 
+/* cgroup_create_recorded's fresh: a leaf that is there already. */
+static int fresh_refused(const char *path, struct brig_error **err)
+{
+    return brig_fail(err, EEXIST, "linux.cgroupsPath: cgroup %s exists already: it is not this container's "
+                     "(another's of the same name, or what a dead one left: brig sandbox gc removes that)", path);
+}
+
 static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const char *inner,
-                     const struct cg_plan *plan, const struct brig_resources *r,
+                     const struct cg_plan *plan, const struct brig_resources *r, bool fresh,
                      cgroup_record_fn record, void *arg, struct brig_error **err)
 {
     cg->dirs = brig_calloc(l->n, sizeof(*cg->dirs));
@@ -134,8 +141,11 @@ static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const ch
         d->path = cg_path_in_hier(&l->h[i], inner);
         d->v2 = l->h[i].v2;
         d->controllers = brig_strdup(l->h[i].v2 ? "" : l->h[i].controllers);
-        d->created = record != NULL ? missing_levels(l->h[i].mnt, d->path) : 0;
+        d->created = record != NULL || fresh ? missing_levels(l->h[i].mnt, d->path) : 0;
         cg->n_dirs++;
+        /* Refused before anything is recorded or made: a state naming it
+         * would make a later delete kill what is in it. */
+        if (fresh && d->created == 0) return fresh_refused(d->path, err);
     }
     /* Recorded before the first mkdir: a brig killed between two of them
      * leaves a state that names every directory it may have made. From here
@@ -151,6 +161,8 @@ static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const ch
         const struct cg_hier *h = &l->h[i];
         struct cg_dir *d = &cg->dirs[i];
         TRY(mkdir_planned(h, d, levels[i], err));
+        /* made by another create since the plan */
+        if (fresh && d->created == 0) return fresh_refused(d->path, err);
         TRY(check_empty(d, err));
         if (h->v2) {
             /* On unified hosts delegate every available controller (as runc)
@@ -167,10 +179,10 @@ static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const ch
 int cgroup_create(const struct brig_spec *s, const char *id, bool systemd,
                   struct brig_cgroup **out, struct brig_error **err)
 {
-    return cgroup_create_recorded(s, id, systemd, NULL, NULL, out, err);
+    return cgroup_create_recorded(s, id, systemd, false, NULL, NULL, out, err);
 }
 
-int cgroup_create_recorded(const struct brig_spec *s, const char *id, bool systemd,
+int cgroup_create_recorded(const struct brig_spec *s, const char *id, bool systemd, bool fresh,
                            cgroup_record_fn record, void *arg, struct brig_cgroup **out,
                            struct brig_error **err)
 {
@@ -189,7 +201,7 @@ int cgroup_create_recorded(const struct brig_spec *s, const char *id, bool syste
     cg->layout = l.kind;
     cg->v2_fd = -1;
     cg->made_here = true;
-    int rc = make_dirs(cg, &l, inner, &plan, r, record, arg, err);
+    int rc = make_dirs(cg, &l, inner, &plan, r, fresh, record, arg, err);
     cg_layout_clear(&l);
     if (rc == 0) rc = cgv1_apply(cg, &plan, r, err);
     if (rc == 0) rc = cgv2_apply(cg, &plan, r, err);

@@ -22,9 +22,12 @@ int cgroup_create(const struct brig_spec *s, const char *id, bool systemd,
  * cgroup_serialize() text of what is about to be made ("created" counts the
  * components missing now), so that the caller can write it to its state:
  * a brig killed in the middle leaves nothing `delete` cannot find. A failed
- * record fails the create. */
+ * record fails the create. fresh: the leaf must be made by this call in
+ * every hierarchy; one that exists (empty or not) is refused before the
+ * record: it is someone else's, or what a dead container left, and the
+ * delete of that one would kill whoever joined it. */
 typedef int (*cgroup_record_fn)(const char *planned, void *arg, struct brig_error **err);
-int cgroup_create_recorded(const struct brig_spec *s, const char *id, bool systemd,
+int cgroup_create_recorded(const struct brig_spec *s, const char *id, bool systemd, bool fresh,
                            cgroup_record_fn record, void *arg, struct brig_cgroup **out,
                            struct brig_error **err);
 /* A v2 leaf directory fd usable with CLONE_INTO_CGROUP, or -1. */

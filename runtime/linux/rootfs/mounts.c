@@ -257,6 +257,8 @@ int mounts_bind_prepare(struct brig_spec *s, bool new_user, struct brig_error **
     for (size_t i = 0; i < s->n_mounts; i++) {
         struct brig_mount *m = &s->mounts[i];
         if (!m->opts.bind || m->source == NULL || m->source[0] == '\0') continue;
+        /* cloned already; or staged later, when this runs again for it */
+        if (m->has_tree_fd || (m->stage_bytes > 0 && !m->staged)) continue;
         bool idmap = mounts_idmap_wanted(m);
         if (!idmap && (!new_user || sysadmin)) continue;
         autoclose int own = -1;
