@@ -45,7 +45,6 @@ struct brig_create_opts {
     const char *config_text;    /* config.json built in memory (sandbox run):
                                  * used instead of reading bundle/config.json */
     const struct brig_userns_own *userns;   /* NULL: none of its own */
-    bool seal_decided;          /* the caller decided whether brig runs sealed (sandbox/sandbox_seal.c) */
     bool cgroup_fresh;          /* the cgroup's leaf must be made by this create
                                  * (cgroup_create_recorded): a sandbox's leaf
                                  * is named by its id alone, in any state root */

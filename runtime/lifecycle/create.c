@@ -27,8 +27,6 @@
 #include "cgroup_ops.h"
 #include "../linux/child.h"
 #include "../linux/console.h"
-#include "../linux/exe_seal.h"
-#include "../linux/exe_trampoline.h"
 #include "../linux/identity.h"
 #include "../linux/ns.h"
 #include "../linux/process_attrs.h"
@@ -139,23 +137,6 @@ static int launch_userns_own_check(const struct brig_spec *s, const struct brig_
     return 0;
 }
 
-/* brig runs unsealed when nothing of the container can reach a process
- * that runs brig's binary (linux/exe_trampoline.h): its process is then
- * exec'd through the sealed trampoline. Otherwise brig re-executes itself
- * from a sealed copy now, before it has changed anything, and the copy
- * starts the create over (and goes on sealed). */
-static int launch_seal_decide(struct launch *L, const struct brig_create_opts *o, struct brig_error **err)
-{
-    if (o->seal_decided || exe_seal_active()) return 0;
-    const char *why = NULL;
-    if (exe_trampoline_suffices(L->spec, &why)) {
-        L->trampoline = true;
-        return 0;
-    }
-    brig_debug("create: from a sealed copy of brig (%s)", why);
-    return exe_seal_deferred(err);
-}
-
 /* Everything that can be checked before any process, cgroup or state
  * exists: a bad config changes nothing. */
 static int launch_validate(struct launch *L, const struct brig_globals *g,
@@ -185,7 +166,6 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     bundle_close(&b);
     if (r < 0) return brig_wrap(err, "config.json");
     TRY(spec_check_supported(L->spec, err));
-    TRY(launch_seal_decide(L, o, err));
     TRY(rootfs_open(L->bundle_fd, L->spec, &L->root_fd, err));
     /* The trusted side's sandbox policy (--policy, /etc/brig/policy.json),
      * resolved once: run audits its exit and its delete under it. */
@@ -334,7 +314,6 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
             .caller_mntns = &caller_mntns,
             .userns_base = o->userns ? o->userns->base : 0,
             .userns_size = o->userns ? o->userns->size : 0,
-            .trampoline = L->trampoline,
         };
         child_main(&c);
     }

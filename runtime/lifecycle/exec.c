@@ -28,8 +28,6 @@
 #include "../linux/caps.h"
 #include "../linux/cgroup/cgroup.h"
 #include "../linux/console.h"
-#include "../linux/exe_seal.h"
-#include "../linux/exe_trampoline.h"
 #include "../linux/proc_exec.h"
 #include "../linux/process_attrs.h"
 #include "../linux/seccomp.h"
@@ -67,7 +65,6 @@ struct exec_run {
     bool cloned_into;       /* the child was born in the v2 cgroup */
     bool shared_mm;         /* the child runs in our memory (spawn_vm.h): no SYNC_GO */
     bool unsignalable;      /* no process of the container may signal our child (exec_unsignalable) */
-    bool own_trampoline;    /* unsealed: exec'd through brig's sealed brig-init (exec_seal_decide) */
     pid_t pid;
 };
 
@@ -152,31 +149,6 @@ static int exec_trampoline_check(const struct exec_run *X, const struct brig_cap
         if (X->spec->hooks[k].n > 0) why = "the config has hooks";
     if (why != NULL) return brig_failx(err, "exec: %s: refusing to exec from brig's unsealed binary", why);
     return 0;
-}
-
-/* `brig exec` runs from brig's binary as is when nothing in the container
- * can reach our child's /proc/<pid>/exe (linux/exe_trampoline.h): the
- * container's own process and this one, as create judges the init's. Its
- * process is then exec'd through brig's sealed brig-init, and
- * exec_trampoline_check holds it to the namespaces it joins. Otherwise
- * brig re-executes itself sealed now, before it has changed anything (the
- * copy starts the exec over). A sandbox's exec decided already
- * (sandbox/sandbox_seal.c: its in-root trampoline, or sealed). */
-static int exec_seal_decide(struct exec_run *X, const struct brig_exec_opts *o, const struct brig_caps *saved,
-                            struct brig_error **err)
-{
-    if (o->trampoline != NULL || exe_seal_active()) return 0;
-    const char *why = NULL;
-    if (caps_in_any_set(saved, CAP_SYS_PTRACE))
-        why = "CAP_SYS_PTRACE is in a capability set of the container's process";
-    else
-        exe_trampoline_suffices(X->spec, &why);
-    if (why == NULL) {
-        X->own_trampoline = true;
-        return 0;
-    }
-    brig_debug("exec: from a sealed copy of brig (%s)", why);
-    return exe_seal_deferred(err);
 }
 
 /* Whether no process of the container may signal our child before its
@@ -298,7 +270,6 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
                                                 .no_new_privileges = X->spec->process.no_new_privileges,
                                                 .caps = saved };
     TRY(exec_build_process(X->spec, o, err));
-    TRY(exec_seal_decide(X, o, &saved, err));
     TRY(exec_unshared_mark(X, &saved_process, err));
     TRY(spec_check_supported(X->spec, err));
     /* The trusted side's sandbox policy (the text a sandbox's create read,
@@ -319,7 +290,7 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
     if (alive < 0) return -1;
     if (alive == 0) return brig_failx(err, "cannot exec in a stopped container");
     TRY(exec_ns_plan(st->pid, X, err));
-    if (o->trampoline != NULL || X->own_trampoline) TRY(exec_trampoline_check(X, &saved, err));
+    if (o->trampoline != NULL) TRY(exec_trampoline_check(X, &saved, err));
     return caps_validate(&X->spec->process.caps, (X->ns_flags & CLONE_NEWUSER) != 0, err);
 }
 
@@ -384,10 +355,8 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
     /* Opened after the close: it is ours, close-on-exec, and inside the root. */
     autoclose int via = -1;
     if (o->trampoline != NULL) TRY(exec_trampoline_open(o->trampoline, &via, err));
-    else if (X->own_trampoline) TRY(exe_trampoline_open(&via, err));
     struct proc_launch l;
-    TRY(proc_launch_prepare(p, exe, home, via, o->trampoline ? o->trampoline->path : EXE_TRAMPOLINE_NAME,
-                            X->own_trampoline ? sync_fd : -1, &l, err));
+    TRY(proc_launch_prepare(p, exe, home, via, o->trampoline ? o->trampoline->path : NULL, &l, err));
     l.setid = X->setid_bpf;
     /* From here to execve or exit, no heap (util/noheap.h): once the
      * identity switch gives this process the container's uid, any process

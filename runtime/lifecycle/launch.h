@@ -40,7 +40,6 @@ struct launch {
     int console_fd;             /* pty master (process.terminal), until handed on */
     pid_t pid;
     struct egress *egress;      /* the network egress proxy (policy), or NULL */
-    bool trampoline;            /* unsealed: the process is exec'd through brig-init (child.h) */
 };
 
 /* On failure everything made so far is undone and released. */

@@ -31,8 +31,6 @@ struct child_ctx {
     const struct stat *caller_mntns;/* brig's mount namespace (the one not to touch), or NULL */
     uint32_t userns_base;           /* a user namespace of its own, entered after the setup */
     uint32_t userns_size;           /* (ns.h, ns_own_*): ids 0..size-1 onto base..; 0: none */
-    bool trampoline;                /* exec the process through brig-init --exec-sync (brig runs
-                                     * unsealed: linux/exe_trampoline.h) */
 };
 
 /* Never returns: execs process.args or _exit()s after reporting the error
