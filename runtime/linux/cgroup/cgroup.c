@@ -153,7 +153,7 @@ static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const ch
         d->v2 = l->h[i].v2;
         d->controllers = brig_strdup(l->h[i].v2 ? "" : l->h[i].controllers);
         d->created = record != NULL || fresh ? missing_levels(l->h[i].mnt, d->path) : 0;
-        d->below_mnt = levels_below(l->h[i].mnt, d->path);
+        d->walk_max = levels_below(l->h[i].mnt, d->path);
         cg->n_dirs++;
         /* Refused before anything is recorded or made: a state naming it
          * would make a later delete kill what is in it. */
@@ -510,7 +510,7 @@ int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err)
          * looked for only when it is refused. */
         bool gone = rmdir(d->path) == 0;
         if (!gone) cg_subtree_remove(d->path);
-        int r = cg_rmdir_levels(d->path, d->created, d->below_mnt, gone, &e);
+        int r = cg_rmdir_levels(d->path, d->created, d->walk_max, gone, &e);
         /* A process that joined this hierarchy only (a hook's, written to
          * one v1 cgroup.procs) is not in the pid list killed above, and
          * keeps this directory busy: in a cgroup this container made, it

@@ -208,12 +208,12 @@ int cg_rmdir_created(const char *path, unsigned created, struct brig_error **err
     return cg_rmdir_levels(path, created, 0, false, err);
 }
 
-int cg_rmdir_levels(const char *path, unsigned created, unsigned below_mnt, bool leaf_gone,
+int cg_rmdir_levels(const char *path, unsigned created, unsigned walk_max, bool leaf_gone,
                     struct brig_error **err)
 {
     autofree char *buf = brig_strdup(path);
     for (unsigned level = 0;; level++) {
-        if (below_mnt > 0 && level >= below_mnt) break;
+        if (walk_max > 0 && level >= walk_max) break;
         /* Above the levels this container made: a parent another brig made
          * for containers is removed too once empty; anything else stays. */
         if (level >= created && (level == 0 || !cg_parent_marked(buf))) break;
