@@ -75,6 +75,10 @@ struct brig_policy {
     uint64_t output_max;                    /* bytes */
     char *init;                             /* required process.args[0], or NULL */
     struct { char *path; uint64_t max_size; } audit;
+    /* Run by a brig without privilege (docs/rootless.md) and no cgroup v2
+     * subtree delegated to it: "optional" runs without the limits (the
+     * sandbox's result says so), "required" (the default) refuses. */
+    struct { bool limits_optional; } rootless;
 };
 
 /* ---- model (policy_model.c) ---- */
@@ -226,6 +230,10 @@ int policy_audit(const struct brig_policy *p, const struct policy_audit_event *e
 /* Append one line (a JSON object, no newline) the same way: the egress
  * proxy's connection lines (egress/egress_audit.c). */
 int policy_audit_write(const struct brig_policy *p, const char *line, struct brig_error **err);
+/* A rootless brig (docs/rootless.md) writes every audit line to PATH, a file
+ * of the user's own, instead of the policy's audit.path (root's). NULL:
+ * the policy's again. */
+void policy_audit_redirect(const char *path);
 /* The line itself (no newline), malloc'd: for tests. */
 char *policy_audit_line(const struct brig_policy *p, const struct policy_audit_event *ev);
 

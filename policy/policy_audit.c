@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -57,14 +58,32 @@ char *policy_audit_line(const struct brig_policy *p, const struct policy_audit_e
     return brig_strdup(t ? t : "{}");
 }
 
+/* A rootless brig's (policy_audit_redirect): the user's own file. */
+static char *audit_redirect;
+
+void policy_audit_redirect(const char *path)
+{
+    free(audit_redirect);
+    audit_redirect = path ? brig_strdup(path) : NULL;
+}
+
 static int audit_mkdir_parent(const char *path, struct brig_error **err)
 {
     autofree char *copy = brig_strdup(path);
     char *dir = dirname(copy);
+    /* The user's own (~/.local/state/brig): every missing level. */
+    for (char *s = dir + 1; audit_redirect != NULL && *s != '\0'; s++) {
+        if (*s != '/') continue;
+        *s = '\0';
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST) return brig_fail(err, errno, "audit log: mkdir %s", dir);
+        *s = '/';
+    }
     if (mkdir(dir, 0700) == 0 || errno == EEXIST) return 0;
     /* One level only: /var/log exists on any system that has logs. */
     return brig_fail(err, errno, "audit.path: mkdir %s", dir);
 }
+
+static int policy_audit_write_to(const struct brig_policy *p, const char *line, struct brig_error **err);
 
 int policy_audit(const struct brig_policy *p, const struct policy_audit_event *ev, struct brig_error **err)
 {
@@ -76,6 +95,16 @@ int policy_audit(const struct brig_policy *p, const struct policy_audit_event *e
 int policy_audit_write(const struct brig_policy *p, const char *line, struct brig_error **err)
 {
     if (p->audit.path == NULL) return 0;
+    if (audit_redirect != NULL) {
+        struct brig_policy own = *p;
+        own.audit.path = audit_redirect;
+        return policy_audit_write_to(&own, line, err);
+    }
+    return policy_audit_write_to(p, line, err);
+}
+
+static int policy_audit_write_to(const struct brig_policy *p, const char *line, struct brig_error **err)
+{
     autofree char *rec = brig_asprintf("%s\n", line);
     size_t len = strlen(rec);
     /* The directory is made only when the open finds it missing: not one

@@ -504,6 +504,15 @@ static int pp_small_objects(struct brig_policy *p, brig_json root, struct brig_e
         TRY(pp_keys(v, "output", keys, err));
         if (pp_size(v, "output", "maxBytes", false, &p->output_max, err) < 0) return -1;
     }
+    if ((v = json_get(root, "rootless")) != NULL) {
+        static const char *const keys[] = { "limits", NULL };
+        TRY(pp_keys(v, "rootless", keys, err));
+        autofree char *limits = NULL;
+        if (json_get_string(v, "rootless", "limits", false, &limits, err) < 0) return -1;
+        if (limits != NULL && strcmp(limits, "optional") == 0) p->rootless.limits_optional = true;
+        else if (limits != NULL && strcmp(limits, "required") != 0)
+            return brig_failx(err, "rootless.limits: \"%s\": expected \"required\" or \"optional\"", limits);
+    }
     if ((v = json_get(root, "audit")) != NULL) {
         static const char *const keys[] = { "path", "maxSize", NULL };
         TRY(pp_keys(v, "audit", keys, err));
@@ -523,7 +532,8 @@ static int pp_root(struct brig_policy *p, brig_json root, struct brig_error **er
     static const char *const keys[] = {
         "name", "description", "mode", "network", "rootReadonly", "tmpfs", "workspace", "user",
         "capabilities", "noNewPrivileges", "seccomp", "limits", "rlimits", "devices",
-        "forbiddenPaths", "sockets", "hooks", "sysctl", "env", "timeouts", "output", "init", "audit", NULL
+        "forbiddenPaths", "sockets", "hooks", "sysctl", "env", "timeouts", "output", "init", "audit",
+        "rootless", NULL
     };
     TRY(pp_keys(root, "", keys, err));
     brig_json v;

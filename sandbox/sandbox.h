@@ -42,7 +42,8 @@ struct sandbox_opts {
     char **env;                     /* K=V, NULL-terminated */
     const char *cwd;
     const char *stdin_path;         /* NULL: /dev/null; "-": brig's stdin */
-    const char *state_root;         /* NULL: SANDBOX_STATE_ROOT */
+    const char *state_root;         /* NULL: SANDBOX_STATE_ROOT (the CLI gives a rootless brig's) */
+    bool rootless;                  /* brig has no privilege on the host (docs/rootless.md) */
     bool stream;                    /* copy output live to brig's stdout/stderr */
     struct sandbox_events *events;  /* --events: JSON lines on brig's stdout (sandbox_events.c) */
     bool tty;                       /* the command's stdio is a pty of the sandbox's own */
@@ -102,6 +103,9 @@ struct sandbox_result {
     /* The live copy left brig's stderr (or a stdout on the same file) in
      * the middle of a line: the summary starts a new one. */
     bool echo_mid_line;
+    /* Rootless without a cgroup, the policy letting its limits go
+     * (rootless.limits optional): why they were not applied. */
+    char *limits_skipped;
 };
 void sandbox_result_free(struct sandbox_result *r);
 /* 124 timeout, 125 brig failed, 126/127 the command could not be
@@ -144,6 +148,16 @@ int sandbox_limits(const struct brig_policy *p, const struct sandbox_opts *o, st
 /* ids_base: the first host id of the sandbox's slot (sandbox_ids.c). */
 int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, const char *id,
                    const char *init_host_path, uint32_t ids_base, char **out, struct brig_error **err);
+
+/* sandbox_rootless.c: a rootless sandbox's user namespace: the caller is
+ * the policy's user (and group), the other ids of 0-65535 its subordinate
+ * ranges where it has them (and newuidmap): at most three mappings each. */
+struct sandbox_rootless_map { uint32_t inside, host, size; };
+struct sandbox_rootless_maps {
+    struct sandbox_rootless_map uid[3], gid[3];
+    size_t n_uid, n_gid;
+};
+int sandbox_rootless_maps(const struct brig_policy *p, struct sandbox_rootless_maps *out, struct brig_error **err);
 /* --env entries: NAME=VALUE each, no name the policy denies. */
 int sandbox_env_check(const struct brig_policy *p, char **env, struct brig_error **err);
 /* The host path of brig-init: next to brig (build tree), else libexecdir. */
@@ -151,9 +165,10 @@ int sandbox_find_init(char **out, struct brig_error **err);
 
 /* sandbox_rootfs.c: the default runner rootfs (built on first use,
  * verified before each), its path malloc'd into *out: NAME in
- * /var/lib/brig/rootfs (or BRIG_ROOTFS_DIR). */
+ * /var/lib/brig/rootfs (or BRIG_ROOTFS_DIR); rootless, root's there if
+ * built, else in the user's cache (~/.cache/brig/rootfs). */
 #define SANDBOX_ROOTFS_DEFAULT "default-2"
-int sandbox_rootfs_default(char **out, struct brig_error **err);
+int sandbox_rootfs_default(bool rootless, char **out, struct brig_error **err);
 
 /* sandbox_cgroup.c: make the shared cgroup parent once and keep it. */
 int sandbox_cgroup_parent(struct brig_error **err);
@@ -176,8 +191,9 @@ size_t sandbox_reap_stale_entries(const char *state_root);
 int sandbox_root_record(const char *state_root, struct brig_error **err);
 struct sandbox_gc_report { size_t entries_removed, leaves_removed, leaves_left, errors; };
 /* Sweep every known state root (or only STATE_ROOT's entries, if given),
- * then every ownerless leaf under SANDBOX_CGROUP_PARENT. */
-int sandbox_gc(const char *state_root, struct sandbox_gc_report *rep, struct brig_error **err);
+ * then every ownerless leaf under SANDBOX_CGROUP_PARENT; rootless, only
+ * STATE_ROOT (the user's). */
+int sandbox_gc(const char *state_root, bool rootless, struct sandbox_gc_report *rep, struct brig_error **err);
 /* The leaves only (what each run's stale sweep does). */
 void sandbox_gc_leaves(void);
 
@@ -284,7 +300,7 @@ bool sandbox_sudo_caller(void);
  * created init PID, before its start: S's process.args[0] is
  * SANDBOX_INIT_PATH, the init has a pid namespace of its own and
  * SANDBOX_INIT_PATH in its root is INIT_HOST itself. */
-int sandbox_seal_decide(const struct brig_policy *p, const char *config, bool *unsealed,
+int sandbox_seal_decide(const struct brig_policy *p, const char *config, bool rootless, bool *unsealed,
                         struct brig_error **err);
 struct brig_spec;
 int sandbox_seal_verify(const struct brig_spec *s, pid_t pid, const char *init_host, struct brig_error **err);

@@ -210,15 +210,36 @@ static void config_mounts(struct brig_jw *w, const char *init_in, const char *in
     jw_arr_close(w);
 }
 
-static void config_linux(struct brig_jw *w, const char *id)
+static void config_id_maps(struct brig_jw *w, const char *key, const struct sandbox_rootless_map *m, size_t n)
+{
+    jw_key(w, key);
+    jw_arr_open(w);
+    for (size_t i = 0; i < n; i++) {
+        jw_obj_open(w);
+        jw_ku64(w, "containerID", m[i].inside);
+        jw_ku64(w, "hostID", m[i].host);
+        jw_ku64(w, "size", m[i].size);
+        jw_obj_close(w);
+    }
+    jw_arr_close(w);
+}
+
+/* maps: rootless, the user namespace made at the clone (sandbox_rootless.c);
+ * NULL: root's, whose init enters one of its own after the setup. */
+static void config_linux(struct brig_jw *w, const char *id, const struct sandbox_rootless_maps *maps)
 {
     static const char *const ns[] = { "pid", "network", "ipc", "uts", "mount", "cgroup", NULL };
+    static const char *const ns_user[] = { "user", "pid", "network", "ipc", "uts", "mount", "cgroup", NULL };
     jw_key(w, "linux");
     jw_obj_open(w);
     autofree char *cg = brig_asprintf("%s/%s", SANDBOX_CGROUP_PARENT, id);
     jw_kstr(w, "cgroupsPath", cg);
     spec_write_deny_devices(w);
-    spec_write_namespaces(w, ns);
+    spec_write_namespaces(w, maps ? ns_user : ns);
+    if (maps != NULL) {
+        config_id_maps(w, "uidMappings", maps->uid, maps->n_uid);
+        config_id_maps(w, "gidMappings", maps->gid, maps->n_gid);
+    }
     jw_obj_close(w);
 }
 
@@ -266,7 +287,15 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
             return brig_failx(err, "--workspace: the policy %s has no workspace (workspace.path)", p->name);
         if (realpath(o->workspace, ws) == NULL) return brig_fail(err, errno, "--workspace %s", o->workspace);
         TRY(config_workspace_owner(ws, &ws_st, err));
+        /* Rootless: mapped as it is (the caller is the sandbox's user), no
+         * idmapped mount (that needs privilege on the host). */
+        if (o->rootless && ws_st.st_uid != geteuid())
+            return brig_failx(err, "--workspace %s: owned by uid %u: a rootless sandbox's workspace is a "
+                              "directory of the caller's own (uid %u)", o->workspace, (unsigned)ws_st.st_uid,
+                              (unsigned)geteuid());
     }
+    struct sandbox_rootless_maps maps;
+    if (o->rootless) TRY(sandbox_rootless_maps(p, &maps, err));
     if (o->cwd != NULL && o->cwd[0] != '/') return brig_failx(err, "--cwd %s: expected an absolute path", o->cwd);
     if (o->session == NULL && (o->argv == NULL || o->argv[0] == NULL))
         return brig_failx(err, "no command: brig sandbox run [flags] -- CMD...");
@@ -274,7 +303,7 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
         return brig_failx(err, "--stdin %s: not with --tty (the terminal is the command's stdin)", o->stdin_path);
     /* after the cheap checks: bad flags never build the default rootfs */
     autofree char *dflt = NULL;
-    if (o->rootfs == NULL) TRY(sandbox_rootfs_default(&dflt, err));
+    if (o->rootfs == NULL) TRY(sandbox_rootfs_default(o->rootless, &dflt, err));
     const char *given = o->rootfs ? o->rootfs : dflt;
     char rootfs[PATH_MAX];
     if (realpath(given, rootfs) == NULL) return brig_fail(err, errno, "--rootfs %s", given);
@@ -334,7 +363,7 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
     }
     jw_obj_close(w);
     config_mounts(w, init_in, init_host_path);
-    config_linux(w, id);
+    config_linux(w, id, o->rootless ? &maps : NULL);
     jw_obj_close(w);
     size_t len;
     const char *base = jw_text(w, &len);
@@ -342,7 +371,7 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
     /* Both callers hand the text to create with p's own text as the
      * policy in force (run, create): create parses and checks it. */
     struct policy_apply_opts ao = { .workspace_source = o->workspace ? ws : NULL, .profile_as_text = true,
-                                    .checked_by_create = true, .workspace_idmap = o->workspace != NULL,
+                                    .checked_by_create = true, .workspace_idmap = o->workspace != NULL && !o->rootless,
                                     .disk_uid = ws_st.st_uid, .disk_gid = ws_st.st_gid,
                                     .host_uid = ids_base + p->user.uid, .host_gid = ids_base + p->user.gid };
     if (policy_apply(p, base, len, &ao, out, err) < 0) return brig_wrap(err, "policy %s", p->name);

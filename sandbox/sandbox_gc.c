@@ -371,8 +371,14 @@ static void gc_root(const char *root, struct sandbox_gc_report *rep)
     rep->entries_removed += removed;
 }
 
-int sandbox_gc(const char *state_root, struct sandbox_gc_report *rep, struct brig_error **err)
+int sandbox_gc(const char *state_root, bool rootless, struct sandbox_gc_report *rep, struct brig_error **err)
 {
+    /* Rootless: the user's own root only; root's roots and cgroup leaves
+     * are not its to judge. */
+    if (rootless) {
+        gc_root(state_root, rep);
+        return 0;
+    }
     if (state_root != NULL) TRY(sandbox_root_record(state_root, err));
     autostrv char **roots = gc_known_roots(state_root, true);
     for (size_t i = 0; roots[i] != NULL; i++) {

@@ -14,9 +14,10 @@ void sandbox_result_free(struct sandbox_result *r)
     free(r->policy);
     free(r->sandbox);
     free(r->error);
+    free(r->limits_skipped);
     sandbox_stream_free(&r->out);
     sandbox_stream_free(&r->err);
-    r->policy = r->error = r->sandbox = NULL;
+    r->policy = r->error = r->sandbox = r->limits_skipped = NULL;
 }
 
 int sandbox_exit_status(const struct sandbox_result *r)
@@ -85,6 +86,8 @@ char *sandbox_result_json(const struct sandbox_result *r)
     jw_kstr(w, "error", r->error);
     jw_kbool(w, "ran", r->ran);
     jw_ki64(w, "exit_status", sandbox_exit_status(r));
+    jw_kbool(w, "limits_applied", r->limits_skipped == NULL);
+    jw_kstr(w, "limits_skipped", r->limits_skipped);
     jw_obj_close(w);
     const char *t = jw_text(w, NULL);
     return brig_asprintf("%s\n", t ? t : "{\"error\":\"result JSON writer misuse (a bug)\"}");
@@ -103,11 +106,12 @@ char *sandbox_result_summary(const struct sandbox_result *r)
                                      r->oom_killed ? " (out of memory)" : "");
     else snprintf(what, sizeof(what), "exit %d%s", r->exit_code,
                   r->workspace_full ? " (the workspace reached workspace.maxSize)" : "");
-    return brig_asprintf("brig sandbox %s (%s): %s in %llu ms; stdout %llu B%s, stderr %llu B%s%s%s\n",
+    return brig_asprintf("brig sandbox %s (%s): %s in %llu ms; stdout %llu B%s, stderr %llu B%s%s%s%s\n",
                          r->id, r->policy ? r->policy : "-", what, (unsigned long long)r->wall_ms,
                          (unsigned long long)r->out.bytes,
                          r->out.bytes > r->out.head_cap + r->out.tail_cap ? " (truncated)" : "",
                          (unsigned long long)r->err.bytes,
                          r->err.bytes > r->err.head_cap + r->err.tail_cap ? " (truncated)" : "",
-                         r->error ? "; error: " : "", r->error ? r->error : "");
+                         r->error ? "; error: " : "", r->error ? r->error : "",
+                         r->limits_skipped ? "; the policy's limits were not all applied (rootless)" : "");
 }

@@ -15,7 +15,11 @@
  * cannot set back; the full hashes on demand with `brig-rootfs verify`.
  * The mount points the runtime makes for a policy's mounts (empty dirs and
  * files, e.g. the pi profile's /run/pi-session) are not drift.
- * Drift is refused (fail closed) with how to rebuild. */
+ * Drift is refused (fail closed) with how to rebuild.
+ *
+ * A rootless brig (docs/rootless.md) uses root's tree when a root brig built
+ * it (root's, read-only to it, verified as always), else builds and keeps
+ * its own in $XDG_CACHE_HOME/brig/rootfs (~/.cache/brig/rootfs). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -28,6 +32,7 @@
 #include "../rootfs-tools/lib/rootfs.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/fs.h"
+#include "../runtime/util/log.h"
 #include "../runtime/util/strutil.h"
 
 #define ROOTFS_CACHE_DIR "/var/lib/brig/rootfs"
@@ -123,10 +128,51 @@ static int rootfs_default_check(int cachefd, const char *dir, struct brig_error 
     return 1;
 }
 
-int sandbox_rootfs_default(char **out, struct brig_error **err)
+/* Rootless: root's tree (built by a root brig), when it is in place (its
+ * manifest beside it: the build renames that first). Trusted as root's
+ * files are: nobody but root can change it (its directory and every parent
+ * root's and writable by nobody else), and root's brig verifies it before
+ * every use of its own; a rootless user could not even scan it whole
+ * (/root in it is 0700). 0 when it is not there. */
+static int rootfs_system_tree(const char *dir, char **out)
+{
+    autoclose int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct stat st, tree;
+    if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)) return 0;
+    autoerr struct brig_error *e = NULL;
+    if (rootfs_cache_chain_ok(fd, dir, &e) < 0 || fstatat(fd, ROOTFS_DEFAULT, &tree, AT_SYMLINK_NOFOLLOW) < 0 ||
+        !S_ISDIR(tree.st_mode) || tree.st_uid != 0 || (tree.st_mode & 022) ||
+        faccessat(fd, ROOTFS_DEFAULT_MANIFEST, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+        brig_debug("default runner rootfs: root's %s/%s not used: %s", dir, ROOTFS_DEFAULT,
+                   e ? e->msg : "not built, or not root's alone");
+        return 0;
+    }
+    *out = brig_asprintf("%s/%s", dir, ROOTFS_DEFAULT);
+    return 1;
+}
+
+/* Rootless: the user's own cache, $XDG_CACHE_HOME/brig/rootfs or
+ * ~/.cache/brig/rootfs. */
+static int rootfs_user_dir(char **out, struct brig_error **err)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (xdg != NULL && xdg[0] == '/') *out = brig_asprintf("%s/brig/rootfs", xdg);
+    else if (home != NULL && home[0] == '/') *out = brig_asprintf("%s/.cache/brig/rootfs", home);
+    else
+        return brig_failx(err, "no --rootfs, and neither root's default runner rootfs (%s/%s) nor a cache of "
+                          "your own (XDG_CACHE_HOME or HOME is not set)", ROOTFS_CACHE_DIR, ROOTFS_DEFAULT);
+    return 0;
+}
+
+int sandbox_rootfs_default(bool rootless, char **out, struct brig_error **err)
 {
     const char *env = getenv("BRIG_ROOTFS_DIR");
-    const char *dir = env && env[0] ? env : ROOTFS_CACHE_DIR;
+    autofree char *own = NULL;
+    if (rootless && !(env && env[0])) {
+        if (rootfs_system_tree(ROOTFS_CACHE_DIR, out) != 0) return 0;
+        TRY(rootfs_user_dir(&own, err));
+    }
+    const char *dir = own ? own : env && env[0] ? env : ROOTFS_CACHE_DIR;
     if (dir[0] != '/') return brig_failx(err, "BRIG_ROOTFS_DIR %s: expected an absolute path", dir);
     autoclose int cachefd = rootfs_cache_open(dir, err);
     if (cachefd < 0) return brig_wrap(err, "no --rootfs, and the default runner rootfs (brig-rootfs from-host) cannot be kept");

@@ -114,7 +114,8 @@ static int run_body(const struct sandbox_opts *o, struct sandbox_result *r)
      * for a brig killed before that: sandbox_ids.c). */
     const char *state_root = o->state_root ? o->state_root : SANDBOX_STATE_ROOT;
     __attribute__((cleanup(run_slot_release))) struct sandbox_slot slot = { .fd = -1 };
-    int claimed = sandbox_slot_claim(&slot, &err);
+    /* Rootless: the caller's own ids instead (sandbox_rootless.c). */
+    int claimed = o->rootless ? 0 : sandbox_slot_claim(&slot, &err);
     if (claimed < 0 && err->errnum == EAGAIN) {
         /* all taken: an init a killed brig left may hold one */
         brig_error_freep(&err);
@@ -126,12 +127,13 @@ static int run_body(const struct sandbox_opts *o, struct sandbox_result *r)
         return sandbox_fail(r, err);
     /* Before anything is made: a re-exec starts this all over. */
     bool unsealed;
-    if (sandbox_seal_decide(p, config, &unsealed, &err) < 0) return sandbox_fail(r, err);
+    if (sandbox_seal_decide(p, config, o->rootless, &unsealed, &err) < 0) return sandbox_fail(r, err);
 
     /* Recorded before anything is made in it: gc finds what it leaves. */
-    if (sandbox_root_record(state_root, &err) < 0) return sandbox_fail(r, err);
-    sandbox_reap_stale(state_root);
-    if (sandbox_cgroup_parent(&err) < 0) return sandbox_fail(r, err);
+    if (!o->rootless && sandbox_root_record(state_root, &err) < 0) return sandbox_fail(r, err);
+    if (o->rootless) sandbox_reap_stale_entries(state_root);   /* root's cgroup leaves are not ours */
+    else sandbox_reap_stale(state_root);
+    if (!o->rootless && sandbox_cgroup_parent(&err) < 0) return sandbox_fail(r, err);
     /* Held from before the state exists to after the delete: a run whose
      * owner lock is free belongs to a dead brig (sandbox_stale.c). */
     struct sandbox_owner owner;
@@ -139,17 +141,19 @@ static int run_body(const struct sandbox_opts *o, struct sandbox_result *r)
     struct sandbox_io io;
     int rc = sandbox_io_open(&io, o->stdin_path, &err);
 
-    const struct brig_globals g = { .root = state_root, .policy = policy_flag, .policy_text = text };
+    const struct brig_globals g = { .root = state_root, .policy = policy_flag, .policy_text = text,
+                                    .rootless = o->rootless, .quiet_limits = true };
     const struct brig_userns_own own = { .base = slot.base, .size = SANDBOX_IDS_SLOT, .born = sandbox_slot_born,
                                          .arg = &slot };
-    const struct brig_create_opts co = { .id = r->id, .bundle = "/", .config_text = config, .userns = &own,
-                                         .cgroup_fresh = true };
+    const struct brig_create_opts co = { .id = r->id, .bundle = "/", .config_text = config,
+                                         .userns = o->rootless ? NULL : &own, .cgroup_fresh = true };
     struct launch L;
     if (rc == 0) {
         rc = sandbox_io_swap(&io, &err);
         if (rc == 0) rc = launch_container(&L, &g, &co, true, &err);
         sandbox_io_restore(&io);
     }
+    if (rc == 0 && L.limits_skipped != NULL) r->limits_skipped = brig_strdup(L.limits_skipped);
     if (rc == 0) {
         /* Only now, the init cloned with the default: a reader of brig's
          * output that goes away must not kill brig (and orphan the sandbox). */

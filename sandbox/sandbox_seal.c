@@ -52,11 +52,14 @@
 #include "../runtime/util/fs.h"
 #include "../runtime/util/log.h"
 
-int sandbox_seal_decide(const struct brig_policy *p, const char *config, bool *unsealed,
+int sandbox_seal_decide(const struct brig_policy *p, const char *config, bool rootless, bool *unsealed,
                         struct brig_error **err)
 {
-    /* The key anywhere in the text: a false match only costs the copy. */
-    bool plain = strstr(config, "\"hooks\"") == NULL &&
+    /* The key anywhere in the text: a false match only costs the copy.
+     * Rootless, always sealed: the check on the live child reads its
+     * /proc/<pid>/ns and root, which a non-dumpable process keeps from a
+     * caller without CAP_SYS_PTRACE on the host. */
+    bool plain = !rootless && strstr(config, "\"hooks\"") == NULL &&
                  (p->init == NULL || strcmp(p->init, SANDBOX_INIT_PATH) == 0);
     *unsealed = false;
     if (!plain) return exe_seal_deferred(err);

@@ -92,8 +92,8 @@ int sandbox_create(const struct sandbox_opts *o, struct brig_error **err)
     TRY(sandbox_find_init(&init, err));
     /* Its host ids: taken while its init lives (recorded at its clone),
      * after this brig is gone (sandbox_ids.c). */
-    struct sandbox_slot slot;
-    TRY(sandbox_slot_claim(&slot, err));
+    struct sandbox_slot slot = { .fd = -1 };
+    if (!o->rootless) TRY(sandbox_slot_claim(&slot, err));      /* rootless: the caller's ids */
     int rc = sandbox_config(p, &co, o->session, init, slot.base, &config, err);
     if (rc == 0) rc = session_start(o, ref, text, config, &slot, err);
     sandbox_slot_release(&slot, rc < 0);
@@ -104,8 +104,10 @@ int sandbox_create(const struct sandbox_opts *o, struct brig_error **err)
 static int session_start(const struct sandbox_opts *o, const char *ref, const char *text, const char *config,
                          struct sandbox_slot *slot, struct brig_error **err)
 {
-    TRY(sandbox_root_record(o->state_root, err));
-    TRY(sandbox_cgroup_parent(err));
+    if (!o->rootless) {
+        TRY(sandbox_root_record(o->state_root, err));
+        TRY(sandbox_cgroup_parent(err));
+    }
     /* The init outlives this brig: it must hold none of the caller's
      * stdio (a `$(brig sandbox create ...)` would wait for its EOF). */
     struct sandbox_io io;
@@ -117,11 +119,12 @@ static int session_start(const struct sandbox_opts *o, const char *ref, const ch
     brig_closep(&io.err[1]);
     io.out[1] = open("/dev/null", O_WRONLY | O_CLOEXEC);
     io.err[1] = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    const struct brig_globals g = { .root = session_root(o->state_root), .policy = ref, .policy_text = text };
+    const struct brig_globals g = { .root = session_root(o->state_root), .policy = ref, .policy_text = text,
+                                    .rootless = o->rootless };
     const struct brig_userns_own own = { .base = slot->base, .size = SANDBOX_IDS_SLOT, .born = sandbox_slot_born,
                                          .arg = slot };
     const struct brig_create_opts cr = { .id = o->session, .bundle = "/", .config_text = config, .detach = true,
-                                         .userns = &own, .cgroup_fresh = true };
+                                         .userns = o->rootless ? NULL : &own, .cgroup_fresh = true };
     int status = 0;
     int rc = io.out[1] < 0 || io.err[1] < 0 ? brig_fail(err, errno, "open /dev/null") : sandbox_io_swap(&io, err);
     if (rc == 0) rc = container_run(&g, &cr, &status, err);
@@ -164,6 +167,15 @@ static bool session_running(int dirfd, const struct brig_state *st)
     return state_status(dirfd, st) == BRIG_STATUS_RUNNING;
 }
 
+/* No cgroup (rootless without a delegated one): the command's process
+ * group, which brig's child made its own (a session) before its execve.
+ * What left it (setsid, setpgid) is only killed with the sandbox. */
+static void session_kill_group(void *arg)
+{
+    pid_t pid = *(pid_t *)arg;
+    if (pid > 0) kill(-pid, SIGKILL);
+}
+
 static void session_kill_exec(void *arg)
 {
     /* A command that left nothing behind (the usual end) needs no freeze
@@ -181,7 +193,8 @@ static int session_exec_run(const struct sandbox_opts *o, const char *policy, co
 {
     struct sandbox_io io;
     int rc = sandbox_io_open(&io, o->stdin_path, err);
-    const struct brig_globals g = { .root = session_root(o->state_root), .policy = policy, .policy_text = text };
+    const struct brig_globals g = { .root = session_root(o->state_root), .policy = policy, .policy_text = text,
+                                    .rootless = o->rootless };
     pid_t pid = -1;
     /* The limits hold from the start: a process of the sandbox may stop
      * brig's child before its execve (t-sandbox-exec-stop). */
@@ -206,7 +219,9 @@ static int session_exec_run(const struct sandbox_opts *o, const char *policy, co
         }
     }
     if (rc == 0) {
-        const struct sandbox_kill k = { .fn = session_kill_exec, .arg = child, .at_exit = true };
+        const struct sandbox_kill k = child != NULL
+                                          ? (struct sandbox_kill){ .fn = session_kill_exec, .arg = child, .at_exit = true }
+                                          : (struct sandbox_kill){ .fn = session_kill_group, .arg = &pid, .at_exit = true };
         void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
         const struct sandbox_live live = { .echo = o->stream, .events = o->events, .init_reports = via != NULL };
         rc = sandbox_io_wait(&io, pid, &k, lim, &live, sandbox_now_ms(), r, err);
@@ -289,18 +304,23 @@ static int exec_body(const struct sandbox_opts *o, struct sandbox_result *r)
     sandbox_stream_init(&r->out, lim.output_max);
     sandbox_stream_init(&r->err, lim.output_max);
     struct brig_cgroup *parent = NULL, *child = NULL;
-    int rc = st->cgroup ? cgroup_load(st->cgroup, &parent, &err) : brig_failx(&err, "no cgroup recorded");
-    if (rc == 0) session_reap_orphans(parent);
+    /* Made by a rootless brig without a cgroup: none for the exec either. */
+    bool no_cgroup = st->cgroup == NULL && o->rootless;
+    if (no_cgroup)
+        r->limits_skipped = brig_strdup("the sandbox has no cgroup (made by a rootless brig without a delegated "
+                                        "cgroup v2 subtree)");
+    int rc = no_cgroup ? 0 : st->cgroup ? cgroup_load(st->cgroup, &parent, &err) : brig_failx(&err, "no cgroup recorded");
+    if (rc == 0 && parent != NULL) session_reap_orphans(parent);
     /* The parent's lock, shared, from before the child is made until it is
      * locked: a reaper removes empty children only under it exclusive. */
     autoclose int plock = -1;
-    if (rc == 0 && (plock = cgroup_lock(parent, LOCK_SH)) < 0)
+    if (rc == 0 && parent != NULL && (plock = cgroup_lock(parent, LOCK_SH)) < 0)
         rc = brig_fail(&err, errno, "the sandbox's cgroup is gone (removed, or its init died)");
-    if (rc == 0 && cgroup_child_create(parent, r->id, &child, &err) < 0)
+    if (rc == 0 && parent != NULL && cgroup_child_create(parent, r->id, &child, &err) < 0)
         rc = brig_wrap(&err, "the sandbox's cgroup is gone (removed, or its init died)");
     /* Held until the child is removed: who runs it is alive. */
     autoclose int lock = -1;
-    if (rc == 0 && (lock = cgroup_child_lock(child, true)) < 0)
+    if (rc == 0 && child != NULL && (lock = cgroup_child_lock(child, true)) < 0)
         rc = brig_fail(&err, errno, "lock the exec's cgroup");
     brig_closep(&plock);
     if (rc == 0) rc = session_exec_run(o, ref, text, &lim, unsealed ? &via : NULL, &parsed, child, r, &err);

@@ -28,7 +28,8 @@ BUILD=${BRIG_BUILD_DIR:-build}
 # binutils' readelf, man-db's man
 # (the install test), python3-venv and Debian's setuptools and wheel wheels
 # (the Python client, installed offline into a venv), mypy (its types), lintian, debhelper,
-# dpkg-dev, fakeroot and build-essential (the .deb, tests/clients/t-deb.sh).
+# dpkg-dev, fakeroot and build-essential (the .deb, tests/clients/t-deb.sh), uidmap
+# (newuidmap/newgidmap: a rootless test user's subordinate ids, t-rootless*).
 # Node.js and npm (the Node client, brig-mcp) come from Debian unless a
 # `node` and `npm` are already there (npm reaches its registry over HTTPS:
 # ca-certificates, below, always). The VM and engines suites install their
@@ -39,7 +40,7 @@ BUILD_PKGS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libcap-dev
 TEST_PKGS=(busybox-static jq clang iproute2 util-linux procps coreutils findutils
            python3-jsonschema crun runc strace umoci skopeo zstd openssl sudo binutils man-db
            python3-venv python3-setuptools-whl python3-wheel-whl mypy
-           lintian debhelper dpkg-dev fakeroot build-essential)
+           lintian debhelper dpkg-dev fakeroot build-essential uidmap)
 NODE_PKGS=(nodejs npm)
 # What the default runner rootfs of `brig sandbox run` copies from the host
 # (brig-rootfs from-host's default list, rootfs-tools/lib/rootfs.h): it

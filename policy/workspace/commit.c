@@ -1,11 +1,15 @@
 /* Writing a staged workspace back (stage.c): the overlay's upper layer (what
  * the container wrote, on the bounded tmpfs) into the workspace directory,
  * as root, by fd, never following a symlink and never leaving the
- * workspace's filesystem:
+ * workspace's filesystem, and doing there only what the workspace's owner
+ * could: a directory is written into, removed (with what it holds) or given
+ * attributes only when it is one the write-back made or one of an owner the
+ * stage maps ids to (commit_dir_ok); anything else stops it with an error:
  *
  *   a whiteout (char 0:0)      the entry is removed from the workspace
  *   an opaque directory        the workspace's entries it does not hold go
- *   a directory                made if missing (a non-directory there is replaced)
+ *   a directory                made if missing (a non-directory there is replaced),
+ *                              the owner's at once, its mode set when it is done
  *   a regular file             its data segments copied (holes stay holes)
  *                              to a temporary name, owner, mode and times
  *                              set, renamed over the name; hard links of one
@@ -65,10 +69,69 @@ static int commit_count_name(struct commit *c, const char *name, struct brig_err
     return 0;
 }
 
-/* Remove whatever ws/name is (a directory with what it holds). */
-static int commit_remove(int ws, const char *name, struct brig_error **err)
+/* A listing of dirfd (which stays open). */
+static DIR *commit_opendir(int dirfd, const char *what, struct brig_error **err)
 {
-    return brig_rm_rf_at(ws, name, err);
+    int dup = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+    DIR *d = dup < 0 ? NULL : fdopendir(dup);
+    if (d == NULL) {
+        brig_fail(err, errno, "list %s", what);
+        if (dup >= 0) close(dup);
+    }
+    return d;
+}
+
+/* A directory of the workspace's filesystem the write-back may work in,
+ * as root, for the workspace's owner: one of an owner the stage maps its
+ * ids to (an idmapped workspace: the owner's). Another's, a root-owned one
+ * a root build step left, say, the owner can rename to a name the
+ * container wrote or removed while it runs: written into, chowned or
+ * removed by the write-back it would be the owner's. Without a mapping the
+ * container's ids are the host's and it could have done so itself. */
+static int commit_dir_ok(const struct commit *c, int fd, const char *name, struct brig_error **err)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0) return brig_fail(err, errno, "%s: stat", name);
+    if (st.st_dev != c->ws_dev) return brig_failx(err, "%s: another filesystem is mounted there", name);
+    bool mapped = c->rec->n_uid == 0;
+    for (size_t i = 0; !mapped && i < c->rec->n_uid; i++)
+        mapped = st.st_uid >= c->rec->uid[i].disk && st.st_uid - c->rec->uid[i].disk < c->rec->uid[i].size;
+    if (!mapped)
+        return brig_failx(err, "%s: a directory of uid %u, not of the workspace's owner: left as it is", name,
+                          (unsigned)st.st_uid);
+    return 0;
+}
+
+static int commit_remove_at(const struct commit *c, int ws, const char *name, int depth, struct brig_error **err)
+{
+    autoclose int fd = openat(ws, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) return 0;
+    if (fd < 0 && (errno == ENOTDIR || errno == ELOOP)) {
+        if (unlinkat(ws, name, 0) < 0 && errno != ENOENT) return brig_fail(err, errno, "%s: unlink", name);
+        return 0;
+    }
+    if (fd < 0) return brig_fail(err, errno, "%s: open", name);
+    if (depth > COMMIT_DEPTH) return brig_failx(err, "%s: deeper than %d directories", name, COMMIT_DEPTH);
+    TRY(commit_dir_ok(c, fd, name, err));
+    DIR *d = commit_opendir(fd, name, err);
+    if (d == NULL) return -1;
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        rc = commit_remove_at(c, fd, e->d_name, depth + 1, err);
+        if (rc < 0) brig_wrap(err, "%s", name);
+    }
+    closedir(d);
+    if (rc == 0 && unlinkat(ws, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+        rc = brig_fail(err, errno, "%s: rmdir", name);
+    return rc;
+}
+
+/* Remove whatever ws/name is (a directory with what it holds, each
+ * directory judged by commit_dir_ok before anything in it goes). */
+static int commit_remove(const struct commit *c, int ws, const char *name, struct brig_error **err)
+{
+    return commit_remove_at(c, ws, name, 0, err);
 }
 
 /* Copy src's data segments to dst (same offsets, holes left as holes). */
@@ -144,7 +207,7 @@ static int commit_hardlink(struct commit *c, int first, int ws, const char *name
         return brig_fail(err, errno, "%s: link", name);
     struct stat now;
     if (fstatat(ws, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(now.st_mode) &&
-        commit_remove(ws, name, err) < 0) {
+        commit_remove(c, ws, name, err) < 0) {
         unlinkat(ws, tmp, 0);
         return -1;
     }
@@ -178,7 +241,7 @@ static int commit_file(struct commit *c, int up, int ws, const char *name, const
     int rc = commit_data(c, src, dst, sst.st_size, name, err);
     if (rc == 0) rc = commit_attrs(c, dst, &sst, name, err);
     if (rc == 0 && fstatat(ws, name, &have, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(have.st_mode))
-        rc = commit_remove(ws, name, err);
+        rc = commit_remove(c, ws, name, err);
     if (rc == 0 && renameat(ws, tmp, ws, name) < 0) rc = brig_fail(err, errno, "%s: rename into place", name);
     if (rc < 0) {
         unlinkat(ws, tmp, 0);
@@ -209,7 +272,7 @@ static int commit_symlink(struct commit *c, int up, int ws, const char *name, co
         utimensat(ws, tmp, t, AT_SYMLINK_NOFOLLOW) < 0)
         rc = brig_fail(err, errno, "%s: owner and times", name);
     if (rc == 0 && fstatat(ws, name, &have, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(have.st_mode))
-        rc = commit_remove(ws, name, err);
+        rc = commit_remove(c, ws, name, err);
     if (rc == 0 && renameat(ws, tmp, ws, name) < 0) rc = brig_fail(err, errno, "%s: rename into place", name);
     if (rc < 0) unlinkat(ws, tmp, 0);
     return rc;
@@ -222,20 +285,8 @@ static bool commit_opaque(int dirfd)
     return n == 1 && v[0] == 'y';
 }
 
-/* A listing of dirfd (which stays open). */
-static DIR *commit_opendir(int dirfd, const char *what, struct brig_error **err)
-{
-    int dup = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-    DIR *d = dup < 0 ? NULL : fdopendir(dup);
-    if (d == NULL) {
-        brig_fail(err, errno, "list %s", what);
-        if (dup >= 0) close(dup);
-    }
-    return d;
-}
-
 /* An opaque directory replaced the workspace's: what it does not hold goes. */
-static int commit_prune(int up, int ws, struct brig_error **err)
+static int commit_prune(const struct commit *c, int up, int ws, struct brig_error **err)
 {
     DIR *d = commit_opendir(ws, "the workspace", err);
     if (d == NULL) return -1;
@@ -244,7 +295,7 @@ static int commit_prune(int up, int ws, struct brig_error **err)
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
         struct stat st;
         if (fstatat(up, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT) continue;
-        rc = commit_remove(ws, e->d_name, err);
+        rc = commit_remove(c, ws, e->d_name, err);
     }
     closedir(d);
     return rc;
@@ -252,19 +303,46 @@ static int commit_prune(int up, int ws, struct brig_error **err)
 
 static int commit_dir(struct commit *c, int up, int ws, int depth, struct brig_error **err);
 
+/* fd is the directory mkdirat just made, as far as can be told: root's,
+ * 0700, empty. The owner may rename a directory of theirs, or of root's,
+ * onto the empty one made before it is opened: then it is judged as one
+ * that was there (commit_dir_ok); an empty one of root's taken for ours
+ * holds nothing to take over. */
+static bool commit_made(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 0777) != 0700 || st.st_nlink != 2) return false;
+    autoerr struct brig_error *e = NULL;
+    DIR *d = commit_opendir(fd, "the directory made", &e);
+    if (d == NULL) return false;
+    bool empty = true;
+    for (struct dirent *de; empty && (de = readdir(d)) != NULL;)
+        empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+    closedir(d);
+    return empty;
+}
+
 static int commit_subdir(struct commit *c, int up, int ws, const char *name, const struct stat *st, int depth,
                          struct brig_error **err)
 {
     struct stat have;
     if (fstatat(ws, name, &have, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(have.st_mode) && unlinkat(ws, name, 0) < 0)
         return brig_fail(err, errno, "%s: replace by a directory", name);
-    if (mkdirat(ws, name, 0700) < 0 && errno != EEXIST) return brig_fail(err, errno, "%s: mkdir", name);
+    bool made = mkdirat(ws, name, 0700) == 0;
+    if (!made && errno != EEXIST) return brig_fail(err, errno, "%s: mkdir", name);
     autoclose int sub_ws = openat(ws, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     autoclose int sub_up = openat(up, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    struct stat now;
-    if (sub_ws < 0 || sub_up < 0 || fstat(sub_ws, &now) < 0) return brig_fail(err, errno, "%s: open", name);
-    if (now.st_dev != c->ws_dev) return brig_failx(err, "%s: another filesystem is mounted there", name);
-    if (commit_opaque(sub_up)) TRY(commit_prune(sub_up, sub_ws, err));
+    if (sub_ws < 0 || sub_up < 0) return brig_fail(err, errno, "%s: open", name);
+    /* Its owner's from the start (its mode stays 0700 until it is done): a
+     * write-back that stops inside (an error, a brig killed) leaves nothing
+     * of root's that the owner could not remove. */
+    if (made && commit_made(sub_ws)) {
+        if (fchown(sub_ws, commit_uid(c, st->st_uid), commit_gid(c, st->st_gid)) < 0)
+            return brig_fail(err, errno, "%s: chown", name);
+    } else {
+        TRY(commit_dir_ok(c, sub_ws, name, err));
+    }
+    if (commit_opaque(sub_up)) TRY(commit_prune(c, sub_up, sub_ws, err));
     if (commit_dir(c, sub_up, sub_ws, depth + 1, err) < 0) return brig_wrap(err, "%s", name);
     return commit_attrs(c, sub_ws, st, name, err);
 }
@@ -281,7 +359,7 @@ static int commit_dir(struct commit *c, int up, int ws, int depth, struct brig_e
         struct stat st;
         if (fstatat(up, name, &st, AT_SYMLINK_NOFOLLOW) < 0) continue;     /* gone (a session) */
         if ((rc = commit_count_name(c, name, err)) < 0) break;
-        if (S_ISCHR(st.st_mode) && st.st_rdev == 0) rc = commit_remove(ws, name, err);
+        if (S_ISCHR(st.st_mode) && st.st_rdev == 0) rc = commit_remove(c, ws, name, err);
         else if (S_ISDIR(st.st_mode)) rc = commit_subdir(c, up, ws, name, &st, depth, err);
         else if (S_ISREG(st.st_mode)) rc = commit_file(c, up, ws, name, &st, err);
         else if (S_ISLNK(st.st_mode)) rc = commit_symlink(c, up, ws, name, &st, err);

@@ -12,6 +12,7 @@
 #include "brig-config.h"
 #include "cli.h"
 #include "../../sandbox/sandbox.h"
+#include "../linux/rootless.h"
 #include "../util/cleanup.h"
 #include "../util/strutil.h"
 
@@ -46,7 +47,8 @@ static int sandbox_take_env(int argc, char **argv, char **env, char **rest, int 
     { "output-limit", 0, CLI_STRING, &(o).output_limit, "SIZE",                                          \
       "bytes kept per stream (head + tail), at most the policy's output.maxBytes" }
 #define SANDBOX_FLAG_STATE_ROOT(var) \
-    { "state-root", 0, CLI_STRING, &(var), "DIR", "private state directory (default " SANDBOX_STATE_ROOT ")" }
+    { "state-root", 0, CLI_STRING, &(var), "DIR", \
+      "private state directory (default " SANDBOX_STATE_ROOT "; rootless: $XDG_RUNTIME_DIR/brig-sandbox)" }
 #define SANDBOX_FLAGS_COMMAND(o, json, events, help)                                                              \
     { "env", 'e', CLI_STRING, NULL, "K=V", "set an environment variable (repeatable)" },                 \
     { "cwd", 0, CLI_STRING, &(o).cwd, "DIR", "working directory inside (default: the workspace, or /)" }, \
@@ -65,6 +67,16 @@ static int sandbox_parse(const struct cli_flag *flags, size_t n_flags, int argc,
     int n_rest = 0;
     TRY(sandbox_take_env(argc, argv, env, rest, &n_rest, err));
     return cli_parse(flags, n_flags, n_rest, rest, false, NULL, pos, n_pos, err);
+}
+
+/* Rootless (linux/rootless.h): the state root defaults to the user's own,
+ * $XDG_RUNTIME_DIR/brig-sandbox (*own holds it). */
+static int sandbox_state_root(const struct brig_globals *g, const char **root, char **own, struct brig_error **err)
+{
+    if (!g->rootless || *root != NULL) return 0;
+    TRY(rootless_state_root("brig-sandbox", "--state-root", own, err));
+    *root = *own;
+    return 0;
 }
 
 /* --events: the queue of lines the run fills, and the output bound. */
@@ -97,7 +109,8 @@ static void sandbox_report(struct sandbox_result *r, bool json, struct sandbox_e
     sandbox_result_free(r);
 }
 
-static int sandbox_cmd_run(int argc, char **argv, int *status, struct brig_error **err)
+static int sandbox_cmd_run(const struct brig_globals *g, int argc, char **argv, int *status,
+                           struct brig_error **err)
 {
     struct sandbox_opts o = {0};
     bool json = false, events = false, help = false;
@@ -124,8 +137,11 @@ static int sandbox_cmd_run(int argc, char **argv, int *status, struct brig_error
     }
     o.env = env;
     o.argv = pos;
+    o.rootless = g->rootless;
+    autofree char *own_root = NULL;
     char *owned[4] = {0};
-    int sudo_rc = sandbox_sudo_apply(&o, owned, err);
+    int sudo_rc = sandbox_state_root(g, &o.state_root, &own_root, err);
+    if (sudo_rc == 0) sudo_rc = sandbox_sudo_apply(&o, owned, err);
     struct sandbox_events ev;
     sandbox_events_setup(&o, events, json, &ev);
     struct winsize ws;
@@ -145,7 +161,8 @@ static int sandbox_cmd_run(int argc, char **argv, int *status, struct brig_error
     return 0;
 }
 
-static int sandbox_cmd_create(int argc, char **argv, int *status, struct brig_error **err)
+static int sandbox_cmd_create(const struct brig_globals *g, int argc, char **argv, int *status,
+                           struct brig_error **err)
 {
     struct sandbox_opts o = {0};
     bool help = false;
@@ -171,13 +188,17 @@ static int sandbox_cmd_create(int argc, char **argv, int *status, struct brig_er
     if (n_pos != 1) return brig_failx(err, "expected one NAME: brig sandbox create [options] NAME");
     o.session = pos[0];
     o.env = env;
+    o.rootless = g->rootless;
+    autofree char *own_root = NULL;
+    TRY(sandbox_state_root(g, &o.state_root, &own_root, err));
     TRY(sandbox_create(&o, err));
     printf("%s\n", o.session);
     *status = 0;
     return 0;
 }
 
-static int sandbox_cmd_exec(int argc, char **argv, int *status, struct brig_error **err)
+static int sandbox_cmd_exec(const struct brig_globals *g, int argc, char **argv, int *status,
+                           struct brig_error **err)
 {
     struct sandbox_opts o = {0};
     bool json = false, events = false, help = false;
@@ -200,6 +221,9 @@ static int sandbox_cmd_exec(int argc, char **argv, int *status, struct brig_erro
     o.session = pos[0];
     o.env = env;
     o.argv = pos + 1;
+    o.rootless = g->rootless;
+    autofree char *own_root = NULL;
+    TRY(sandbox_state_root(g, &o.state_root, &own_root, err));
     struct sandbox_events ev;
     sandbox_events_setup(&o, events, json, &ev);
     struct sandbox_result r = {0};
@@ -208,7 +232,8 @@ static int sandbox_cmd_exec(int argc, char **argv, int *status, struct brig_erro
     return 0;
 }
 
-static int sandbox_cmd_ls(int argc, char **argv, int *status, struct brig_error **err)
+static int sandbox_cmd_ls(const struct brig_globals *g, int argc, char **argv, int *status,
+                           struct brig_error **err)
 {
     const char *state_root = NULL;
     bool json = false, help = false;
@@ -225,12 +250,15 @@ static int sandbox_cmd_ls(int argc, char **argv, int *status, struct brig_error 
         return 0;
     }
     if (n_pos != 0) return brig_failx(err, "brig sandbox ls takes no arguments");
+    autofree char *own_root = NULL;
+    TRY(sandbox_state_root(g, &state_root, &own_root, err));
     TRY(sandbox_list(state_root, json, err));
     *status = 0;
     return 0;
 }
 
-static int sandbox_cmd_rm(int argc, char **argv, int *status, struct brig_error **err)
+static int sandbox_cmd_rm(const struct brig_globals *g, int argc, char **argv, int *status,
+                           struct brig_error **err)
 {
     const char *state_root = NULL;
     bool force = false, help = false;
@@ -249,12 +277,15 @@ static int sandbox_cmd_rm(int argc, char **argv, int *status, struct brig_error 
         return 0;
     }
     if (n_pos != 1) return brig_failx(err, "expected one NAME: brig sandbox rm [--force] NAME");
+    autofree char *own_root = NULL;
+    TRY(sandbox_state_root(g, &state_root, &own_root, err));
     TRY(sandbox_remove(state_root, pos[0], force, err));
     *status = 0;
     return 0;
 }
 
-static int sandbox_cmd_gc(int argc, char **argv, int *status, struct brig_error **err)
+static int sandbox_cmd_gc(const struct brig_globals *g, int argc, char **argv, int *status,
+                           struct brig_error **err)
 {
     const char *state_root = NULL;
     bool help = false;
@@ -277,7 +308,9 @@ static int sandbox_cmd_gc(int argc, char **argv, int *status, struct brig_error 
     }
     if (n_pos != 0) return brig_failx(err, "brig sandbox gc takes no arguments");
     struct sandbox_gc_report rep = { 0 };
-    TRY(sandbox_gc(state_root, &rep, err));
+    autofree char *own_root = NULL;
+    TRY(sandbox_state_root(g, &state_root, &own_root, err));
+    TRY(sandbox_gc(state_root, g->rootless, &rep, err));
     printf("removed %zu state entries and %zu cgroups; %zu cgroups left (not provably ownerless)%s\n",
            rep.entries_removed, rep.leaves_removed, rep.leaves_left,
            rep.errors ? "; some removals failed (see above)" : "");
@@ -288,7 +321,7 @@ static int sandbox_cmd_gc(int argc, char **argv, int *status, struct brig_error 
 
 static const struct {
     const char *name;
-    int (*fn)(int argc, char **argv, int *status, struct brig_error **err);
+    int (*fn)(const struct brig_globals *g, int argc, char **argv, int *status, struct brig_error **err);
 } sandbox_cmds[] = {
     { "run", sandbox_cmd_run }, { "create", sandbox_cmd_create }, { "exec", sandbox_cmd_exec },
     { "ls", sandbox_cmd_ls }, { "rm", sandbox_cmd_rm }, { "gc", sandbox_cmd_gc },
@@ -307,7 +340,7 @@ int cmd_sandbox(const struct brig_globals *g, int argc, char **argv, int *status
         snprintf(cmd, sizeof(cmd), "sandbox %s", sandbox_cmds[i].name);
         cli_set_command(cmd);
         /* Bad flags are brig's failure too: 125, as for a sandbox that could not be made. */
-        if (sandbox_cmds[i].fn(argc - 1, argv + 1, status, err) < 0) {
+        if (sandbox_cmds[i].fn(g, argc - 1, argv + 1, status, err) < 0) {
             fprintf(stderr, "brig sandbox %s: %s\n", argv[0], (*err)->msg);
             *status = 125;
         }

@@ -8,6 +8,8 @@
 #include "brig-commit.h"
 #include "cli.h"
 #include "../linux/exe_seal.h"
+#include "../linux/rootless.h"
+#include "../../policy/policy.h"
 #include "../util/cleanup.h"
 #include "../util/log.h"
 
@@ -15,6 +17,7 @@ struct cli_command {
     const char *name;
     cli_cmd_fn fn;
     const char *summary;
+    bool stateless;         /* never reads --root (rootless: no $XDG_RUNTIME_DIR needed) */
 };
 
 /* Checkpoint/restore needs CRIU, which brig will not drive. */
@@ -48,25 +51,25 @@ static bool cmd_spawns(int argc, char **argv)
 }
 
 static const struct cli_command commands[] = {
-    { "create", cmd_create, "create a container" },
-    { "start", cmd_start, "start the user process of a created container" },
-    { "run", cmd_run, "create and start a container" },
-    { "state", cmd_state, "output the state of a container" },
-    { "kill", cmd_kill, "send a signal to the container's init process" },
-    { "delete", cmd_delete, "delete a container and everything it holds" },
-    { "list", cmd_list, "list the containers under --root" },
-    { "spec", cmd_spec, "create a new specification file (config.json)" },
-    { "features", cmd_features, "show what this build of brig supports (JSON)" },
-    { "policy", cmd_policy, "check, apply, show and selftest sandbox policies" },
-    { "sandbox", cmd_sandbox, "run a command in a fresh sandbox under a policy (docs/sandbox.md)" },
-    { "ps", cmd_ps, "list the processes running in a container" },
-    { "exec", cmd_exec, "run a process in a running container" },
-    { "pause", cmd_pause, "suspend every process of the container" },
-    { "resume", cmd_resume, "resume a paused container" },
-    { "update", cmd_update, "change the resource limits of a running container" },
-    { "events", cmd_events, "print stats and OOM events of a container (JSON)" },
-    { "checkpoint", cmd_checkpoint, "(not supported)" },
-    { "restore", cmd_restore, "(not supported)" },
+    { "create", cmd_create, "create a container", false },
+    { "start", cmd_start, "start the user process of a created container", false },
+    { "run", cmd_run, "create and start a container", false },
+    { "state", cmd_state, "output the state of a container", false },
+    { "kill", cmd_kill, "send a signal to the container's init process", false },
+    { "delete", cmd_delete, "delete a container and everything it holds", false },
+    { "list", cmd_list, "list the containers under --root", false },
+    { "spec", cmd_spec, "create a new specification file (config.json)", true },
+    { "features", cmd_features, "show what this build of brig supports (JSON)", true },
+    { "policy", cmd_policy, "check, apply, show and selftest sandbox policies", true },
+    { "sandbox", cmd_sandbox, "run a command in a fresh sandbox under a policy (docs/sandbox.md)", true },
+    { "ps", cmd_ps, "list the processes running in a container", false },
+    { "exec", cmd_exec, "run a process in a running container", false },
+    { "pause", cmd_pause, "suspend every process of the container", false },
+    { "resume", cmd_resume, "resume a paused container", false },
+    { "update", cmd_update, "change the resource limits of a running container", false },
+    { "events", cmd_events, "print stats and OOM events of a container (JSON)", false },
+    { "checkpoint", cmd_checkpoint, "(not supported)", true },
+    { "restore", cmd_restore, "(not supported)", true },
 };
 
 struct cli_globals {
@@ -109,9 +112,10 @@ static void report_error(const struct brig_error *e, bool log_to_file, bool json
 
 int main(int argc, char **argv)
 {
-    struct cli_globals cg = { .root = "/run/brig" };
+    struct cli_globals cg = { 0 };
     const struct cli_flag gflags[] = {
-        { "root", 0, CLI_STRING, &cg.root, "DIR", "state directory (default /run/brig)" },
+        { "root", 0, CLI_STRING, &cg.root, "DIR",
+          "state directory (default /run/brig; rootless: $XDG_RUNTIME_DIR/brig)" },
         { "log", 0, CLI_STRING, &cg.log, "FILE", "log to FILE instead of stderr" },
         { "log-format", 0, CLI_STRING, &cg.log_format, "FORMAT", "text (default) or json" },
         { "debug", 0, CLI_BOOL, &cg.debug, NULL, "enable debug logging" },
@@ -119,7 +123,8 @@ int main(int argc, char **argv)
           "linux.cgroupsPath is slice:prefix:name" },
         { "cgroup-manager", 0, CLI_STRING, &cg.cgroup_manager, "MANAGER",
           "crun's: cgroupfs (default), systemd (as --systemd-cgroup) or disabled (no cgroup)" },
-        { "rootless", 0, CLI_STRING, &cg.rootless, "VALUE", "accepted for runc compatibility (true|false|auto)" },
+        { "rootless", 0, CLI_STRING, &cg.rootless, "VALUE",
+          "true|false|auto (default): run without privilege on the host (docs/rootless.md)" },
         { "criu", 0, CLI_STRING, &cg.criu, "PATH", "accepted for runc compatibility (unused)" },
         { "policy", 0, CLI_STRING, &cg.policy, "FILE|NAME",
           "enforce this sandbox policy (default: /etc/brig/policy.json if it exists)" },
@@ -160,6 +165,12 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    bool rootless = rootless_detect(cg.rootless);
+    if (rootless) {
+        autofree char *audit = rootless_audit_path();
+        policy_audit_redirect(audit);
+    }
+
     /* crun's --cgroup-manager. brig never talks to systemd over D-Bus:
      * "systemd" is --systemd-cgroup (cgroupsPath is slice:prefix:name, made
      * with cgroupfs where systemd would put it); docs/cli.md says so. */
@@ -193,12 +204,21 @@ int main(int argc, char **argv)
         print_help(gflags, BRIG_ARRAY_SIZE(gflags));
         return cg.help || cargc > 0 ? 0 : 1;
     }
-    const struct brig_globals g = {
-        .root = cg.root, .systemd_cgroup = cg.systemd_cgroup, .debug = cg.debug, .policy = cg.policy,
-        .no_cgroup = no_cgroup,
-    };
     for (size_t i = 0; i < BRIG_ARRAY_SIZE(commands); i++) {
         if (strcmp(cargv[0], commands[i].name) != 0) continue;
+        /* Rootless (not root, or uid 0 of a user namespace that is not the
+         * host's): the state is the caller's own, under $XDG_RUNTIME_DIR. */
+        autofree char *own_root = NULL;
+        if (cg.root == NULL && rootless && !commands[i].stateless &&
+            rootless_state_root("brig", "--root", &own_root, &err) < 0) {
+            report_error(err, log_to_file, fmt == BRIG_LOG_JSON);
+            return 1;
+        }
+        const struct brig_globals g = {
+            .root = cg.root != NULL ? cg.root : own_root != NULL ? own_root : "/run/brig",
+            .systemd_cgroup = cg.systemd_cgroup, .debug = cg.debug, .policy = cg.policy,
+            .no_cgroup = no_cgroup, .rootless = rootless,
+        };
         brig_debug("command %s", commands[i].name);
         cli_set_command(commands[i].name);
         int status = 0;

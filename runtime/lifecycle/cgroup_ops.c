@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../../policy/policy.h"
 #include "../config/json.h"
@@ -348,19 +349,31 @@ static const char *ops_resource_limit(const struct brig_resources *r)
     return NULL;
 }
 
-int cgroup_disabled_check(const struct brig_spec *s, bool policy, struct brig_error **err)
+int cgroup_disabled_check(const struct brig_spec *s, bool policy, const char *rootless_why,
+                          struct brig_error **err)
 {
+    /* Rootless, it is said why there is no cgroup and how to get one. */
+    autofree char *none = rootless_why == NULL
+                              ? brig_strdup("--cgroup-manager disabled makes no cgroup to enforce it")
+                              : brig_asprintf("rootless brig (uid %u) has no cgroup to enforce it: %s. "
+                                              "To get one, %s", (unsigned)geteuid(), rootless_why,
+                                              CGROUP_DELEGATION_FIX);
+    if (policy && rootless_why != NULL)
+        return brig_failx(err, "the sandbox policy's limits: rootless brig (uid %u) has no cgroup to "
+                          "enforce them: %s. To get one, %s; or let the policy run without its limits "
+                          "when rootless (\"rootless\": {\"limits\": \"optional\"})",
+                          (unsigned)geteuid(), rootless_why, CGROUP_DELEGATION_FIX);
     if (policy)
         return brig_failx(err, "--cgroup-manager disabled: the sandbox policy's limits are "
                                "cgroup limits, refusing to run without a cgroup");
     if (!s->has_linux || !s->linux_cfg.resources.present) return 0;
     const struct brig_resources *r = &s->linux_cfg.resources;
     const char *field = ops_resource_limit(r);
-    if (field != NULL)
-        return brig_failx(err, "%s: --cgroup-manager disabled makes no cgroup to enforce it", field);
+    if (field != NULL) return brig_failx(err, "%s: %s", field, none);
     /* Device rules are the cgroup's; without one only the nodes brig makes
-     * exist, unless the process can make more. */
-    bool userns = s->linux_cfg.namespaces[BRIG_NS_USER].present;
+     * exist, unless the process can make more: a rootless brig's never can
+     * (mknod of a device needs CAP_MKNOD on the host). */
+    bool userns = s->linux_cfg.namespaces[BRIG_NS_USER].present || rootless_why != NULL;
     if (r->n_devices > 0 && !userns && s->process.has_caps &&
         (s->process.caps.sets[BRIG_CAP_BOUNDING] & (1ull << 27 /* CAP_MKNOD */)))
         return brig_failx(err, "linux.resources.devices: --cgroup-manager disabled makes no "

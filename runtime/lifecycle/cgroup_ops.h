@@ -22,10 +22,19 @@ int container_update(const struct brig_globals *g, const char *id, const struct 
 int container_events(const struct brig_globals *g, const char *id, bool stats_only,
                      long interval_ms, struct brig_error **err);
 
-/* --cgroup-manager disabled: refuse what only a cgroup could enforce (any
- * linux.resources limit, a device rule a CAP_MKNOD holder could get past, a
- * policy, whose limits are cgroup limits), naming the field. */
-int cgroup_disabled_check(const struct brig_spec *s, bool policy, struct brig_error **err);
+/* No cgroup (--cgroup-manager disabled, or rootless_why: a rootless brig
+ * without a delegated cgroup v2 subtree, this sentence saying why): refuse
+ * what only a cgroup could enforce (any linux.resources limit, a device
+ * rule a CAP_MKNOD holder could get past, a policy's limits), naming the
+ * field, and rootless also how to get a cgroup. */
+int cgroup_disabled_check(const struct brig_spec *s, bool policy, const char *rootless_why,
+                          struct brig_error **err);
+/* How a rootless user gets a delegated cgroup v2 subtree (docs/rootless.md). */
+#define CGROUP_DELEGATION_FIX                                                                      \
+    "run brig on a host with cgroup v2 only (systemd.unified_cgroup_hierarchy=1 on the kernel "   \
+    "command line) inside the subtree systemd delegates to your user: under your user manager "   \
+    "(loginctl enable-linger USER; systemd-run --user --scope brig ...) or in a unit with User= " \
+    "and Delegate=yes (docs/rootless.md)"
 
 /* status, or BRIG_STATUS_PAUSED when a created/running container's cgroup
  * is frozen (runc's "paused"). */

@@ -12,6 +12,8 @@ struct brig_globals {
     const char *root;           /* state directory, default /run/brig */
     bool systemd_cgroup;
     bool no_cgroup;             /* --cgroup-manager disabled: create makes none */
+    bool rootless;              /* no privilege on the host (linux/rootless.h) */
+    bool quiet_limits;          /* the caller reports limits it could not apply (sandbox) */
     bool debug;
     const char *policy;         /* --policy FILE|NAME (policy/policy.h), or NULL */
     const char *policy_text;    /* that policy's JSON as read before (a sandbox's

@@ -118,6 +118,74 @@ static struct brig_state *launch_state_new(const struct brig_spec *s, const char
     return st;
 }
 
+/* Whether create makes a cgroup, and where. Rootless, only below the
+ * cgroup v2 subtree systemd delegates to the caller; without one (a hybrid
+ * or v1 host, or brig started outside it) there is none, and whatever asks
+ * for limits is refused, saying how to get one. */
+static int launch_cgroup_plan(struct launch *L, const struct brig_globals *g, struct brig_error **err)
+{
+    L->no_cgroup = g->no_cgroup;
+    L->rootless = g->rootless;
+    if (g->no_cgroup) return cgroup_disabled_check(L->spec, L->policy != NULL, NULL, err);
+    if (!g->rootless) return 0;
+    autofree char *why = NULL;
+    if (cgroup_delegation_find(&L->cg_delegated, &why) == 0) return 0;
+    L->no_cgroup = true;
+    brig_debug("cgroup: rootless, none: %s", why);
+    /* The policy in force may let its limits go (rootless.limits). */
+    if (L->policy != NULL && L->policy->rootless.limits_optional) {
+        L->limits_skipped = brig_asprintf("rootless brig (uid %u) has no cgroup: %s", (unsigned)geteuid(), why);
+        if (!g->quiet_limits)
+            brig_warn("policy %s: its limits are not applied (rootless.limits is optional): %s", L->policy->name,
+                      L->limits_skipped);
+        return 0;
+    }
+    return cgroup_disabled_check(L->spec, L->policy != NULL, why, err);
+}
+
+/* workspace.maxSize where neither the workspace's filesystem nor a project
+ * quota keeps it is kept by staging, which mounts a tmpfs and an overlay on
+ * the host: not for a rootless brig. Refused, naming the fix, unless the
+ * policy lets its limits go (rootless.limits), then reported like a missing
+ * cgroup. */
+static int launch_stage_plan(struct launch *L, const struct brig_globals *g, struct brig_error **err)
+{
+    if (!g->rootless) return 0;
+    for (size_t i = 0; i < L->spec->n_mounts; i++) {
+        struct brig_mount *m = &L->spec->mounts[i];
+        if (m->stage_bytes == 0) continue;
+        if (L->policy == NULL || !L->policy->rootless.limits_optional)
+            return brig_failx(err, "workspace.maxSize: rootless brig (uid %u) cannot bound the workspace %s: its "
+                              "filesystem is larger than %llu bytes without project quotas, and staging it needs a "
+                              "tmpfs mounted on the host; give it a workspace on a filesystem of at most that size "
+                              "(a tmpfs with size=, a loop-mounted image), or let the policy's limits go for "
+                              "rootless use (\"rootless\": {\"limits\": \"optional\"}, docs/rootless.md)",
+                              (unsigned)geteuid(), m->source, (unsigned long long)m->stage_bytes);
+        char *why = brig_asprintf("%s%sthe workspace %s is not bounded to workspace.maxSize %llu bytes (staging "
+                                  "needs a tmpfs mounted on the host)", L->limits_skipped ? L->limits_skipped : "",
+                                  L->limits_skipped ? "; " : "", m->source, (unsigned long long)m->stage_bytes);
+        free(L->limits_skipped);
+        L->limits_skipped = why;
+        if (!g->quiet_limits)
+            brig_warn("policy %s: workspace.maxSize is not applied (rootless.limits is optional): %s",
+                      L->policy->name, why);
+        m->stage_bytes = 0;
+    }
+    return 0;
+}
+
+/* A user that is not root has no privilege but in a user namespace of its
+ * own: the config must make one (uid 0 of a namespace that is not the
+ * host's, as under rootless podman, has its privilege there already). */
+static int launch_rootless_check(const struct launch *L, const struct brig_globals *g,
+                                 struct brig_error **err)
+{
+    if (!g->rootless || geteuid() == 0 || L->ns.new_user || L->ns.join_fds[BRIG_NS_USER] >= 0) return 0;
+    return brig_failx(err, "linux.namespaces: rootless brig (uid %u) needs a user namespace: add "
+                      "{\"type\": \"user\"} with linux.uidMappings and linux.gidMappings of your ids "
+                      "(brig spec --rootless and runc spec --rootless write them)", (unsigned)geteuid());
+}
+
 /* The container's own user namespace: instead of one the config asks
  * for, and mapping every id the process takes. */
 static int launch_userns_own_check(const struct brig_spec *s, const struct brig_userns_own *u,
@@ -171,7 +239,8 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
      * resolved once: run audits its exit and its delete under it. */
     TRY(policy_resolve_text(g->policy, g->policy_text, &L->policy, err));
     TRY(policy_enforce_resolved(L->policy, L->spec, "create", o->id, err));
-    if (g->no_cgroup) TRY(cgroup_disabled_check(L->spec, L->policy != NULL, err));
+    TRY(launch_cgroup_plan(L, g, err));
+    TRY(launch_stage_plan(L, g, err));
     TRY(egress_prepare(L->policy, L->spec, err));     /* the proxy's env (docs/egress.md) */
     /* A state that state_read could not take back would strand the init. */
     L->st = launch_state_new(L->spec, o->id);
@@ -188,7 +257,8 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     if (o->console_socket != NULL) TRY(console_socket_connect(o->console_socket, &L->console_sock, err));
     TRY(ns_plan_prepare(L->spec, &L->ns, err));
     L->ns_ready = true;
-    if (L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, L->ns.new_user, err));
+    TRY(launch_rootless_check(L, g, err));
+    if (L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, L->ns.new_user, g->rootless, err));
     /* What would fail only after `start` is refused now, as runc does. */
     bool in_userns = L->ns.new_user || L->ns.join_fds[BRIG_NS_USER] >= 0 || o->userns != NULL;
     if (o->userns != NULL) TRY(launch_userns_own_check(L->spec, o->userns, err));
@@ -220,10 +290,10 @@ static int launch_resources(struct launch *L, const struct brig_globals *g, cons
         state_root_hint(err);   /* its record and mount point are in the state dir */
         return -1;
     }
-    if (staged && L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, L->ns.new_user, err));
-    if (!g->no_cgroup)
-        TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, cgroup_fresh, launch_record_cgroup, L, &L->cg,
-                                   err));
+    if (staged && L->ns.new_mnt) TRY(mounts_bind_prepare(L->spec, L->ns.new_user, g->rootless, err));
+    if (!L->no_cgroup)
+        TRY(cgroup_create_recorded(L->spec, id, g->systemd_cgroup, L->cg_delegated, cgroup_fresh,
+                                   launch_record_cgroup, L, &L->cg, err));
     if (!run_mode) {
         if (mkfifoat(L->dirfd, "exec.fifo", 0600) < 0) {
             brig_fail(err, errno, "mkfifo exec.fifo");
@@ -314,6 +384,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
             .caller_mntns = &caller_mntns,
             .userns_base = o->userns ? o->userns->base : 0,
             .userns_size = o->userns ? o->userns->size : 0,
+            .dumpable_until_go = L->ns.new_user && geteuid() != 0, .rootless = L->rootless,
         };
         child_main(&c);
     }
@@ -457,6 +528,10 @@ void launch_release(struct launch *L)
     L->spec = NULL;
     free(L->config_text);
     L->config_text = NULL;
+    free(L->cg_delegated);
+    L->cg_delegated = NULL;
+    free(L->limits_skipped);
+    L->limits_skipped = NULL;
 }
 
 int launch_container(struct launch *L, const struct brig_globals *g, const struct brig_create_opts *o,

@@ -65,6 +65,8 @@ struct exec_run {
     bool cloned_into;       /* the child was born in the v2 cgroup */
     bool shared_mm;         /* the child runs in our memory (spawn_vm.h): no SYNC_GO */
     bool unsignalable;      /* no process of the container may signal our child (exec_unsignalable) */
+    bool user_joined;       /* rootless: we joined the container's user namespace (exec_pidns_enter) */
+    bool rootless;          /* brig_globals.rootless */
     pid_t pid;
 };
 
@@ -200,7 +202,10 @@ static int exec_unshared_mark(struct exec_run *X, const struct brig_process *sav
         close(fd);
         return 0;
     }
-    X->unsignalable = faccessat(X->dirfd, EXEC_UNSHARED_MARK, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+    /* Rootless, the container's processes are our uid on the host (or
+     * root of the namespace we run in): they may signal our child. */
+    X->unsignalable = !X->rootless && faccessat(X->dirfd, EXEC_UNSHARED_MARK, F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+                      errno == ENOENT;
     return 0;
 }
 
@@ -242,10 +247,27 @@ static int exec_load_config(struct exec_run *X, const struct brig_state *st, str
     return 0;
 }
 
+/* Rootless (not root on the host: the container has a user namespace of
+ * its own, launch_rootless_check): we enter it first, and stay. A pid
+ * namespace is joined with CAP_SYS_ADMIN in its owner, that namespace, and
+ * a non-dumpable init's /proc/<pid>/ns opens only with CAP_SYS_PTRACE over
+ * its mm's, which we have only inside. We have no privilege outside it to
+ * lose, our files are the same uid's, we stay non-dumpable (exec_spawn)
+ * with our mm the host namespace's (no ptrace of us from the container),
+ * and nothing there can see our pid. */
+static int exec_rootless_join_user(struct exec_run *X, struct brig_error **err)
+{
+    if (!X->rootless || geteuid() == 0) return 0;
+    if (setns(X->pidfd, CLONE_NEWUSER) < 0) return brig_fail(err, errno, "join the container's user namespace");
+    X->user_joined = true;
+    return 0;
+}
+
 /* Everything checked and opened on the host side before any process. */
 static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opts *o,
                         struct exec_run *X, struct brig_error **err)
 {
+    X->rootless = g->rootless;
     TRY(state_dir_open(g->root, o->id, &X->dirfd, err));
     autostate struct brig_state *st = NULL;
     if (state_read(X->dirfd, &st, err) < 0) return brig_wrap(err, "container %s", o->id);
@@ -253,9 +275,10 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
     if (status != BRIG_STATUS_RUNNING)
         return brig_failx(err, "cannot exec in a %s container (it must be running)",
                           state_status_name(status));
-    if (st->cgroup == NULL) return brig_failx(err, "container has no cgroup recorded in its state");
-    TRY(cgroup_load(st->cgroup, &X->cg, err));
-    if (cgroup_frozen(X->cg)) return brig_failx(err, "cannot exec in a paused container");
+    /* A container made with no cgroup (--cgroup-manager disabled, rootless
+     * without a delegated one) has none for the process to join either. */
+    if (st->cgroup != NULL) TRY(cgroup_load(st->cgroup, &X->cg, err));
+    if (X->cg != NULL && cgroup_frozen(X->cg)) return brig_failx(err, "cannot exec in a paused container");
     X->join = o->cgroup ? o->cgroup : X->cg;
 
     TRY(exec_load_config(X, st, o->parsed, err));
@@ -289,7 +312,9 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
     int alive = init_pidfd_open(st, &X->pidfd, err);
     if (alive < 0) return -1;
     if (alive == 0) return brig_failx(err, "cannot exec in a stopped container");
+    TRY(exec_rootless_join_user(X, err));
     TRY(exec_ns_plan(st->pid, X, err));
+    if (X->user_joined) X->ns_flags |= CLONE_NEWUSER;         /* the process's, entered already */
     if (o->trampoline != NULL) TRY(exec_trampoline_check(X, &saved, err));
     return caps_validate(&X->spec->process.caps, (X->ns_flags & CLONE_NEWUSER) != 0, err);
 }
@@ -318,16 +343,18 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
     /* The container's cgroups, joined by ourselves while we still see the
      * host's cgroupfs with host rights: no RCU grace period to wait for
      * (cgroup_attach_self), before anything of the process runs. */
-    TRY(cgroup_attach_self(X->join, X->cloned_into, err));
+    if (X->join != NULL) TRY(cgroup_attach_self(X->join, X->cloned_into, err));
     /* Still privileged on the host: limits that may need it go first. */
     TRY(rlimits_apply(p, err));
     TRY(oom_score_adj_apply(p, err));
     TRY(scheduler_apply(p, 0, err));
     TRY(io_priority_apply(p, err));
     TRY(personality_apply(&X->spec->linux_cfg, err));
-    /* One setns for all (the kernel enters the user namespace first). */
-    if (X->ns_flags != 0 && setns(X->pidfd, X->ns_flags) < 0)
-        return brig_fail(err, errno, "join the container's namespaces (setns 0x%x)", X->ns_flags);
+    /* One setns for all (the kernel enters the user namespace first;
+     * rootless, we are in it already). */
+    int join = X->ns_flags & ~(X->user_joined ? CLONE_NEWUSER : 0);
+    if (join != 0 && setns(X->pidfd, join) < 0)
+        return brig_fail(err, errno, "join the container's namespaces (setns 0x%x)", join);
     brig_closep(&X->pidfd);
     /* As root of the container's user namespace (when it maps one) the
      * rest runs as its init's setup did: files made now (the pty) belong
@@ -399,10 +426,17 @@ __attribute__((noreturn)) static void exec_child(struct exec_run *X, const struc
 
 /* setns(pid) only changes the namespace of our next child: the caller
  * clones, then goes back to our own through *saved (-1: nothing joined). */
-static int exec_pidns_enter(const struct exec_run *X, int *saved, struct brig_error **err)
+static int exec_pidns_enter(struct exec_run *X, int *saved, struct brig_error **err)
 {
     *saved = -1;
     if (!X->join_pid) return 0;
+    /* Rootless, our own pid namespace cannot be entered back (its owner
+     * is the host's user namespace, where we have no privilege): brig exec
+     * forks nothing after its process. */
+    if (X->rootless) {
+        if (setns(X->pidfd, CLONE_NEWPID) < 0) return brig_fail(err, errno, "join the container's pid namespace");
+        return 0;
+    }
     *saved = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
     if (*saved < 0) return brig_fail(err, errno, "open /proc/self/ns/pid");
     if (setns(X->pidfd, CLONE_NEWPID) < 0) return brig_fail(err, errno, "join the container's pid namespace");

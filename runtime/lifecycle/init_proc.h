@@ -5,6 +5,7 @@
 #define BRIG_INIT_PROC_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "state.h"
 
@@ -22,5 +23,10 @@ int init_pidfd_wait(int pidfd, int timeout_ms, struct brig_error **err);
  * wait (10 s at most) until the init is gone. */
 struct brig_cgroup;
 int init_kill_all(const struct brig_state *st, struct brig_cgroup *cg, struct brig_error **err);
+
+/* A container without a cgroup: the processes in its init's pid namespace
+ * (malloc'd; none once the init is gone). Refused when that namespace is
+ * ours: nothing would tell its processes from the host's. */
+int init_ns_pids(const struct brig_state *st, pid_t **pids, size_t *n, struct brig_error **err);
 
 #endif

@@ -4,10 +4,14 @@
 #include "container.h"
 #include "init_proc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,10 +99,58 @@ int init_kill_all(const struct brig_state *st, struct brig_cgroup *cg, struct br
     return 0;
 }
 
+int init_ns_pids(const struct brig_state *st, pid_t **pids, size_t *n, struct brig_error **err)
+{
+    *pids = NULL;
+    *n = 0;
+    autoclose int pidfd = -1;
+    int alive = init_pidfd_open(st, &pidfd, err);
+    if (alive <= 0) return alive;
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)st->pid);
+    struct stat ns, own;
+    if (stat(path, &ns) < 0) return brig_fail(err, errno, "stat %s", path);
+    if (stat("/proc/self/ns/pid", &own) == 0 && own.st_dev == ns.st_dev && own.st_ino == ns.st_ino)
+        return brig_failx(err, "container %s has no cgroup and no pid namespace of its own to find "
+                          "its processes in", st->id);
+    DIR *d = opendir("/proc");
+    if (d == NULL) return brig_fail(err, errno, "opendir /proc");
+    size_t cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char *end = NULL;
+        long pid = strtol(e->d_name, &end, 10);
+        if (pid <= 0 || *end != '\0') continue;
+        struct stat pst;
+        snprintf(path, sizeof(path), "/proc/%ld/ns/pid", pid);
+        if (stat(path, &pst) < 0 || pst.st_dev != ns.st_dev || pst.st_ino != ns.st_ino) continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            pid_t *grown = realloc(*pids, cap * sizeof(pid_t));
+            if (grown == NULL) abort();
+            *pids = grown;
+        }
+        (*pids)[(*n)++] = (pid_t)pid;
+    }
+    closedir(d);
+    return 0;
+}
+
+/* No cgroup (--cgroup-manager disabled, rootless without one): the
+ * processes of the init's pid namespace. */
+static int kill_pidns(const struct brig_state *st, int sig, struct brig_error **err)
+{
+    autofree pid_t *pids = NULL;
+    size_t n = 0;
+    if (init_ns_pids(st, &pids, &n, err) < 0) return brig_wrap(err, "kill --all");
+    for (size_t i = 0; i < n; i++)
+        if (kill(pids[i], sig) < 0 && errno != ESRCH) return brig_fail(err, errno, "kill %d", (int)pids[i]);
+    return 0;
+}
+
 static int kill_cgroup(const struct brig_state *st, int sig, struct brig_error **err)
 {
-    if (st->cgroup == NULL)
-        return brig_failx(err, "kill --all: container %s has no cgroup to find its processes in", st->id);
+    if (st->cgroup == NULL) return kill_pidns(st, sig, err);
     struct brig_cgroup *cg = NULL;
     TRY(cgroup_load(st->cgroup, &cg, err));
     int r = cgroup_kill(cg, sig, err);

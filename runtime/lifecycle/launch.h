@@ -33,6 +33,10 @@ struct launch {
     bool state_dir_made;
     struct brig_state *st;
     struct brig_cgroup *cg;
+    bool no_cgroup;             /* none is made (--cgroup-manager disabled, rootless without one) */
+    bool rootless;              /* brig_globals.rootless */
+    char *cg_delegated;         /* rootless: the delegated v2 cgroup ours go below */
+    char *limits_skipped;       /* rootless without a cgroup, the policy's limits optional: why */
     int fifo_fd;
     int start_sock;             /* create: listening SYNC_START_SOCK, until the clone */
     int sync_fd;                /* parent end */

@@ -14,6 +14,7 @@
 #include "../util/cleanup.h"
 #include "../util/log.h"
 #include "../util/strutil.h"
+#include "init_proc.h"
 #include "state.h"
 
 #define PS_OUTPUT_MAX (64u << 20)
@@ -34,7 +35,7 @@ static int ps_pids(const struct brig_globals *g, const char *id, pid_t **pids, s
     } else if (state_status(dirfd, st) == BRIG_STATUS_STOPPED) {
         return brig_failx(err, "container %s is not running", id);
     }
-    if (st->cgroup == NULL) return brig_failx(err, "container %s has no cgroup recorded", id);
+    if (st->cgroup == NULL) return init_ns_pids(st, pids, n, err);
     struct brig_cgroup *cg = NULL;
     TRY(cgroup_load(st->cgroup, &cg, err));
     int r = cgroup_pids(cg, pids, n, err);

@@ -90,10 +90,13 @@ static int child_userns_own(struct child_ctx *c, struct brig_error **err)
 static int child_setup(struct child_ctx *c, struct brig_error **err)
 {
     const struct brig_spec *s = c->spec;
-    bool in_userns = c->ns->new_user || c->ns->join_fds[BRIG_NS_USER] >= 0;
+    bool in_userns = c->ns->new_user || c->ns->join_fds[BRIG_NS_USER] >= 0 || c->rootless;
     autoclose int rootfd = -1;
 
     TRY(sync_expect(c->sync_fd, SYNC_GO, "parent went away", NULL, err));
+    /* Rootless: the maps are written now (child_main). */
+    if (c->dumpable_until_go && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+        return brig_fail(err, errno, "prctl PR_SET_DUMPABLE");
     TRY(session_new(err));                                     /* not the caller's tty */
     if (c->cg != NULL) TRY(cgroup_attach_self(c->cg, c->cloned_into, err));   /* before cgroupns */
     TRY(ns_child_join(s, c->ns, err));
@@ -140,7 +143,7 @@ static int child_exec(struct child_ctx *c, const char *exe, struct brig_error **
 {
     const struct brig_spec *s = c->spec;
     const struct brig_process *p = &s->process;
-    bool in_userns = c->ns->new_user || c->ns->join_fds[BRIG_NS_USER] >= 0 || c->userns_size;
+    bool in_userns = c->ns->new_user || c->ns->join_fds[BRIG_NS_USER] >= 0 || c->userns_size || c->rootless;
 
     /* sync_fd stays open until execve: the parent of `run` sees EOF on
      * success, or our error. Every other fd is closed now (CVE-2024-21626). */
@@ -166,8 +169,12 @@ void child_main(struct child_ctx *c)
 
     brig_log_set_tag("init");
     /* Nobody may open /proc/<pid>/exe of this brig process or ptrace it
-     * while it is inside the container's namespaces (CVE-2019-5736 class). */
-    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+     * while it is inside the container's namespaces (CVE-2019-5736 class).
+     * A rootless parent writes our id maps (or has newuidmap write them)
+     * as the owner of /proc/<pid>/uid_map, which we are only while
+     * dumpable: until SYNC_GO, while we are alone in a user namespace
+     * nobody else has entered and hold only the caller's own rights. */
+    if (!c->dumpable_until_go && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
         brig_fail(&err, errno, "prctl PR_SET_DUMPABLE");
         goto fail;
     }

@@ -29,6 +29,9 @@ struct child_ctx {
     char *home_env;                 /* "HOME=..." when process.env has none */
     char *start_json;               /* from the parent at start, for startContainer ("created") */
     const struct stat *caller_mntns;/* brig's mount namespace (the one not to touch), or NULL */
+    bool dumpable_until_go;         /* rootless, new user namespace: the parent writes its maps */
+    bool rootless;                  /* brig has no privilege on the host: a user namespace's at most
+                                     * (rootless podman's), so device nodes are bound, not made */
     uint32_t userns_base;           /* a user namespace of its own, entered after the setup */
     uint32_t userns_size;           /* (ns.h, ns_own_*): ids 0..size-1 onto base..; 0: none */
 };

@@ -18,6 +18,7 @@
 #include "../util/log.h"
 #include "../util/strutil.h"
 #include "rootfs/rootfs.h"
+#include "rootless.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -184,6 +185,8 @@ int ns_write_id_map(pid_t pid, const char *file, const char *field,
 
 int ns_write_id_maps(const struct brig_spec *s, pid_t pid, struct brig_error **err)
 {
+    /* Without CAP_SETUID in our own namespace (rootless.h). */
+    if (geteuid() != 0) return rootless_write_id_maps(s, pid, err);
     const struct brig_linux *l = &s->linux_cfg;
     TRY(ns_write_id_map(pid, "uid_map", "linux.uidMappings", l->uid_mappings, l->n_uid_mappings, err));
     TRY(ns_write_id_map(pid, "gid_map", "linux.gidMappings", l->gid_mappings, l->n_gid_mappings, err));

@@ -13,9 +13,9 @@
 set -euo pipefail
 
 # python3-grpcio: tests/engines/cri-client.py talks CRI to containerd (no
-# crictl in Debian 12).
+# crictl in Debian 12). uidmap: rootless podman's newuidmap/newgidmap.
 PKGS=(containerd podman conmon runc docker.io docker-compose busybox-static jq iproute2 util-linux procps
-      coreutils tar gzip python3-grpcio)
+      coreutils tar gzip python3-grpcio uidmap)
 
 die() { printf 'setup-engines: error: %s\n' "$*" >&2; exit 1; }
 log() { printf 'setup-engines: %s\n' "$*" >&2; }

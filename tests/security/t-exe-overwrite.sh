@@ -29,13 +29,16 @@ STATIC=0
 readelf -lW "$BRIG" | grep -q 'Requesting program interpreter' || STATIC=1
 diag "brig under test: $([ $STATIC = 1 ] && echo static || echo dynamic)"
 BRIG_REFUSAL="brig: no such command: /pwn"
-d() { timeout -k 5 "${BRIG_TIMEOUT:-60}" "$DECOY" --root "$STATE" "$@"; }
+d() {
+    as_brig_user env ${_BRIG_EXE_SEALED+_BRIG_EXE_SEALED="$_BRIG_EXE_SEALED"} \
+        timeout -k 5 "${BRIG_TIMEOUT:-60}" "$DECOY" --root "$STATE" "$@"
+}
 
 # The agent profile, auditing into our temp dir instead of /var/log.
 POL=$T/agent.json
-"$BRIG" policy show agent | jq --arg a "$T/audit.jsonl" '.audit.path = $a' >"$POL" ||
+"$BRIG" policy show agent | jq --arg a "$T/audit.jsonl" '.audit.path = $a | '"$RL_POLICY_JQ" >"$POL" ||
     bail "cannot write the agent policy"
-mkdir -p "$T/ws" && chown 1000:1000 "$T/ws"
+mkdir -p "$T/ws" && chown "$SB_WS_OWNER" "$T/ws"
 
 # The hostile image, made once: a busybox bundle whose image carries the fake
 # loader and /pwn (`#!/proc/self/exe`).
@@ -175,7 +178,7 @@ for pol in none agent; do
     d $(polflag $pol) run -d --bundle "$T/$n" "$id" </dev/null >"$T/$n.init" 2>"$T/$n.err"
     check_eq "exec ($pol): the container runs" "$?" 0
     # While a long exec runs, its brig is the sealed copy too.
-    "$DECOY" --root "$STATE" $(polflag $pol) exec "$id" /bin/sleep 3 </dev/null >/dev/null 2>&1 &
+    as_brig_user_exec "$DECOY" --root "$STATE" $(polflag $pol) exec "$id" /bin/sleep 3 </dev/null >/dev/null 2>&1 &
     bpid=$!
     sleep 0.5
     host_exe_sealed "exec ($pol): a waiting brig exec" "$bpid"
@@ -258,7 +261,7 @@ for val in 1 "$(stat -c '%d:%i' "$DECOY" | awk -F: '{printf "%x:%x", $1, $2}')" 
         continue
     fi
     d start "$id" >>"$T/$n.err" 2>&1
-    _BRIG_EXE_SEALED=$val "$DECOY" --root "$STATE" exec "$id" /bin/sleep 3 </dev/null >/dev/null 2>&1 &
+    as_brig_user_exec env _BRIG_EXE_SEALED="$val" "$DECOY" --root "$STATE" exec "$id" /bin/sleep 3 </dev/null >/dev/null 2>&1 &
     bpid=$!
     sleep 0.5
     host_exe_sealed "_BRIG_EXE_SEALED=$val from the caller: a waiting brig exec" "$bpid"
@@ -277,8 +280,13 @@ done
 # init runs brig (#!/proc/self/exe --log=/fifo, held in open() of the FIFO),
 # and a process `brig exec` starts beside it takes the init's exe and writes
 # it once brig exits. The init is a clone of `brig run -d`: its exe is that
-# brig's, which must be the sealed copy.
-if [ $STATIC = 1 ]; then
+# brig's, which must be the sealed copy. Not rootless: a user namespace's
+# proc is mounted only in a pid namespace it owns (nor can one join another
+# user namespace's pid namespace, below).
+if [ "${BRIG_ROOTLESS:-0}" = 1 ]; then
+    skip "no pid namespace: static brig" "rootless: a container without a pid namespace of its own cannot mount its /proc"
+    skip "pid ns joined by path" "rootless: a pid namespace is joined only from within its own user namespace"
+elif [ $STATIC = 1 ]; then
     n=nopid; id=$(cid $n); CLEAN_IDS+=("$id")
     hostile $n none /pwn-fifo && cfg $n '.linux.namespaces |= map(select(.type != "pid"))' ||
         bail "cannot build the hostile bundle $n"
@@ -307,6 +315,7 @@ fi
 # ---- a container that joins another's pid namespace by path -----------------------
 # The created init of "peer" (brig, before its execve) is visible in "host-a":
 # its exe must not be reachable from there (non-dumpable), and is a sealed copy.
+if [ "${BRIG_ROOTLESS:-0}" != 1 ]; then
 hostile host-a none /bin/sleep 60 || bail "cannot build bundle host-a"
 hostile peer none /bin/true || bail "cannot build bundle peer"
 CLEAN_IDS+=("$(cid host-a)" "$(cid peer)")
@@ -337,6 +346,7 @@ fi
 d delete --force "$(cid host-a)" >/dev/null 2>&1
 assert_clean host-a
 assert_clean peer
+fi
 
 # ---- sandbox run (agent): a command that hunts brig's exe from inside ------------
 # The one-shot sandbox's command looks at every /proc/PID/exe it can see and
@@ -353,7 +363,7 @@ printf '%s\n' '#!/bin/sh' 'for p in /proc/[0-9]*; do' \
 # sb_run NAME ARGS...: the decoy's sandbox run of ARGS under the agent policy.
 sb_run() {
     local n=$1; shift
-    timeout -k 5 120 "$DECOY" sandbox run --policy "$POL" --state-root "$T/sbstate" --rootfs "$r" \
+    as_brig_user timeout -k 5 120 "$DECOY" sandbox run --policy "$POL" --state-root "$T/sbstate" --rootfs "$r" \
         --workspace "$T/ws" --env "BRIG_IT_TAG=$(cid "$n")" --json -- "$@" >"$T/$n.out" 2>"$T/$n.err"
 }
 sb_run sb-hunt /hunt
@@ -379,8 +389,8 @@ check "sandbox run (/proc/self/exe): the decoy brig is byte-identical" cmp -s "$
 # .brig-init waits: the init must be brig-init, reached without a symlink.
 cp -a "$r" "$T/devlink" && rm -rf "$T/devlink/dev" && ln -s workspace "$T/devlink/dev" &&
     mkdir -p "$T/ws2" && printf '#!/proc/self/exe\n' >"$T/ws2/.brig-init" && chmod 0755 "$T/ws2/.brig-init" &&
-    chown -R 1000:1000 "$T/ws2" || bail "cannot make the /dev-symlink rootfs"
-timeout -k 5 120 "$DECOY" sandbox run --policy "$POL" --state-root "$T/sbstate" --rootfs "$T/devlink" \
+    chown -R "$SB_WS_OWNER" "$T/ws2" || bail "cannot make the /dev-symlink rootfs"
+as_brig_user timeout -k 5 120 "$DECOY" sandbox run --policy "$POL" --state-root "$T/sbstate" --rootfs "$T/devlink" \
     --workspace "$T/ws2" --env "BRIG_IT_TAG=$(cid sb-devlink)" --json -- /bin/true >"$T/sb-devlink.out" 2>"$T/sb-devlink.err"
 rc=$?
 # (refused when /dev is mounted, which needs a real directory there; the

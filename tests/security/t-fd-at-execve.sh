@@ -148,7 +148,7 @@ mkb ex -- /usr/bin/brig-probe sleep 3600 || bail "cannot build a bundle"
 plant ex
 create_ct ex
 start_ct ex || bail "the exec container does not start"
-"$BRIG" policy show agent | jq --arg a "$T/audit.jsonl" '.audit.path = $a | .mode = "enforce"' \
+"$BRIG" policy show agent | jq --arg a "$T/audit.jsonl" '.audit.path = $a | .mode = "enforce" | '"$RL_POLICY_JQ" \
     >"$T/agent.json"
 mkdir -p "$T/ws"
 mkb ag -- @ARG0@ || bail "cannot build a bundle"

@@ -15,7 +15,7 @@ it_init
 ROOTFS=$T/b/rootfs
 build_static "$ROOTFS/usr/bin/escape" "$BRIG_SECURITY_SRC/sandbox-escape/escape.c"
 WS=$T/ws
-mkdir -p "$WS" && chown 1000:1000 "$WS"
+mkdir -p "$WS" && chown "$SB_WS_OWNER" "$WS"
 SB_STATE=$T/sbstate
 sum_before=$(sha256sum "$ROOTFS/bin/busybox" "$ROOTFS/etc/passwd" | sha256sum)
 NEEDLE="caller-secret-$RANDOM$RANDOM"
@@ -24,8 +24,8 @@ NEEDLE="caller-secret-$RANDOM$RANDOM"
 # a secret in an innocuous-looking variable.
 run_escape() {
     rm -f "$WS/heartbeat"
-    BRIG_CALLER_VALUE=$NEEDLE timeout -k 5 120 "$BRIG" sandbox run --state-root "$SB_STATE" \
-        --rootfs "$ROOTFS" --workspace "$WS" --env "BRIG_IT_TAG=$TAG-sb" --json "$@" \
+    as_brig_user env BRIG_CALLER_VALUE="$NEEDLE" timeout -k 5 120 "$BRIG" sandbox run --policy "$SB_POLICY" \
+        --state-root "$SB_STATE" --rootfs "$ROOTFS" --workspace "$WS" --env "BRIG_IT_TAG=$TAG-sb" --json "$@" \
         > "$T/out.json" 2> "$T/err.txt"
     RC=$?
     jq -r '.id // empty' "$T/out.json" >> "$T/ids" 2>/dev/null
@@ -69,9 +69,10 @@ check_not "the caller's secret appears nowhere in the result" grep -q "$NEEDLE" 
 # 1b. the same from a terminal: the caller's tty is not reachable
 if command -v script >/dev/null; then
     rm -f "$WS/heartbeat"
-    BRIG_CALLER_VALUE=$NEEDLE timeout -k 5 120 script -qec "'$BRIG' sandbox run --state-root '$SB_STATE' \
-        --rootfs '$ROOTFS' --workspace '$WS' --env 'BRIG_IT_TAG=$TAG-sb' --stdin /dev/null --json \
-        -- /usr/bin/escape '$NEEDLE' > '$T/tty.json'" "$T/typescript" >/dev/null 2>&1
+    timeout -k 5 120 script -qec "$(user_cmdline env BRIG_CALLER_VALUE="$NEEDLE" "$BRIG" sandbox run \
+        --policy "$SB_POLICY" --state-root "$SB_STATE" --rootfs "$ROOTFS" --workspace "$WS" \
+        --env "BRIG_IT_TAG=$TAG-sb" --stdin /dev/null --json -- /usr/bin/escape "$NEEDLE") > '$T/tty.json'" \
+        "$T/typescript" >/dev/null 2>&1
     check "from a terminal: the escaper ran" grep -q "escaper detached" "$T/tty.json"
     check_not "from a terminal: nothing written to the caller's terminal" grep -q "TTY-WRITE-MARKER" "$T/typescript"
     check_not "from a terminal: /dev/tty not writable inside" grep -q "TTY-WROTE" "$T/tty.json"

@@ -24,12 +24,12 @@ ROOTFS=$T/rootfs
 busybox_rootfs "$ROOTFS" sh true
 build_static "$ROOTFS/usr/bin/stopper" "$SRC/stopper.c"
 WS=$T/ws
-mkdir -p "$WS" && chown 1000:1000 "$WS"
+mkdir -p "$WS" && chown "$SB_WS_OWNER" "$WS"
 SB_STATE=$T/sbstate
 NAME=stop-$TAG
-sbx() { timeout -k 5 60 "$D/brig" sandbox "$1" --state-root "$SB_STATE" "${@:2}"; }
-trap 'rc=$?; sbx rm --force "$NAME" >/dev/null 2>&1; (exit $rc); it_finish' EXIT
-sbx create --policy agent --rootfs "$ROOTFS" --workspace "$WS" --env "BRIG_IT_TAG=$TAG-sb" "$NAME" >/dev/null
+sbx() { as_brig_user timeout -k 5 60 "$D/brig" sandbox "$1" --state-root "$SB_STATE" "${@:2}"; }
+trap 'rc=$?; sbx rm --force "$NAME" >/dev/null 2>&1; [ -n "${RL_USER:-}" ] && rl_cleanup; (exit $rc); it_finish' EXIT
+sbx create --policy "$SB_POLICY" --rootfs "$ROOTFS" --workspace "$WS" --env "BRIG_IT_TAG=$TAG-sb" "$NAME" >/dev/null
 check_eq "create (agent policy): exit 0" "$?" 0
 
 N=12
@@ -40,7 +40,7 @@ hung=0 caught=0 bad=""
 for i in $(seq 1 $N); do
     # 1 s allowed; a brig still there 4 s later waits for a stopped child
     t0=$(date +%s%N)
-    timeout -k 1 4 "$D/brig" sandbox exec --state-root "$SB_STATE" --json --timeout 1s "$NAME" -- true \
+    as_brig_user timeout -k 1 4 "$D/brig" sandbox exec --state-root "$SB_STATE" --json --timeout 1s "$NAME" -- true \
         >"$T/x.json" 2>&1
     rc=$?
     if [ $(($(date +%s%N) - t0)) -gt 3500000000 ]; then

@@ -259,6 +259,64 @@ check_eq "... owned by the command's user, and /etc/shadow untouched" \
 check "a directory that replaced a symlink is a real directory on the host" test -d "$SW/out" -a ! -L "$SW/out"
 check_eq "... and the host directory the symlink named got nothing" "$(ls -A "$T/outside")" ""
 check_eq "no mount of any stage is left" "$(grep -c " $T/[^ ]*/wsstage" /proc/self/mountinfo)" 0
+# a write-back the command makes fail (a tree deeper than the write-back
+# goes) is the result's error; what of it reached the workspace is the
+# workspace owner's, never root's, so that the owner can remove it all
+# (it was root's and 0700: the owner could not)
+fresh_ws
+sbrun deep 'd=/workspace/deep; i=0; while [ $i -lt 300 ]; do d=$d/d; i=$((i+1)); done; mkdir -p $d; echo made'
+check "a write-back the command makes fail is the result's error" \
+    jq -e '.error | test("writing the staged workspace back")' "$T/deep.json"
+check_eq "... nothing it left in the workspace is root's (or anyone's but its owner)" \
+    "$(find "$SW" \( ! -uid 1000 -o ! -gid 1000 \) -printf '%u:%g %p\n' | head -n 3)" ""
+if command -v setpriv >/dev/null; then
+    check "... its owner can remove all of it" setpriv --reuid 1000 --regid 1000 --clear-groups rm -rf "$SW/deep"
+else
+    skip "... its owner can remove all of it" "setpriv (util-linux) is not installed"
+fi
+
+# raced NAME INSIDE HOST: the command does INSIDE, says so and waits; the
+# host does HOST meanwhile; then the command ends and is written back
+raced() {
+    local fifo=$T/$1.fifo
+    rm -f "$fifo" && mkfifo "$fifo"
+    timeout -k 5 60 "$BRIG" sandbox run --policy "$SBPOL" --state-root "$T/sbstate" --rootfs "$T/sbroot" \
+        --workspace "$SW" --stdin - -- /bin/sh -c "$2 && echo ready; read x" < "$fifo" > "$T/$1.out" 2> "$T/$1.err" &
+    local pid=$!
+    exec 8> "$fifo"
+    wait_until 30 grep -q ready "$T/$1.out" || diag "$1: the command did not get ready: $(cat "$T/$1.err")"
+    eval "$3"
+    exec 8>&-
+    wait "$pid"
+}
+as_owner() { setpriv --reuid 1000 --regid 1000 --clear-groups "$@"; }
+# The write-back is root's, the workspace its owner's: it never does there
+# what the owner could not. A directory of root's in the workspace (a root
+# build step leaves them) that the owner renames, while the command runs,
+# to the name of one the command made, or of one it removed, is neither
+# written into, taken over nor removed; a filesystem mounted meanwhile on a
+# directory the command removed is not emptied.
+if command -v setpriv >/dev/null; then
+    fresh_ws
+    mkdir "$SW/R" && echo root-config > "$SW/R/cfg"
+    raced swap 'mkdir /workspace/X && echo planted > /workspace/X/cfg' 'as_owner mv "$SW/R" "$SW/X"'
+    check_eq "a root-owned directory swapped in by the owner: its file is not replaced" \
+        "$(cat "$SW/X/cfg" 2>&1) $(stat -c %u "$SW/X/cfg" 2>&1)" "root-config 0"
+    check_eq "... and it is still root's" "$(stat -c %u "$SW/X" 2>&1)" 0
+    fresh_ws
+    mkdir "$SW/W" "$SW/R" && chown 1000:1000 "$SW/W" && echo root-file > "$SW/R/keep"
+    raced gone 'rmdir /workspace/W' 'as_owner rmdir "$SW/W"; as_owner mv "$SW/R" "$SW/W"'
+    check_eq "a root-owned directory swapped in for one the command removed is not removed" \
+        "$(cat "$SW/W/keep" 2>&1)" root-file
+    fresh_ws
+    mkdir "$SW/M" && chown 1000:1000 "$SW/M"
+    raced mnt 'rmdir /workspace/M' 'mount -t tmpfs brig-test-mnt "$SW/M" && echo precious > "$SW/M/p"'
+    check_eq "a filesystem mounted on a directory the command removed is not emptied" \
+        "$(cat "$SW/M/p" 2>&1)" precious
+    umount "$SW/M" 2>/dev/null
+else
+    skip "a root-owned directory swapped in by the owner" "setpriv (util-linux) is not installed"
+fi
 
 # a long-lived sandbox: each exec's writes reach the workspace when it ends
 fresh_ws

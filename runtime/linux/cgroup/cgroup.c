@@ -143,8 +143,8 @@ static int fresh_refused(const char *path, struct brig_error **err)
 }
 
 static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const char *inner,
-                     const struct cg_plan *plan, const struct brig_resources *r, bool fresh,
-                     cgroup_record_fn record, void *arg, struct brig_error **err)
+                     const char *delegated, const struct cg_plan *plan, const struct brig_resources *r,
+                     bool fresh, cgroup_record_fn record, void *arg, struct brig_error **err)
 {
     cg->dirs = brig_calloc(l->n, sizeof(*cg->dirs));
     for (size_t i = 0; i < l->n; i++) {
@@ -182,7 +182,10 @@ static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const ch
              * shared v2 tree only for what the limits need. */
             autofree char *extra = l->kind == CG_UNIFIED ? brig_strdup(h->controllers)
                                                           : unified_controllers(r);
-            TRY(cgv2_enable_controllers(h->mnt, d->path, extra, plan, err));
+            /* Rootless: from the delegated cgroup down (the levels above
+             * are root's, and enable what they delegate already). */
+            autofree char *top = delegated != NULL ? cg_path_in_hier(h, delegated) : brig_strdup(h->mnt);
+            TRY(cgv2_enable_controllers(top, d->path, extra, plan, err));
         }
     }
     return 0;
@@ -191,12 +194,36 @@ static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const ch
 int cgroup_create(const struct brig_spec *s, const char *id, bool systemd,
                   struct brig_cgroup **out, struct brig_error **err)
 {
-    return cgroup_create_recorded(s, id, systemd, false, NULL, NULL, out, err);
+    return cgroup_create_recorded(s, id, systemd, NULL, false, NULL, NULL, out, err);
 }
 
-int cgroup_create_recorded(const struct brig_spec *s, const char *id, bool systemd, bool fresh,
-                           cgroup_record_fn record, void *arg, struct brig_cgroup **out,
+/* Rootless: the controllers are those the delegated cgroup has, and the
+ * path is below it ("/x" is <delegated>/x, one already below it stays). */
+static int delegated_place(struct cg_layout *l, const char *delegated, char **inner,
                            struct brig_error **err)
+{
+    struct cg_hier *h = (struct cg_hier *)cg_layout_v2(l);
+    if (l->kind != CG_UNIFIED || h == NULL)
+        return brig_failx(err, "rootless: no cgroup v2 subtree is delegated here (%s host)",
+                          cg_layout_name(l->kind));
+    autofree char *dir = cg_path_in_hier(h, delegated);
+    char *c = NULL;
+    TRY(cg_read(dir, "cgroup.controllers", &c, err));
+    size_t n = strlen(c);
+    while (n > 0 && (c[n - 1] == '\n' || c[n - 1] == ' ')) c[--n] = '\0';
+    free(h->controllers);
+    h->controllers = c;
+    size_t dl = strlen(delegated);
+    if ((*inner)[0] == '/' && strncmp(*inner, delegated, dl) == 0 && (*inner)[dl] == '/') return 0;
+    char *placed = brig_asprintf("%s%s%s", delegated, (*inner)[0] == '/' ? "" : "/", *inner);
+    free(*inner);
+    *inner = placed;
+    return 0;
+}
+
+int cgroup_create_recorded(const struct brig_spec *s, const char *id, bool systemd,
+                           const char *delegated, bool fresh, cgroup_record_fn record, void *arg,
+                           struct brig_cgroup **out, struct brig_error **err)
 {
     const struct brig_resources *r = s->has_linux ? &s->linux_cfg.resources : NULL;
     const char *cgpath = s->has_linux ? s->linux_cfg.cgroups_path : NULL;
@@ -204,8 +231,15 @@ int cgroup_create_recorded(const struct brig_spec *s, const char *id, bool syste
     struct cg_plan plan;
     autofree char *inner = NULL;
     if (cg_layout_detect(&l, err) < 0) return -1;
-    if (cg_plan_make(&l, r, &plan, err) < 0 ||
-        cg_path_resolve(cgpath, id, systemd, systemd && cg_systemd_running(), &inner, err) < 0) {
+    /* A rootless brig places "slice:prefix:name" where the user's own
+     * systemd would: below its delegated cgroup, user@UID.service. */
+    bool sd_running = systemd && (delegated != NULL || cg_systemd_running());
+    bool ok = delegated == NULL
+                  ? cg_plan_make(&l, r, &plan, err) == 0 &&
+                        cg_path_resolve(cgpath, id, systemd, sd_running, &inner, err) == 0
+                  : cg_path_resolve(cgpath, id, systemd, sd_running, &inner, err) == 0 &&
+                        delegated_place(&l, delegated, &inner, err) == 0 && cg_plan_make(&l, r, &plan, err) == 0;
+    if (!ok) {
         cg_layout_clear(&l);
         return -1;
     }
@@ -213,7 +247,7 @@ int cgroup_create_recorded(const struct brig_spec *s, const char *id, bool syste
     cg->layout = l.kind;
     cg->v2_fd = -1;
     cg->made_here = true;
-    int rc = make_dirs(cg, &l, inner, &plan, r, fresh, record, arg, err);
+    int rc = make_dirs(cg, &l, inner, delegated, &plan, r, fresh, record, arg, err);
     cg_layout_clear(&l);
     if (rc == 0) rc = cgv1_apply(cg, &plan, r, err);
     if (rc == 0) rc = cgv2_apply(cg, &plan, r, err);

@@ -27,9 +27,18 @@ int cgroup_create(const struct brig_spec *s, const char *id, bool systemd,
  * record: it is someone else's, or what a dead container left, and the
  * delete of that one would kill whoever joined it. */
 typedef int (*cgroup_record_fn)(const char *planned, void *arg, struct brig_error **err);
-int cgroup_create_recorded(const struct brig_spec *s, const char *id, bool systemd, bool fresh,
-                           cgroup_record_fn record, void *arg, struct brig_cgroup **out,
+/* delegated (rootless, from cgroup_delegation_find): every cgroup is made
+ * below that v2 cgroup, with what it delegates; NULL: anywhere. */
+int cgroup_create_recorded(const struct brig_spec *s, const char *id, bool systemd, const char *delegated,
+                           bool fresh, cgroup_record_fn record, void *arg, struct brig_cgroup **out,
                            struct brig_error **err);
+/* cgroup_delegate.c: the cgroup v2 subtree delegated to this (rootless)
+ * process: the highest ancestor of its own cgroup, or that cgroup, whose
+ * directory, cgroup.procs and cgroup.subtree_control are its effective
+ * uid's, as systemd leaves a delegated unit (user@UID.service). 0 and
+ * *inner its path below the v2 mount; -1 and *why (malloc'd) a sentence
+ * saying why there is none (a hybrid or v1 host, or nothing delegated). */
+int cgroup_delegation_find(char **inner, char **why);
 /* A v2 leaf directory fd usable with CLONE_INTO_CGROUP, or -1. */
 int cgroup_clone_fd(const struct brig_cgroup *cg);
 /* The same for a cgroup loaded from the state file (exec): opens the v2

@@ -61,6 +61,9 @@ char *cg_path_in_hier(const struct cg_hier *h, const char *inner);
  * "tasks", "<controller>.<file>"): never a cgroup directory's name. */
 bool cg_path_component_is_control(const char *name, size_t n);
 bool cg_systemd_running(void);
+/* cgroup_delegate.c: the delegation (see cgroup_delegation_find) in h,
+ * the v2 hierarchy; -1 with *inner NULL when there is none. */
+int cg_delegation_in(const struct cg_hier *h, char **inner);
 
 /* ---- conversions (cgroup_convert.c) ----------------------------------- */
 

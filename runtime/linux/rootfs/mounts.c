@@ -242,7 +242,7 @@ static int mounts_bind_tree(int rootfd, const struct brig_mount *m, const char *
     return 0;
 }
 
-int mounts_bind_prepare(struct brig_spec *s, bool new_user, struct brig_error **err)
+int mounts_bind_prepare(struct brig_spec *s, bool new_user, bool rootless, struct brig_error **err)
 {
     /* A clone moved in from here carries no lock: the kernel locks a
      * mount's flags only when it copies a mount namespace for a less
@@ -260,7 +260,14 @@ int mounts_bind_prepare(struct brig_spec *s, bool new_user, struct brig_error **
         /* cloned already; or staged later, when this runs again for it */
         if (m->has_tree_fd || (m->stage_bytes > 0 && !m->staged)) continue;
         bool idmap = mounts_idmap_wanted(m);
-        if (!idmap && (!new_user || sysadmin)) continue;
+        /* Rootless: only the init can bind (it has privilege in its user
+         * namespace, we have none on the host), and its copy keeps the
+         * host's flags locked; an idmapped mount of a host filesystem needs
+         * CAP_SYS_ADMIN on the host. */
+        if (rootless && idmap)
+            return brig_failx(err, "mounts[%zu] (%s): an idmapped mount needs privilege on the host; "
+                              "rootless brig cannot make one", i, m->destination ? m->destination : "");
+        if (rootless || (!idmap && (!new_user || sysadmin))) continue;
         autoclose int own = -1;
         int srcfd = m->has_source_fd ? m->source_fd : -1;
         if (!m->has_source_fd) {

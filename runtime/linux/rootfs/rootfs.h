@@ -68,7 +68,7 @@ int rootfs_prepare(const struct brig_spec *s, const struct stat *caller_mntns, i
  * (runc 1.2 and crun do the same). Not when CAP_SYS_ADMIN is in the
  * bounding set: the clone's flags are not locked (see mounts.c).
  * mounts_bind_release closes the clones once the init has them. */
-int mounts_bind_prepare(struct brig_spec *s, bool new_user, struct brig_error **err);
+int mounts_bind_prepare(struct brig_spec *s, bool new_user, bool rootless, struct brig_error **err);
 /* (A mount the policy stages is prepared once staged: run it again then.) */
 void mounts_bind_release(struct brig_spec *s);
 
