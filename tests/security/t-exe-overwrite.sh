@@ -228,7 +228,7 @@ rpid=$!
 for _ in $(seq 30); do d exec "$id" /bin/true </dev/null >/dev/null 2>&1; done
 wait "$rpid"
 diag "ptrace racer: $(tail -1 "$T/$n.race")"
-check "ptrace racer: it opened exes of brig's exec children as they came and went" \
+check "ptrace racer: it opened the exes of processes as the execs came and went" \
     grep -q '^SCANS [1-9][0-9]* OPENED [1-9]' "$T/$n.race"
 check_not "ptrace racer: none of them was the decoy brig as is" grep -q '^HIT' "$T/$n.race"
 check "ptrace racer: the decoy brig is byte-identical after the race" cmp -s "$DECOY" "$DECOY.orig"
