@@ -51,6 +51,7 @@
 #include "../policy.h"
 #include "../../runtime/config/spec.h"
 #include "../../runtime/lifecycle/launch.h"
+#include "../../runtime/lifecycle/state.h"
 #include "../../runtime/linux/cgroup/cgroup.h"
 #include "../../runtime/util/cleanup.h"
 #include "../../runtime/util/fdpass.h"
@@ -259,7 +260,10 @@ int policy_watch_start(const struct brig_spec *s, const char *id, int state_dirf
     autoclose int ws = openat(m->source_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (ws < 0) return brig_fail(err, errno, "workspace.maxSize: open the workspace %s to watch it", m->source);
     autoclose int rec = openat(state_dirfd, WATCH_RECORD, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (rec < 0) return brig_fail(err, errno, "workspace.maxSize: %s", WATCH_RECORD);
+    if (rec < 0) {
+        brig_fail(err, errno, "workspace.maxSize: %s", WATCH_RECORD);
+        return state_root_hint(err);
+    }
     struct launch_helper h;
     pid_t pid = launch_helper_fork(cg, WATCH_CGROUP, "brig-wswatch", &h, err);
     if (pid < 0) return brig_wrap(err, "workspace.maxSize: the watcher");

@@ -15,6 +15,7 @@ it_init
 SRC=${BRIG_SECURITY_SRC:-$(dirname "$0")}
 build_static "$T/loader" "$SRC/exe-overwrite-loader.c" -nostdlib -fno-stack-protector -fno-builtin
 build_static "$T/hunter" "$SRC/exe-overwrite-hunter.c"
+build_static "$T/racer" "$SRC/sandbox-exec-exe/racer.c"
 
 DECOY=$T/decoy-brig
 cp "$BRIG" "$DECOY.orig" && cp "$DECOY.orig" "$DECOY" || bail "cannot copy $BRIG"
@@ -49,7 +50,7 @@ mkdir -p "$r/lib64" && cp "$T/loader" "$r/lib64/ld-linux-x86-64.so.2" &&
 # For a static brig, the attack as first published: /pwn-fifo runs brig in
 # the container, held in open() of its log (the FIFO) while the image's init
 # (exe-overwrite-hunter.c) takes its /proc/<pid>/exe, to write once it exits.
-cp "$T/hunter" "$r/hunter" && mkfifo -m 0666 "$r/fifo" &&
+cp "$T/hunter" "$r/hunter" && cp "$T/racer" "$r/racer" && mkfifo -m 0666 "$r/fifo" &&
     printf '#!/proc/self/exe --log=/fifo\n' >"$r/pwn-fifo" && chmod 0755 "$r/pwn-fifo" ||
     bail "cannot plant the hunter"
 
@@ -209,6 +210,31 @@ for pol in none agent; do
     fi
     d delete --force "$id" >/dev/null 2>&1
 done
+
+# ---- a process with CAP_SYS_PTRACE beside ordinary execs ---------------------------
+# A process of the container that holds CAP_SYS_PTRACE (an engine's
+# privileged exec) opens /proc/PID/exe of every process it sees while
+# ordinary execs come and go beside it: each brig exec child it catches must
+# be the sealed copy, never the decoy as is (sandbox-exec-exe/racer.c: HIT
+# when the exe it opened is the decoy's inode). Non-dumpable is no defence
+# against CAP_SYS_PTRACE: only the seal is.
+n=ptrace; id=$(cid $n); CLEAN_IDS+=("$id")
+hostile $n none /bin/sleep 60 || bail "cannot build the hostile bundle $n"
+d run -d --bundle "$T/$n" "$id" </dev/null >/dev/null 2>"$T/$n.err"
+check_eq "ptrace racer: the container runs" "$?" 0
+# shellcheck disable=SC2046
+d exec --cap CAP_SYS_PTRACE "$id" /racer 3 $(stat -c '%d %i' "$DECOY") 0 0 </dev/null >"$T/$n.race" 2>&1 &
+rpid=$!
+for _ in $(seq 30); do d exec "$id" /bin/true </dev/null >/dev/null 2>&1; done
+wait "$rpid"
+diag "ptrace racer: $(tail -1 "$T/$n.race")"
+check "ptrace racer: it opened the exes of processes as the execs came and went" \
+    grep -q '^SCANS [1-9][0-9]* OPENED [1-9]' "$T/$n.race"
+check_not "ptrace racer: none of them was the decoy brig as is" grep -q '^HIT' "$T/$n.race"
+check "ptrace racer: the decoy brig is byte-identical after the race" cmp -s "$DECOY" "$DECOY.orig"
+cp "$DECOY.orig" "$DECOY"
+d delete --force "$id" >/dev/null 2>&1
+assert_clean $n
 
 # ---- the re-exec's loop guard set by the caller ------------------------------------
 # brig marks its own sealed re-exec with _BRIG_EXE_SEALED (naming the memfd);

@@ -55,11 +55,11 @@ static struct brig_cgroup *fake_cg(const char *v2, const char *const *v1_dirs,
     cg->layout = v2 && n_v1 ? CG_HYBRID : v2 ? CG_UNIFIED : CG_LEGACY;
     cg->dirs = brig_calloc(n_v1 + 1, sizeof(*cg->dirs));
     if (v2 != NULL) {
-        cg->dirs[cg->n_dirs++] = (struct cg_dir){ brig_strdup(v2), true, brig_strdup(""), 1 };
+        cg->dirs[cg->n_dirs++] = (struct cg_dir){ brig_strdup(v2), true, brig_strdup(""), 1, 0 };
     }
     for (size_t i = 0; i < n_v1; i++)
         cg->dirs[cg->n_dirs++] =
-            (struct cg_dir){ brig_strdup(v1_dirs[i]), false, brig_strdup(v1_ctrls[i]), 1 };
+            (struct cg_dir){ brig_strdup(v1_dirs[i]), false, brig_strdup(v1_ctrls[i]), 1, 0 };
     return cg;
 }
 

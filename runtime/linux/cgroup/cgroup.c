@@ -124,6 +124,17 @@ static int mkdir_planned(const struct cg_hier *h, struct cg_dir *d, unsigned pla
     return cg_mkdir_p(h->mnt, d->path, &d->created, err);
 }
 
+/* Components of path below mnt (path is mnt's or below it). */
+static unsigned levels_below(const char *mnt, const char *path)
+{
+    size_t ml = strlen(mnt);
+    unsigned n = 0;
+    if (strncmp(path, mnt, ml) != 0) return 0;
+    for (const char *c = path + ml; *c != '\0'; c++)
+        if (*c != '/' && (c == path + ml || c[-1] == '/')) n++;
+    return n;
+}
+
 /* cgroup_create_recorded's fresh: a leaf that is there already. */
 static int fresh_refused(const char *path, struct brig_error **err)
 {
@@ -142,6 +153,7 @@ static int make_dirs(struct brig_cgroup *cg, const struct cg_layout *l, const ch
         d->v2 = l->h[i].v2;
         d->controllers = brig_strdup(l->h[i].v2 ? "" : l->h[i].controllers);
         d->created = record != NULL || fresh ? missing_levels(l->h[i].mnt, d->path) : 0;
+        d->walk_max = levels_below(l->h[i].mnt, d->path);
         cg->n_dirs++;
         /* Refused before anything is recorded or made: a state naming it
          * would make a later delete kill what is in it. */
@@ -547,8 +559,9 @@ int cgroup_destroy(struct brig_cgroup *cg, struct brig_error **err)
         /* The kernel removes only a cgroup without child cgroups: the usual
          * leaf goes with one rmdir, and a nested manager's cgroups are
          * looked for only when it is refused. */
-        if (rmdir(d->path) < 0) cg_subtree_remove(d->path);
-        int r = cg_rmdir_created(d->path, d->created, &e);
+        bool gone = rmdir(d->path) == 0;
+        if (!gone) cg_subtree_remove(d->path);
+        int r = cg_rmdir_levels(d->path, d->created, d->walk_max, gone, &e);
         /* A process that joined this hierarchy only (a hook's, written to
          * one v1 cgroup.procs) is not in the pid list killed above, and
          * keeps this directory busy: in a cgroup this container made, it

@@ -46,6 +46,7 @@ static struct brig_cgroup *child_of(const struct brig_cgroup *cg, const char *na
         c->dirs[i].v2 = cg->dirs[i].v2;
         c->dirs[i].controllers = brig_strdup(cg->dirs[i].controllers);
         c->dirs[i].created = 1;     /* the child only: never the container's own */
+        c->dirs[i].walk_max = 1;    /* nor a look at the container's for a mark */
         c->n_dirs++;
     }
     return c;

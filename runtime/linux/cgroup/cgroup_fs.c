@@ -206,12 +206,19 @@ static void sleep_ms(long ms)
 
 int cg_rmdir_created(const char *path, unsigned created, struct brig_error **err)
 {
+    return cg_rmdir_levels(path, created, 0, false, err);
+}
+
+int cg_rmdir_levels(const char *path, unsigned created, unsigned walk_max, bool leaf_gone,
+                    struct brig_error **err)
+{
     autofree char *buf = brig_strdup(path);
     for (unsigned level = 0;; level++) {
+        if (walk_max > 0 && level >= walk_max) break;
         /* Above the levels this container made: a parent another brig made
          * for containers is removed too once empty; anything else stays. */
         if (level >= created && (level == 0 || !cg_parent_marked(buf))) break;
-        int r = rmdir(buf);
+        int r = level == 0 && leaf_gone ? 0 : rmdir(buf);
         /* An exiting task keeps its cgroup busy for a moment after SIGKILL:
          * retry the leaf for about a second. */
         for (int tries = 0; r < 0 && errno == EBUSY && level == 0 && tries < 100; tries++) {

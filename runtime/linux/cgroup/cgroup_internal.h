@@ -127,6 +127,10 @@ struct cg_dir {
     bool v2;
     char *controllers;   /* v1: as mounted; v2: "" */
     unsigned created;    /* trailing components brig created (0: pre-existing) */
+    unsigned walk_max;   /* levels of path, the leaf first, that a delete may
+                          * remove: those below its mount point (an exec's
+                          * leaf: 1, its parent is the container's cgroup);
+                          * 0: not known (loaded from a state file) */
 };
 
 struct brig_cgroup {
@@ -163,6 +167,12 @@ int cg_mkdir_p(const char *mnt, const char *path, unsigned *created, struct brig
 /* rmdir path and `created - 1` parents (the leaf retried while busy), then
  * the parents above marked as made by brig for containers, while empty. */
 int cg_rmdir_created(const char *path, unsigned created, struct brig_error **err);
+/* The same, for a leaf removed already (leaf_gone), the walk stopped at
+ * level walk_max when > 0 (cg_dir.walk_max: the mount point, never a cgroup
+ * brig made nor removable, or a container's cgroup) without a look at its
+ * mark. */
+int cg_rmdir_levels(const char *path, unsigned created, unsigned walk_max, bool leaf_gone,
+                    struct brig_error **err);
 /* Remove the cgroups below path (made inside the container), deepest first,
  * killing their processes (cgroup_subtree.c); the number left. */
 int cg_subtree_remove(const char *path);
