@@ -54,6 +54,12 @@ int egress_start(const struct brig_policy *p, const char *id, const struct brig_
 /* The listeners, made inside init_pid's network namespace; returns when
  * they listen and the proxy is confined (or why it could not). */
 int egress_attach(struct egress *e, pid_t init_pid, struct brig_error **err);
+/* Rootless (docs/rootless.md): the init's network and user namespaces,
+ * opened while it is still dumpable (before its go: after that only its
+ * owner's capability over the host's user namespace, which a rootless brig
+ * lacks, would open them); egress_attach hands them to the proxy, which
+ * enters the user namespace it owns in a child of its own to listen. */
+int egress_hold_ns(struct egress *e, pid_t init_pid, struct brig_error **err);
 /* Let the proxy outlive the caller: it serves until the init exits. */
 void egress_detach(struct egress *e);
 /* End the proxy (its connections shut down, their audit lines written),

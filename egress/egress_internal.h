@@ -122,6 +122,12 @@ struct brig_jw *egress_audit_open(const char *id, const struct brig_policy *p);
 /* egress_listen.c: listening sockets on 127.0.0.1:ports[i] inside the
  * network namespace netns_fd, made by a thread that joined it. */
 int egress_listen_in(int netns_fd, const uint16_t *ports, int *fds, size_t n, char *why, size_t len);
+/* The same for a rootless proxy: a forked child enters userns_fd (the
+ * container's, which the caller owns: the child then holds
+ * CAP_SYS_ADMIN over the network namespace it owns), makes the sockets
+ * there and hands them back. */
+int egress_listen_in_userns(int userns_fd, int netns_fd, const uint16_t *ports, int *fds, size_t n, char *why,
+                            size_t len);
 
 /* egress_proxy.c: accept and serve until stop_fd is readable (EOF, a
  * message, or a pidfd whose process exited). */
@@ -137,6 +143,10 @@ void egress_proxy_end(struct egress_ctx *x, const int *listen_fds, const enum eg
  * fds it serves with. 0, or -1 with why. */
 #define EGRESS_UID_BASE 0xB0000000u     /* + the proxy's pid: its own uid and gid */
 int egress_sandbox_enter(const int *keep, size_t n_keep, pid_t parent, char *why, size_t len);
+/* A rootless proxy's file reads held by Landlock (after no_new_privs) to
+ * /etc, the CA certificates and resolv.conf's own directory; nothing
+ * written, made or executed anywhere. -1 and why (Landlock missing too). */
+int egress_sandbox_landlock(char *why, size_t len);
 /* The same for the TLS helper: no socket of its own to make, no connect,
  * no accept (it is handed connected ones). */
 int egress_sandbox_enter_tls(const int *keep, size_t n_keep, pid_t parent, char *why, size_t len);

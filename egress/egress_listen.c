@@ -14,7 +14,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "../runtime/util/fdpass.h"
 
 struct listen_job {
     int netns_fd;
@@ -65,4 +68,59 @@ int egress_listen_in(int netns_fd, const uint16_t *ports, int *fds, size_t n, ch
         if (fds[i] >= 0) close(fds[i]);
     snprintf(why, len, "%s", j.why);
     return -1;
+}
+
+/* Rootless: setns into a network namespace needs CAP_SYS_ADMIN in our own
+ * user namespace too, which an unprivileged proxy lacks; in the
+ * container's user namespace (ours: its owner is our uid) it has it. A
+ * process enters a user namespace only single-threaded, so a forked child
+ * (never a thread) enters it, then the network namespace, makes the
+ * sockets and passes them back; the proxy itself stays where it is. */
+int egress_listen_in_userns(int userns_fd, int netns_fd, const uint16_t *ports, int *fds, size_t n, char *why,
+                            size_t len)
+{
+    for (size_t i = 0; i < n; i++) fds[i] = -1;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        snprintf(why, len, "socketpair: %s", strerror(errno));
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(why, len, "fork: %s", strerror(errno));
+        close(sv[0]);
+        close(sv[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(sv[0]);
+        struct listen_job j = { .netns_fd = netns_fd, .ports = ports, .fds = fds, .n = n };
+        if (setns(userns_fd, CLONE_NEWUSER) < 0)
+            snprintf(j.why, sizeof(j.why), "setns into the container's user namespace: %s", strerror(errno));
+        else
+            listen_thread(&j);
+        if (j.why[0] != '\0') {
+            (void)!send(sv[1], j.why, strlen(j.why), MSG_NOSIGNAL);
+            _exit(1);
+        }
+        for (size_t i = 0; i < n; i++)
+            if (brig_send_with_fd(sv[1], "L", 1, fds[i], NULL) < 0) _exit(1);
+        _exit(0);
+    }
+    close(sv[1]);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        char msg[256];
+        ssize_t got = brig_recv_with_fd(sv[0], msg, sizeof(msg) - 1, &fds[i], "egress listen", NULL);
+        if (got == 1 && msg[0] == 'L' && fds[i] >= 0) continue;
+        if (got > 0) msg[got] = '\0';
+        snprintf(why, len, "%s", got > 0 ? msg : "the listening child ended");
+        rc = -1;
+    }
+    close(sv[0]);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+    if (rc < 0)
+        for (size_t i = 0; i < n; i++)
+            if (fds[i] >= 0) close(fds[i]), fds[i] = -1;
+    return rc;
 }

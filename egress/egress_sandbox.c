@@ -11,6 +11,13 @@
  *     no_new_privs, not dumpable
  *     a seccomp allow-list: what the relay and the resolver use, and
  *       nothing that writes a file, makes a process, listens or executes.
+ * Rootless (brig run by a user that is not root, docs/rootless.md) there
+ * is no uid to change to and no bounding set to drop: the proxy stays the
+ * caller, gives up every capability it holds, and its file reads are held
+ * by Landlock to the few trees it reads (resolv.conf, hosts, the CA
+ * certificates), so a bug in its parsing cannot read the caller's files;
+ * the rest is the same. A kernel without Landlock refuses the rootless
+ * proxy rather than run it with less.
  * A step that fails ends the proxy (egress_supervise.c): the container
  * then has no way out at all, never an unconfined one. */
 #include "egress_internal.h"
@@ -19,6 +26,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <linux/landlock.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -31,10 +39,15 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "../runtime/util/cleanup.h"
 
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)     /* Landlock ABI 3 (Linux 6.2); Debian 12's headers are 6.1's */
+#endif
 #ifndef __O_TMPFILE
 #define __O_TMPFILE 020000000
 #endif
@@ -154,18 +167,91 @@ static int sandbox_identity(uid_t id)
     return (int)syscall(SYS_capset, &h, d);
 }
 
+/* Rootless: no capability in any set (a user has none in the host's
+ * namespace; a brig that is uid 0 of another may hold some there). */
+static int sandbox_no_caps(void)
+{
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) return -1;
+    struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+    struct __user_cap_data_struct d[2] = {0};
+    return (int)syscall(SYS_capset, &h, d);
+}
+
+/* Landlock rule: reading files and directories beneath path (skipped when
+ * the path does not exist here). */
+static int sandbox_landlock_read(int ruleset, const char *path)
+{
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT ? 0 : -1;
+    struct landlock_path_beneath_attr pb = {
+        .allowed_access = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR, .parent_fd = fd };
+    int rc = (int)syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
+    close(fd);
+    return rc;
+}
+
+/* Rootless: every filesystem access Landlock knows is handled, and only
+ * reading beneath /etc (resolv.conf, hosts, nsswitch.conf, gai.conf), the
+ * directory resolv.conf really is in (systemd-resolved's /run/...), and
+ * the CA certificates /etc/ssl/certs links into is allowed. */
+int egress_sandbox_landlock(char *why, size_t len)
+{
+    int abi = (int)syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+    if (abi < 1)
+        return snprintf(why, len, "Landlock is not available (%s): a rootless proxy's file reads cannot be "
+                        "confined; run brig as root, or use a policy whose network is \"none\"",
+                        strerror(errno)), -1;
+    struct landlock_ruleset_attr ra = {
+        .handled_access_fs = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
+                             LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR |
+                             LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+                             LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |
+                             LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |
+                             LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+                             LANDLOCK_ACCESS_FS_MAKE_SYM |
+                             (abi >= 2 ? LANDLOCK_ACCESS_FS_REFER : 0) |
+                             (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0),
+    };
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &ra, sizeof(ra), 0);
+    if (ruleset < 0) return snprintf(why, len, "landlock_create_ruleset: %s", strerror(errno)), -1;
+    char resolv[PATH_MAX];
+    const char *dirs[] = { "/etc", "/usr/share/ca-certificates", "/usr/local/share/ca-certificates",
+                           "/usr/lib/ssl", NULL };
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && dirs[i] != NULL; i++) rc = sandbox_landlock_read(ruleset, dirs[i]);
+    if (rc == 0 && realpath("/etc/resolv.conf", resolv) != NULL) {
+        char *slash = strrchr(resolv, '/');
+        if (slash != NULL && slash != resolv) *slash = '\0';
+        rc = sandbox_landlock_read(ruleset, resolv);
+    }
+    if (rc == 0) rc = (int)syscall(SYS_landlock_restrict_self, ruleset, 0);
+    int e = errno;
+    close(ruleset);
+    if (rc < 0) return snprintf(why, len, "Landlock: %s", strerror(e)), -1;
+    return 0;
+}
+
 static int sandbox_enter(const int *keep, size_t n_keep, pid_t parent, bool outbound, char *why, size_t len)
 {
     uid_t id = EGRESS_UID_BASE + (uid_t)getpid();
+    /* Rootless: an ordinary user's brig (a brig that is uid 0 of a user
+     * namespace that is not the host's takes the root path, whose uid
+     * change fails there: refused, never run with less). */
+    bool rootless = geteuid() != 0;
     if (sandbox_close_fds(keep, n_keep) < 0) return snprintf(why, len, "close_range: %s", strerror(errno)), -1;
-    if (sandbox_drop_caps() < 0) return snprintf(why, len, "drop the bounding set: %s", strerror(errno)), -1;
-    if (sandbox_identity(id) < 0) return snprintf(why, len, "become uid %u: %s", id, strerror(errno)), -1;
+    if (rootless) {
+        if (sandbox_no_caps() < 0) return snprintf(why, len, "drop every capability: %s", strerror(errno)), -1;
+    } else {
+        if (sandbox_drop_caps() < 0) return snprintf(why, len, "drop the bounding set: %s", strerror(errno)), -1;
+        if (sandbox_identity(id) < 0) return snprintf(why, len, "become uid %u: %s", id, strerror(errno)), -1;
+    }
     /* A credential change clears the parent-death signal: set it again
      * (and the parent may have died meanwhile). */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
         return snprintf(why, len, "the supervisor ended"), -1;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
         return snprintf(why, len, "no_new_privs, dumpable: %s", strerror(errno)), -1;
+    if (rootless && egress_sandbox_landlock(why, len) < 0) return -1;
     int rc = sandbox_seccomp(outbound);
     if (rc < 0) return snprintf(why, len, "seccomp filter: %s", strerror(-rc)), -1;
     return 0;

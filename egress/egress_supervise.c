@@ -50,6 +50,7 @@ struct egress {
     pid_t pid;
     int ctl;
     struct brig_cgroup *cg;     /* the proxy's child cgroup, or NULL */
+    int netns, userns;          /* rootless: the init's, held early (egress_hold_ns), or -1 */
 };
 
 static void sup_reply(int ctl, const char *msg)
@@ -106,10 +107,11 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
     pid_t auditor = -1, tls = -1;
     char why[300] = "";
     sup_prepare(p, cg, cloned_into, &x, &auditor, &tls, why, sizeof(why));
-    int netns = -1, pidfd = -1;
+    int netns = -1, pidfd = -1, userns = -1;
     char msg[16];
     if (brig_recv_with_fd(ctl, msg, sizeof(msg), &netns, "egress", NULL) <= 0 || netns < 0 ||
-        brig_recv_with_fd(ctl, msg, sizeof(msg), &pidfd, "egress", NULL) <= 0 || pidfd < 0) {
+        brig_recv_with_fd(ctl, msg, sizeof(msg), &pidfd, "egress", NULL) <= 0 || pidfd < 0 ||
+        brig_recv_with_fd(ctl, msg, sizeof(msg), &userns, "egress", NULL) <= 0) {
         egress_tls_finish(tls, x.tls_fd, x.tls_go);
         egress_auditor_finish(auditor, x.audit_fd);
         _exit(0);   /* the supervisor gave up before the container existed */
@@ -117,7 +119,12 @@ static __attribute__((noreturn)) void sup_child(const struct brig_policy *p, con
     static const uint16_t ports[2] = { EGRESS_HTTP_PORT, EGRESS_SOCKS_PORT };
     static const enum egress_proto protos[2] = { EGRESS_PROTO_HTTP, EGRESS_PROTO_SOCKS };
     int fds[2];
-    if (why[0] != '\0' || egress_listen_in(netns, ports, fds, 2, why, sizeof(why)) < 0) {
+    /* Rootless, the container's user namespace (ours) is entered first. */
+    int lrc = why[0] != '\0' ? -1
+              : userns >= 0 ? egress_listen_in_userns(userns, netns, ports, fds, 2, why, sizeof(why))
+                            : egress_listen_in(netns, ports, fds, 2, why, sizeof(why));
+    if (userns >= 0) close(userns);
+    if (lrc < 0) {
         sup_reply(ctl, why);
         egress_tls_finish(tls, x.tls_fd, x.tls_go);
         egress_auditor_finish(auditor, x.audit_fd);
@@ -184,57 +191,48 @@ int egress_start(const struct brig_policy *p, const char *id, const struct brig_
     if (p == NULL || p->network.mode != POLICY_NET_EGRESS) return 0;
     unsigned tls_wait_ms = EGRESS_TLS_WAIT_MS;
     TRY(sup_tls_wait(&tls_wait_ms, err));
-    struct brig_cgroup *child = NULL;
-    if (cg != NULL && cgroup_child_create(cg, EGRESS_CGROUP, &child, err) < 0)
-        return brig_wrap(err, "network egress: the proxy's cgroup");
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        int e = errno;
-        if (child != NULL) cgroup_destroy(child, NULL), cgroup_free(child);
-        return brig_fail(err, e, "network egress: socketpair");
-    }
-    pid_t parent = getpid();
-    /* Born in its cgroup's v2 directory (CLONE_INTO_CGROUP), where a v2
-     * one exists, and joining the v1 ones thread by thread ("tasks"): a
-     * cgroup.procs write would take the cgroup mutex across an RCU grace
-     * period (5-13 ms here) and stall the container's init joining its own
-     * cgroups meanwhile. The same clone as the init's (create.c). */
-    int cgfd = child != NULL ? cgroup_clone_fd_open(child) : -1;
-    bool cloned_into = false;
-    pid_t pid = cgfd >= 0 ? launch_clone(0, cgfd, &cloned_into) : fork();
-    if (pid < 0) {
-        int e = errno;
-        close(sv[0]);
-        close(sv[1]);
-        if (child != NULL) cgroup_destroy(child, NULL), cgroup_free(child);
-        return brig_fail(err, e, "network egress: fork the proxy");
-    }
+    struct launch_helper h;
+    pid_t pid = launch_helper_fork(cg, EGRESS_CGROUP, "brig-egress", &h, err);
+    if (pid < 0) return brig_wrap(err, "network egress: the proxy");
     if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        if (getppid() != parent) _exit(0);
-        prctl(PR_SET_NAME, "brig-egress", 0, 0, 0);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_IGN);
         /* Only the control socket, and /dev/null on 0, 1 and 2: what the
          * proxy has to say goes over the control socket or to the audit
          * log. Never the caller's stdio: `sandbox run` has the command's
          * output pipes there, and waits for their EOF (a proxy holding
          * one cost every run a wait); an engine waits for create's. */
-        if (dup2(sv[1], EGRESS_CTL_FD) < 0) _exit(1);
+        if (dup2(h.ctl, EGRESS_CTL_FD) < 0) _exit(1);
         int null = open("/dev/null", O_RDWR);
         if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) _exit(1);
         syscall(SYS_close_range, EGRESS_CTL_FD + 1, ~0u, 0);
-        sup_child(p, id, EGRESS_CTL_FD, parent, tls_wait_ms, child, cloned_into);
+        sup_child(p, id, EGRESS_CTL_FD, getppid(), tls_wait_ms, h.cg, h.cloned_into);
     }
-    close(sv[1]);
     struct egress *e = brig_calloc(1, sizeof(*e));
     e->pid = pid;
-    e->ctl = sv[0];
-    e->cg = child;
+    e->ctl = h.ctl;
+    e->cg = h.cg;
+    e->netns = e->userns = -1;
     *out = e;
     return 0;
+}
+
+int egress_hold_ns(struct egress *e, pid_t init_pid, struct brig_error **err)
+{
+    if (e == NULL) return 0;
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)init_pid);
+    if (e->netns < 0 && (e->netns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return brig_fail(err, errno, "network egress: open %s", path);
+    snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)init_pid);
+    if (e->userns < 0 && (e->userns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return brig_fail(err, errno, "network egress: open %s", path);
+    return 0;
+}
+
+static void egress_free(struct egress *e)
+{
+    if (e->netns >= 0) close(e->netns);
+    if (e->userns >= 0) close(e->userns);
+    free(e);
 }
 
 int egress_attach(struct egress *e, pid_t init_pid, struct brig_error **err)
@@ -242,12 +240,13 @@ int egress_attach(struct egress *e, pid_t init_pid, struct brig_error **err)
     if (e == NULL) return 0;
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)init_pid);
-    autoclose int netns = open(path, O_RDONLY | O_CLOEXEC);
+    autoclose int netns = e->netns >= 0 ? fcntl(e->netns, F_DUPFD_CLOEXEC, 0) : open(path, O_RDONLY | O_CLOEXEC);
     if (netns < 0) return brig_fail(err, errno, "network egress: open %s", path);
     autoclose int pidfd = (int)syscall(SYS_pidfd_open, init_pid, 0);
     if (pidfd < 0) return brig_fail(err, errno, "network egress: pidfd_open");
     TRY(brig_send_with_fd(e->ctl, "N", 1, netns, err));
     TRY(brig_send_with_fd(e->ctl, "P", 1, pidfd, err));
+    TRY(brig_send_with_fd(e->ctl, "U", 1, e->userns, err));     /* -1: none (not rootless) */
     char msg[400];
     ssize_t n = recv(e->ctl, msg, sizeof(msg) - 1, 0);
     if (n <= 0) return brig_failx(err, "network egress: the proxy ended before it listened");
@@ -265,7 +264,7 @@ void egress_detach(struct egress *e)
     close(e->ctl);
     /* The cgroup goes with the container's (delete). */
     if (e->cg != NULL) cgroup_free(e->cg);
-    free(e);
+    egress_free(e);
 }
 
 void egress_stop(struct egress *e)
@@ -282,7 +281,7 @@ void egress_stop(struct egress *e)
         if (cgroup_destroy(e->cg, &err) < 0) brig_warn("network egress: %s", err->msg);
         cgroup_free(e->cg);
     }
-    free(e);
+    egress_free(e);
 }
 
 void egress_wait_gone(const struct brig_cgroup *cg)

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../runtime/util/error.h"
 
@@ -50,6 +51,10 @@ struct brig_policy {
         char *path;                         /* NULL: no workspace */
         bool required;
         uint64_t max_size;                  /* bytes it may hold; 0: unbounded */
+        /* Where neither its filesystem nor a project quota keeps max_size:
+         * watched (a live bind, its usage measured and the sandbox stopped
+         * past the bound) or staged (an overlay on a tmpfs of the bound). */
+        enum policy_ws_bound { POLICY_WS_WATCH, POLICY_WS_STAGE } bound;
     } workspace;
     struct { uint32_t uid, gid; bool userns; } user;
     uint64_t caps;                          /* allowed capabilities (bitmask) */
@@ -285,6 +290,28 @@ int policy_stage_commit(int state_dirfd, bool finish, struct brig_error **err);
 void policy_stage_discard(int state_dirfd);
 /* The staged tmpfs is full: the bound stopped a write. */
 bool policy_stage_full(int state_dirfd);
+/* ---- the watched workspace (policy/workspace/watch.c) ----
+ * Where workspace.maxSize can be kept neither by the workspace's own
+ * filesystem nor by a project quota and the policy asks for no stage,
+ * create's policy check marks the mount (watch_bytes): the bind stays a
+ * live one, and a watcher in a child cgroup of the container's measures it
+ * and kills the container once it holds more than the bound. */
+struct policy_watch;
+struct brig_cgroup;
+/* Before the init is cloned (cg: the container's cgroup, or NULL): fork
+ * the watcher of the marked mount; *out NULL when none is marked. */
+int policy_watch_start(const struct brig_spec *s, const char *id, int state_dirfd, const struct brig_cgroup *cg,
+                       struct policy_watch **out, struct brig_error **err);
+/* The init exists: the watcher takes its pidfd and starts measuring. */
+int policy_watch_attach(struct policy_watch *w, pid_t init_pid, struct brig_error **err);
+/* create, run -d: the watcher lives on as long as the init. */
+void policy_watch_detach(struct policy_watch *w);
+/* run, sandbox run, undo: killed and its cgroup removed. */
+void policy_watch_stop(struct policy_watch *w);
+/* The watch fired: the workspace passed workspace.maxSize and the
+ * container was killed; _record: what it measured (JSON), or NULL. */
+bool policy_watch_fired(int state_dirfd);
+char *policy_watch_record(int state_dirfd);
 /* The workspace bound fired: its staged tmpfs or its own filesystem of at
  * most the bound is full (s: the spec create judged, with its pinned
  * sources). */

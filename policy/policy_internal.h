@@ -92,7 +92,8 @@ bool policy_socket_refused(const struct brig_policy *p, const char *source, int 
 
 /* workspace.maxSize (policy_quota.c): how the host can keep the bound on
  * the workspace bind m, or why it cannot (why). */
-enum policy_quota_how { POLICY_QUOTA_NONE, POLICY_QUOTA_FS_SIZE, POLICY_QUOTA_PROJECT, POLICY_QUOTA_STAGED };
+enum policy_quota_how { POLICY_QUOTA_NONE, POLICY_QUOTA_FS_SIZE, POLICY_QUOTA_PROJECT, POLICY_QUOTA_STAGED,
+                        POLICY_QUOTA_WATCHED };
 enum policy_quota_how policy_quota_judge(const struct brig_policy *p, const struct brig_spec *s,
                                          const struct brig_mount *m, char *why, size_t len);
 /* At create, on the pinned source: set the project id and limit (or find

@@ -311,7 +311,7 @@ static int pp_tmpfs(struct brig_policy *p, brig_json v, struct brig_error **err)
 
 static int pp_workspace(struct brig_policy *p, brig_json v, struct brig_error **err)
 {
-    static const char *const keys[] = { "path", "required", "maxSize", NULL };
+    static const char *const keys[] = { "path", "required", "maxSize", "bound", NULL };
     free(p->workspace.path);
     p->workspace.path = NULL;
     if (json_is_null(v)) return 0;      /* no workspace at all */
@@ -320,6 +320,13 @@ static int pp_workspace(struct brig_policy *p, brig_json v, struct brig_error **
     if (strcmp(p->workspace.path, "/") == 0)
         return brig_failx(err, "workspace.path: \"/\" would make the root writable");
     if (pp_size(v, "workspace", "maxSize", false, &p->workspace.max_size, err) < 0) return -1;
+    p->workspace.bound = POLICY_WS_WATCH;
+    brig_json b = json_get(v, "bound");
+    const char *how = NULL;
+    if (b != NULL && json_as_string(b, "workspace.bound", &how, err) < 0) return -1;
+    if (how != NULL && strcmp(how, "stage") == 0) p->workspace.bound = POLICY_WS_STAGE;
+    else if (how != NULL && strcmp(how, "watch") != 0)
+        return brig_failx(err, "workspace.bound: expected \"watch\" or \"stage\", got \"%.64s\"", how);
     return json_get_bool(v, "workspace", "required", false, &p->workspace.required, err) < 0 ? -1 : 0;
 }
 

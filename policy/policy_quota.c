@@ -11,7 +11,10 @@
  *     tree a project id of its own, inherited by what is made in it, and
  *     sets that project's block limit;
  *   - anywhere else (an ext4 without project quotas, a tmpfs without
- *     size=): the workspace is staged (policy/workspace/stage.c), an
+ *     size=): the workspace is watched (policy/workspace/watch.c): it stays
+ *     a live bind, a watcher in the container's cgroup measures it and
+ *     stops the container once it holds more than the bound; or, with
+ *     workspace.bound "stage", it is staged (policy/workspace/stage.c), an
  *     overlay whose writes go to a tmpfs of the bound's size, written back
  *     into the directory when the container ends.
  *
@@ -143,9 +146,11 @@ enum policy_quota_how policy_quota_judge(const struct brig_policy *p, const stru
     /* In the host's user namespace a file's owner may change its project
      * id (FS_IOC_FSSETXATTR) and leave the quota: staged instead. */
     if (prj && fs != NULL && strcmp(fs, "tmpfs") != 0 && quota_in_userns(s)) return POLICY_QUOTA_PROJECT;
-    snprintf(why, len, "%s is on %s of %llu bytes without project quotas enforced: staged on an "
-             "overlay bounded by a tmpfs", m->source, fs ? fs : "a filesystem", (unsigned long long)size);
-    return POLICY_QUOTA_STAGED;
+    bool stage = p->workspace.bound == POLICY_WS_STAGE;
+    snprintf(why, len, "%s is on %s of %llu bytes without project quotas enforced: %s", m->source,
+             fs ? fs : "a filesystem", (unsigned long long)size,
+             stage ? "staged on an overlay bounded by a tmpfs" : "watched, the container stopped past the bound");
+    return stage ? POLICY_QUOTA_STAGED : POLICY_QUOTA_WATCHED;
 }
 
 /* Give fd (a directory or a regular file) the project id; directories
@@ -215,6 +220,11 @@ int policy_quota_apply(const struct brig_policy *p, const struct brig_spec *s, s
         m->stage_bytes = p->workspace.max_size;     /* made with the state directory */
         return 0;
     }
+    if (how == POLICY_QUOTA_WATCHED) {
+        brig_debug("policy: workspace %s", why);
+        m->watch_bytes = p->workspace.max_size;     /* its watcher starts with the container */
+        return 0;
+    }
     /* The directory's inode number is its project id: unique among live
      * directories of the filesystem, and the same at every create. */
     autoclose int dfd = openat(m->source_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -240,10 +250,10 @@ int policy_quota_apply(const struct brig_policy *p, const struct brig_spec *s, s
 bool policy_workspace_full(const struct brig_policy *p, const struct brig_spec *s, int state_dirfd)
 {
     if (p == NULL || p->workspace.max_size == 0) return false;
-    if (state_dirfd >= 0 && policy_stage_full(state_dirfd)) return true;
+    if (state_dirfd >= 0 && (policy_stage_full(state_dirfd) || policy_watch_fired(state_dirfd))) return true;
     size_t idx = 0;
     const struct brig_mount *m = s != NULL ? policy_workspace_mount(p, s, &idx) : NULL;
-    if (m == NULL || m->staged || !m->has_source_fd || m->source_fd < 0) return false;
+    if (m == NULL || m->staged || m->watch_bytes > 0 || !m->has_source_fd || m->source_fd < 0) return false;
     autoclose int fd = openat(m->source_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     struct statfs sf;
     struct stat st;

@@ -103,7 +103,8 @@ char *sandbox_result_summary(const struct sandbox_result *r)
     else if (r->timed_out) snprintf(what, sizeof(what), "killed at the wall timeout");
     else if (r->idle_timed_out) snprintf(what, sizeof(what), "killed at the idle timeout (no output)");
     else if (r->signal > 0) snprintf(what, sizeof(what), "killed by signal %d%s", r->signal,
-                                     r->oom_killed ? " (out of memory)" : "");
+                                     r->oom_killed ? " (out of memory)"
+                                     : r->workspace_full ? " (the workspace passed workspace.maxSize)" : "");
     else snprintf(what, sizeof(what), "exit %d%s", r->exit_code,
                   r->workspace_full ? " (the workspace reached workspace.maxSize)" : "");
     return brig_asprintf("brig sandbox %s (%s): %s in %llu ms; stdout %llu B%s, stderr %llu B%s%s%s%s\n",

@@ -326,8 +326,9 @@ static int exec_body(const struct sandbox_opts *o, struct sandbox_result *r)
     if (rc == 0) rc = session_exec_run(o, ref, text, &lim, unsealed ? &via : NULL, &parsed, child, r, &err);
     /* A staged workspace: what this exec wrote goes back into the workspace
      * now (the session's stage stays until rm). */
+    r->workspace_full = policy_watch_fired(dirfd);     /* the watch killed the sandbox */
     if (rc == 0) {
-        r->workspace_full = policy_stage_full(dirfd);
+        r->workspace_full = r->workspace_full || policy_stage_full(dirfd);
         if (policy_stage_commit(dirfd, false, &err) < 0) rc = -1;
     }
     if (child != NULL) {

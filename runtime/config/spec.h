@@ -156,6 +156,10 @@ struct brig_mount {
      * directory once it exists; then staged, and source/source_fd name the
      * overlay. Its writes reach the source when the container ends. */
     uint64_t stage_bytes;   bool staged;
+    /* The same bound kept by a watch (policy/workspace/watch.c): the bind
+     * stays a plain one; a watcher started with the container measures the
+     * source and stops the container once it holds more than watch_bytes. */
+    uint64_t watch_bytes;
 };
 
 /* ---- hooks ------------------------------------------------------------ */

@@ -153,11 +153,15 @@ static int launch_stage_plan(struct launch *L, const struct brig_globals *g, str
     if (!g->rootless) return 0;
     for (size_t i = 0; i < L->spec->n_mounts; i++) {
         struct brig_mount *m = &L->spec->mounts[i];
-        if (m->stage_bytes == 0) continue;
+        /* (nor by its watch: the watcher reads every directory of it and
+         * kills the container's processes, with privileges on the host) */
+        if (m->stage_bytes == 0 && m->watch_bytes == 0) continue;
+        if (m->stage_bytes == 0) m->stage_bytes = m->watch_bytes;
+        m->watch_bytes = 0;
         if (L->policy == NULL || !L->policy->rootless.limits_optional)
             return brig_failx(err, "workspace.maxSize: rootless brig (uid %u) cannot bound the workspace %s: its "
-                              "filesystem is larger than %llu bytes without project quotas, and staging it needs a "
-                              "tmpfs mounted on the host; give it a workspace on a filesystem of at most that size "
+                              "filesystem is larger than %llu bytes without project quotas, and neither its watch nor "
+                              "its stage (a tmpfs mounted on the host) is a rootless brig's to make; give it a workspace on a filesystem of at most that size "
                               "(a tmpfs with size=, a loop-mounted image), or let the policy's limits go for "
                               "rootless use (\"rootless\": {\"limits\": \"optional\"}, docs/rootless.md)",
                               (unsigned)geteuid(), m->source, (unsigned long long)m->stage_bytes);
@@ -367,6 +371,9 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
      * the container's. */
     if (egress_start(L->policy, L->st->id, L->cg, &L->egress, err) < 0)
         return brig_wrap(err, "network (policy %s)", L->policy->name);
+    /* The workspace's watcher (workspace.maxSize, policy/workspace/watch.c):
+     * in its cgroup, a child of the container's, forked the same way. */
+    TRY(policy_watch_start(L->spec, L->st->id, L->dirfd, L->cg, &L->wswatch, err));
     L->pid = launch_clone(L->ns.clone_flags, cgroup_clone_fd(L->cg), &cloned_into);
     if (L->pid == 0) {
         /* The state dir's flock belongs to the open file, which we share:
@@ -402,6 +409,9 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
 
     if (!self_attach && L->cg != NULL) TRY(cgroup_attach(L->cg, L->pid, cloned_into, err));
     if (L->ns.new_user) TRY(ns_write_id_maps(L->spec, L->pid, err));
+    /* Rootless, the proxy listens through the init's user namespace, whose
+     * files only its owner opens, and only until its go (egress_hold_ns). */
+    if (L->rootless && L->ns.new_user && geteuid() != 0) TRY(egress_hold_ns(L->egress, L->pid, err));
     TRY(sync_send(L->sync_fd, SYNC_GO, NULL, err));
 
     static const char eof[] = "container init exited during setup";
@@ -443,6 +453,8 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     TRY(sync_expect(L->sync_fd, SYNC_CREATED, eof, NULL, err));
     /* Listening in the init's netns before `start` runs anything there. */
     if (egress_attach(L->egress, L->pid, err) < 0) return brig_wrap(err, "network (policy %s)", L->policy->name);
+    /* The watcher measures from before `start` too (it prepared meanwhile). */
+    TRY(policy_watch_attach(L->wswatch, L->pid, err));
     if (L->console_sock >= 0) {
         /* As runc: the listener owns the pty from now on; brig keeps no copy. */
         TRY(console_socket_send(L->console_sock, L->console_fd, err));
@@ -461,6 +473,7 @@ static void launch_undo(struct launch *L, const struct brig_globals *g, const ch
 {
     struct brig_error *e = NULL;
     egress_stop(steal_ptr(&L->egress));
+    policy_watch_stop(steal_ptr(&L->wswatch));
     if (L->pid > 0) {
         kill(L->pid, SIGKILL);
         while (waitpid(L->pid, NULL, 0) < 0 && errno == EINTR) {}
@@ -490,6 +503,7 @@ static void launch_close(struct launch *L)
 {
     /* From now on the proxy serves until the init exits (delete). */
     egress_detach(steal_ptr(&L->egress));
+    policy_watch_detach(steal_ptr(&L->wswatch));     /* it lives as long as the init */
     brig_closep(&L->sync_fd);
     brig_closep(&L->fifo_fd);
     brig_closep(&L->start_sock);

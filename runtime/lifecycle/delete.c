@@ -174,6 +174,7 @@ static int delete_launched(struct launch *L, const char *id, struct brig_error *
     /* The init is reaped: the egress proxy ends with the sandbox, its
      * audit lines written, before the cgroup it runs in goes. */
     egress_stop(steal_ptr(&L->egress));
+    policy_watch_stop(steal_ptr(&L->wswatch));
     autoerr struct brig_error *le = NULL;
     if (state_relock(L->dirfd, id, &le) < 0) {
         /* removed while it ran (delete --force from elsewhere): done, as

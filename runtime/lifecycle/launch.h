@@ -16,6 +16,7 @@ struct brig_bpf;
 struct brig_cgroup;
 struct brig_state;
 struct egress;
+struct policy_watch;
 
 struct launch {
     char *config_text;          /* config.json as read through bundle_fd */
@@ -44,6 +45,7 @@ struct launch {
     int console_fd;             /* pty master (process.terminal), until handed on */
     pid_t pid;
     struct egress *egress;      /* the network egress proxy (policy), or NULL */
+    struct policy_watch *wswatch;   /* the workspace's watcher (workspace.maxSize), or NULL */
 };
 
 /* On failure everything made so far is undone and released. */
@@ -68,6 +70,20 @@ int launch_delete(struct launch *L, const char *id, struct brig_error **err);
 /* clone3 with ns_flags, into the v2 cgroup cgroup_fd (if >= 0) when the
  * kernel allows; *cloned_into says whether it did. 0 in the child. */
 pid_t launch_clone(unsigned long ns_flags, int cgroup_fd, bool *cloned_into);
+/* A helper process of the container's (egress proxy, workspace watcher),
+ * forked before the init in the child cgroup cgname of cg (NULL: none)
+ * with a SOCK_SEQPACKET control socket (helper.c). Returns 0 in the child
+ * (parent-death signal set, named comm, no signal blocked, SIGPIPE
+ * ignored; it joins its v1 cgroups itself: cgroup_attach_self(h->cg,
+ * h->cloned_into)), its pid in the parent, -1 with nothing left. h->ctl is
+ * the caller's end of the socket either side. */
+struct launch_helper {
+    int ctl;
+    struct brig_cgroup *cg;     /* the child cgroup, or NULL */
+    bool cloned_into;
+};
+pid_t launch_helper_fork(const struct brig_cgroup *cg, const char *cgname, const char *comm,
+                         struct launch_helper *h, struct brig_error **err);
 /* --pid-file: the pid as text, written atomically (also used by exec). */
 int launch_write_pid_file(const char *path, pid_t pid, struct brig_error **err);
 

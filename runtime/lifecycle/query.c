@@ -16,10 +16,13 @@
 #include "../util/strutil.h"
 #include "cgroup_ops.h"
 #include "state.h"
+#include "../../policy/policy.h"
 
 /* What a query knows of one container: its state and live status, or for
  * a broken entry why (broken) and what its state.json still says (st, NULL
  * when nothing). */
+#define QUERY_WATCH_ANNOTATION "org.brig.workspace.maxSize"
+
 struct query_entry {
     struct brig_state *st;
     enum brig_status status;
@@ -66,6 +69,18 @@ static int query_load(const struct brig_globals *g, const char *id, struct query
         if (state_read(dirfd, &q->st, err) < 0) return brig_wrap(err, "container %s", id);
         q->status = cgroup_ops_status(q->st, state_status(dirfd, q->st));
         if (q->status == BRIG_STATUS_CREATING) q->status = BRIG_STATUS_STOPPED;
+    }
+    /* Killed by its workspace's watch (policy/workspace/watch.c): why, as
+     * an annotation of brig's, the measure it took as its value. */
+    char *fired = policy_watch_record(dirfd);
+    if (fired != NULL) {
+        struct brig_kv *a = realloc(q->st->annotations, (q->st->n_annotations + 1) * sizeof(*a));
+        if (a == NULL) {
+            free(fired);
+            return 0;
+        }
+        q->st->annotations = a;
+        a[q->st->n_annotations++] = (struct brig_kv){ .key = brig_strdup(QUERY_WATCH_ANNOTATION), .value = fired };
     }
     return 0;
 }

@@ -137,6 +137,41 @@ check "exec --timeout killed its command" wait_until 5 sh -c "! pgrep -u $RL_UID
 check "sandbox rm" rl timeout -k 5 60 "$RL_BRIG" sandbox rm s1
 sb_clean "long-lived sandbox"
 
+# ---- egress: the proxy as the caller, confined --------------------------------------
+# A long-lived sandbox under an egress policy: the proxy (brig-egress) runs as
+# the caller with no capability, no_new_privs, its seccomp filter, not
+# dumpable (the caller's other processes cannot read it); an exec reaches the
+# allowed host through it, a name the policy does not list is refused and
+# never reached; the lines go to the user's audit log; rm ends the proxy.
+/usr/bin/python3 "$(dirname "$0")/egress-server.py" "$T/port" "$T/srv.log" 2>"$T/srv.err" &
+RL_ON_EXIT="kill $!"
+wait_until 10 test -s "$T/port" || bail "the test's HTTP server did not start: $(cat "$T/srv.err")"
+PORT=$(cat "$T/port")
+jq -n --arg a "127.0.0.1:$PORT" '{name: "egress-rl", network: {mode: "egress", allow: [$a]}, workspace: null,
+    rootless: {limits: "optional"}}' >"$T/egress.json" && chmod 0644 "$T/egress.json"
+rl timeout -k 5 60 "$RL_BRIG" sandbox create --policy "$T/egress.json" --rootfs "$ROOTFS" eg1 >"$T/create.out" 2>&1
+check_eq "egress: sandbox create" "$?:$(cat "$T/create.out")" "0:eg1"
+PX=$(pgrep -u "$RL_UID" -x brig-egress | head -n 1)
+check "egress: the proxy runs as the caller" test -n "$PX" -a "$(stat -c %u "/proc/${PX:-0}" 2>/dev/null)" = "$RL_UID"
+ST=$(cat "/proc/${PX:-0}/status" 2>/dev/null)
+check "... no capability, no_new_privs, seccomp mode 2" bash -c "grep -q '^CapEff:.0000000000000000' <<<'$ST' &&
+    grep -q '^CapPrm:.0000000000000000' <<<'$ST' && grep -q '^NoNewPrivs:.1' <<<'$ST' && grep -q '^Seccomp:.2' <<<'$ST'"
+check_not "... not dumpable: the caller cannot read its memory or environment" rl cat "/proc/${PX:-0}/environ"
+sx() { rl timeout -k 5 60 "$RL_BRIG" sandbox exec --json eg1 -- sh -c "$1" >"$T/out.json" 2>"$T/err.txt"; }
+sx "wget -q -O - http://127.0.0.1:$PORT/"
+check_eq "egress: an exec reaches the allowed host through the proxy" "$(j .stdout.preview_head)" hello
+n0=$(wc -l <"$T/srv.log")
+sx "wget -q -O - http://localhost:$PORT/ 2>&1; echo rc=\$?"
+check "egress: a name the policy does not list is refused" grep -q 'rc=1' <<<"$(j .stdout.preview_head)"
+check_eq "... and never reached" "$(wc -l <"$T/srv.log")" "$n0"
+check "egress: sandbox rm" rl timeout -k 5 60 "$RL_BRIG" sandbox rm eg1
+check "... ends the proxy" wait_until 10 sh -c "! pgrep -u $RL_UID -x brig-egress >/dev/null"
+AL=$RL_HOME/.local/state/brig/audit.jsonl
+check "egress: the allowed connection (written once the proxy ended) in the user's audit log" \
+    grep -qE '"op":"egress","id":"eg1",.*"name":"127\.0\.0\.1".*"decision":"allow"' "$AL"
+check "... and the refused one" grep -qE '"op":"egress","id":"eg1",.*"name":"localhost".*"decision":"deny"' "$AL"
+sb_clean "egress"
+
 # ---- the default runner rootfs ---------------------------------------------------
 # root's, when a root brig built it (trusted as root's files are); else one of
 # the user's own, built as the user (BRIG_ROOTFS_DIR names a cache of its own).

@@ -33,6 +33,8 @@ sbx create --policy "$SB_POLICY" --rootfs "$ROOTFS" --workspace "$WS" --env "BRI
 check_eq "create (agent policy): exit 0" "$?" 0
 
 N=12
+# Rootless: the same race, fewer rounds (the root run has the twelve).
+[ "${BRIG_ROOTLESS:-0}" = 1 ] && N=4
 sbx exec --json --timeout 60s "$NAME" -- /usr/bin/stopper 15 "$DEV" "$INO" >"$T/stopper.json" 2>&1 &
 SP=$!
 sleep 0.5

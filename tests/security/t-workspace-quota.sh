@@ -2,11 +2,12 @@
 # workspace.maxSize (docs/policy.md, "Workspace bound"): a container that
 # writes more than the bound into its workspace is stopped by the kernel
 # (ENOSPC on a filesystem no bigger than the bound, EDQUOT under a project
-# quota, ENOSPC in the staged workspace's tmpfs everywhere else: a big ext4
-# without project quotas, a tmpfs without size=) and the host keeps at most
-# the bound; what no mechanism can bound (a filesystem mounted below the
-# workspace, another writable bind) is refused naming workspace.maxSize,
-# never run unbounded. The staged workspace is written back when the
+# quota, and with workspace.bound "stage" ENOSPC in the staged workspace's
+# tmpfs everywhere else: a big ext4 without project quotas, a tmpfs without
+# size=) and the host keeps at most the bound (the default elsewhere, the
+# watch, is attacked in t-workspace-watch.sh); what no mechanism can bound
+# (a filesystem mounted below the workspace, another writable bind) is
+# refused naming workspace.maxSize, never run unbounded. The staged workspace is written back when the
 # container ends, never more than its tmpfs held: a file of hard links, a
 # sparse file, a flood of empty names, a symlink or a directory swapped for
 # one in the workspace do not make the host write more, or elsewhere. The
@@ -21,7 +22,7 @@ LIMIT=$((4 << 20))
 # The agent profile with a 4MiB workspace bound (and a mode).
 policy_file() { # NAME MODE [JQ-FILTER]
     "$BRIG" policy show agent | jq --arg a "$AUDIT" --arg m "$2" \
-        ".audit.path = \$a | .mode = \$m | .workspace.maxSize = \"4MiB\" | ${3:-.}" > "$T/$1.json"
+        ".audit.path = \$a | .mode = \$m | .workspace.maxSize = \"4MiB\" | .workspace.bound = \"stage\" | ${3:-.}" > "$T/$1.json"
     echo "$T/$1.json"
 }
 ENF=$(policy_file enforce enforce)
@@ -191,7 +192,7 @@ check "audit mode logs workspace.quota" jq -se --arg id "$(cid aside-audit)" \
 # the result names the limit that fired.
 busybox_rootfs "$T/sbroot" sh dd ln rm mkdir touch truncate stat seq cat echo ls head
 SBPOL=$T/sb-4m.json
-printf '{"extends": "agent", "workspace": {"maxSize": "4MiB"}, "audit": {"path": "%s"}}\n' "$AUDIT" > "$SBPOL"
+printf '{"extends": "agent", "workspace": {"maxSize": "4MiB", "bound": "stage"}, "audit": {"path": "%s"}}\n' "$AUDIT" > "$SBPOL"
 SW=$T/sbws
 sbrun() { # NAME SCRIPT: sandbox run of sh -c SCRIPT in $SW, the result in $T/NAME.json
     timeout -k 5 120 "$BRIG" sandbox run --policy "$SBPOL" --state-root "$T/sbstate" --rootfs "$T/sbroot" \
@@ -201,12 +202,16 @@ fresh_ws() { rm -rf "$SW" && mkdir -p "$SW" && chown 1000:1000 "$SW"; }
 used_kib() { du -sk "$SW" | cut -f1; }     # blocks on the host's disk
 
 # the agent profile bounds the workspace by default (1GiB): on the host's
-# disk that is the staged workspace, seen inside as a 1GiB filesystem
+# disk by a watch (t-workspace-watch.sh), the workspace a live bind; the
+# stage is asked for (workspace.bound), seen inside as a tmpfs-bound overlay
 fresh_ws
 timeout -k 5 120 "$BRIG" sandbox run --state-root "$T/sbstate" --rootfs "$T/sbroot" --workspace "$SW" --json \
     -- /bin/sh -c 'df -k /workspace | tail -n 1' > "$T/default.json" 2> "$T/default.err"
-check_eq "the agent profile bounds the workspace by default (1GiB, staged here)" \
-    "$(jq -r .stdout.preview_head "$T/default.json" | awk 'NF {print $1, $2}')" "brig-workspace 1048576"
+check_eq "the agent profile's default bound on the host's disk is no stage (a live bind)" \
+    "$(jq -r .stdout.preview_head "$T/default.json" | awk 'NF {print $1}')" "$(df -k "$SW" | tail -n 1 | awk '{print $1}')"
+sbrun staged 'df -k /workspace | tail -n 1'
+check_eq "workspace.bound \"stage\": staged, seen inside as a 4MiB filesystem" \
+    "$(jq -r .stdout.preview_head "$T/staged.json" | awk 'NF {print $1, $2}')" "brig-workspace 4096"
 echo old > "$SW/gone" && echo keep > "$SW/kept" && chown 1000:1000 "$SW/gone" "$SW/kept"
 sbrun fill 'rm /workspace/gone; mkdir -p /workspace/d/e; echo hi > /workspace/d/e/f;
             dd if=/dev/zero of=/workspace/fill bs=65536 count=256 2>/dev/null; echo dd=$?'

@@ -100,6 +100,8 @@ static const struct bad_policy bad[] = {
     { "{\"workspace\": {\"path\": \"/w\", \"maxSize\": \"4 MiB\"}}", "workspace.maxSize" },
     { "{\"workspace\": {\"path\": \"/w\", \"maxSize\": 0}}", "workspace.maxSize: must be more than 0" },
     { "{\"workspace\": {\"path\": \"/w\", \"maxsize\": \"4MiB\"}}", "workspace.maxsize: unknown key" },
+    { "{\"workspace\": {\"path\": \"/w\", \"bound\": \"overlay\"}}", "workspace.bound: expected \"watch\" or \"stage\"" },
+    { "{\"workspace\": {\"path\": \"/w\", \"bound\": true}}", "workspace.bound" },
     { "{\"sockets\": [\"agent.sock\"]}", "sockets[0]: expected an absolute path" },
     { "{\"sockets\": [\"/var/run/docker.sock\"]}", "sockets[0]: \"/var/run/docker.sock\" is a forbidden host path" },
     { "{\"sockets\": [\"/run/dbus/system_bus_socket\"]}", "sockets[0]" },
@@ -171,6 +173,11 @@ Test(policy_parse, sockets_and_workspace_max_size)
     cr_assert_eq(parse("{}", &d, &err), 0);
     cr_expect_null(d->sockets[0], "no socket is allowed by default");
     cr_expect_eq(d->workspace.max_size, 0, "unbounded unless asked");
+    cr_expect_eq(p->workspace.bound, POLICY_WS_WATCH, "watched unless a stage is asked for");
+    autopolicy struct brig_policy *st = NULL;
+    cr_assert_eq(parse("{\"workspace\": {\"path\": \"/w\", \"maxSize\": \"4MiB\", \"bound\": \"stage\"}}", &st, &err), 0,
+                 "%s", err ? err->msg : "");
+    cr_expect_eq(st->workspace.bound, POLICY_WS_STAGE);
 }
 
 Test(policy_parse, lists_only_add_to_the_builtin_ones)

@@ -520,7 +520,7 @@ Test(policy_rules, workspace_max_size_is_enforceable_or_fails)
     autofree char *value = NULL;
     autofree char *ids = failed_ids(p, cfg, &value);
     if (big) {
-        /* /tmp here is no filesystem of 4MiB: create stages the workspace
+        /* /tmp here is no filesystem of 4MiB: create watches the workspace
          * (policy/workspace/), so check passes and apply hands it out. */
         cr_expect_str_eq(ids, "", "%s", value);
         autofree char *out = NULL;

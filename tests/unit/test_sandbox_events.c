@@ -99,7 +99,7 @@ Test(sandbox_events, limit_and_the_result_last)
     const char *want = "{\"event\":\"limit\",\"limit\":\"wall\",\"time_ms\":2000}\n"
                        "{\"event\":\"result\",\"result\":{\"id\":\"sb-0123456789ab\",";
     cr_assert(strncmp(out, want, strlen(want)) == 0, "%s", out);
-    cr_assert(strstr(out, "\"exit_status\":124}}\n") != NULL, "%s", out);
+    cr_assert(strstr(out, "\"exit_status\":124,") != NULL && strstr(out, "}}\n") != NULL, "%s", out);
     sandbox_events_free(&ev);
     close(p[0]); close(p[1]);
 }

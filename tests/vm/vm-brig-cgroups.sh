@@ -18,19 +18,7 @@ BRIG=$1 PROBE=$2
 W=/tmp/brig-vm-cg
 ST=$W/state
 CGP=/sys/fs/cgroup/brig-vm
-N=0 FAILED=0
-
-ok() { N=$((N + 1)); echo "ok $N - $1"; }
-not_ok() {
-    N=$((N + 1)); FAILED=$((FAILED + 1)); echo "not ok $N - $1"; shift
-    local l; for l in "$@"; do printf '%s\n' "$l" | sed 's/^/#   /'; done
-}
-check() {
-    local d=$1 out; shift
-    if out=$("$@" 2>&1); then ok "$d"; else not_ok "$d" "failed: $*" "$out"; fi
-}
-check_eq() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got:  $2" "want: $3"; fi; }
-diag() { printf '%s\n' "$*" | sed 's/^/# /'; }
+. "$(dirname "$0")/tap.sh"
 
 b() { timeout -k 5 60 "$BRIG" --root "$ST" "$@"; }
 # mk NAME ARGS...: a bundle sharing the one read-only rootfs, cgroup /brig-vm/NAME.

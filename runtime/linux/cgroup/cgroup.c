@@ -243,6 +243,15 @@ int cgroup_create_recorded(const struct brig_spec *s, const char *id, bool syste
         cg_layout_clear(&l);
         return -1;
     }
+    /* Rootless: no device program (loading one needs CAP_BPF or
+     * CAP_SYS_ADMIN over the host, as crun's rootless mode knows). Nothing
+     * is lost: the container's nodes are the host's, bound in, opened with
+     * the caller's own rights on them, and none can be made (mknod of a
+     * device needs CAP_MKNOD over the host; cgroup_disabled_check). */
+    if (delegated != NULL && plan.where[CG_DEVICES] != CG_NONE) {
+        brig_debug("cgroup: rootless, the device rules are not loaded (the nodes are the host's, bound in)");
+        plan.where[CG_DEVICES] = CG_NONE;
+    }
     struct brig_cgroup *cg = brig_calloc(1, sizeof(*cg));
     cg->layout = l.kind;
     cg->v2_fd = -1;
@@ -357,6 +366,14 @@ int cgroup_pids(const struct brig_cgroup *cg, pid_t **pids, size_t *n, struct br
     if (d == NULL) return brig_failx(err, "cgroup: no hierarchy recorded");
     if (cg_read_pids(d->path, pids, n, err) < 0) return brig_wrap(err, "cgroup");
     return 0;
+}
+
+int cgroup_pids_tree(const struct brig_cgroup *cg, pid_t **pids, size_t *n)
+{
+    const struct cg_dir *d = primary(cg);
+    *pids = NULL;
+    *n = 0;
+    return d == NULL ? -1 : cg_read_pids_tree(d->path, 8, pids, n);
 }
 
 bool cgroup_empty(const struct brig_cgroup *cg)

@@ -56,6 +56,9 @@ int cgroup_load(const char *serialized, struct brig_cgroup **out, struct brig_er
 int cgroup_kill(const struct brig_cgroup *cg, int sig, struct brig_error **err);
 /* Pids in the cgroup (for ps, kill --all). */
 int cgroup_pids(const struct brig_cgroup *cg, pid_t **pids, size_t *n, struct brig_error **err);
+/* The same, with the pids of every cgroup below it (an exec's leaf, a
+ * helper's), 8 levels down; -1 without a hierarchy recorded. */
+int cgroup_pids_tree(const struct brig_cgroup *cg, pid_t **pids, size_t *n);
 /* cg holds no process at all: cgroup.procs reads empty in the hierarchy
  * cgroup_pids reads (v2 when the leaf has one: on a hybrid host it holds
  * every process too). Nothing can join an empty cgroup but by a write to

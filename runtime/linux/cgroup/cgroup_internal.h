@@ -182,6 +182,9 @@ size_t cg_kill_members_at(int dirfd);
 bool cg_parent_marked(const char *dir);
 /* Pids listed in dir/cgroup.procs. */
 int cg_read_pids(const char *dir, pid_t **pids, size_t *n, struct brig_error **err);
+/* dir's pids and those of its child cgroups, depth levels down; what
+ * cannot be read is left out. */
+int cg_read_pids_tree(const char *dir, int depth, pid_t **pids, size_t *n);
 /* path is on a cgroup (v1 or v2) filesystem. */
 bool cg_is_cgroupfs(const char *path);
 

@@ -1,0 +1,340 @@
+/* A workspace bound kept by a watch, where the workspace's own filesystem
+ * keeps none (no project quotas, not small enough; policy_quota.c decides)
+ * and the policy does not ask for a stage (workspace.bound "stage"): the
+ * workspace stays a plain live bind, and a watcher started with the
+ * container measures it (watch_walk.c) and stops the container once it
+ * has grown past the bound from what it held at create (bytes on disk, and
+ * inodes: one per 4 KiB of the bound, at least WATCH_MIN_INODES):
+ *
+ *   policy_watch_start   forked before the init is cloned, into a child
+ *                        cgroup (WATCH_CGROUP) of the container's: its
+ *                        cpu and memory are the sandbox's; it holds the
+ *                        workspace directory (opened once, from the fd
+ *                        create pinned) and STATE/wswatch.json, empty;
+ *   policy_watch_attach  given the init's pidfd once it exists; it has
+ *                        measured the workspace meanwhile (what it held
+ *                        at create), walks from then on, and ends when the
+ *                        init does;
+ *   policy_watch_detach  create, run -d: brig lets go of it; it lives
+ *                        exactly as long as the init (delete kills the
+ *                        init, and removes its cgroup with the container's);
+ *   policy_watch_stop    run, sandbox run, a failed create: killed.
+ *
+ * Past the bound it writes the record first (what fired, what it measured:
+ * `sandbox run`/`exec` report limits_hit "workspace.maxSize", `brig state`
+ * an annotation), logs it to --log, then kills the init (its pid
+ * namespace with it) and every process left in the container's cgroup.
+ *
+ * Not a hard bound: the container can write what it writes within one
+ * period past the bound before it is stopped (docs/policy.md). The period
+ * adapts to the walk's cost: at least 10 times the last walk's time (the
+ * watcher takes at most a tenth of a CPU), at least WATCH_MIN_MS. */
+#include "watch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../policy.h"
+#include "../../runtime/config/spec.h"
+#include "../../runtime/lifecycle/launch.h"
+#include "../../runtime/linux/cgroup/cgroup.h"
+#include "../../runtime/util/cleanup.h"
+#include "../../runtime/util/fdpass.h"
+#include "../../runtime/util/log.h"
+#include "../../runtime/util/strutil.h"
+
+#define WATCH_CGROUP "brig-wswatch"
+#define WATCH_RECORD "wswatch.json"
+#define WATCH_RECORD_MAX 1024
+/* The inode bound: one per 4 KiB of the bound, at least this many (as the
+ * stage's tmpfs has). */
+#define WATCH_MIN_INODES 4096
+#define WATCH_MIN_MS 50
+/* The watcher's fds (watch_child). */
+#define WATCH_CTL_FD 3
+#define WATCH_WS_FD 4
+#define WATCH_REC_FD 5
+
+struct policy_watch {
+    pid_t pid;
+    int ctl;
+    struct brig_cgroup *cg;     /* the watcher's child cgroup, or NULL */
+};
+
+struct watch_ctx {
+    const char *id;
+    const struct brig_cgroup *container;    /* to kill what is left in it */
+    int ctl, ws, rec, pidfd;
+    dev_t ws_dev;                           /* the workspace's filesystem */
+    struct watch_walk walk;
+    uint64_t base_bytes, base_inodes;       /* what it held at create */
+};
+
+static uint64_t watch_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Only what the walk and the kill need: reading any directory of the
+ * workspace (CAP_DAC_READ_SEARCH), the fds and maps of the container's
+ * processes (CAP_SYS_PTRACE, for /proc/PID/fd and maps: watch_hidden.c;
+ * it attaches to nothing) and signalling them under their own ids
+ * (CAP_KILL). Not dumpable: no process of the same uid can trace it or
+ * open its /proc files. */
+static int watch_confine(char *why, size_t len)
+{
+    for (unsigned long c = 0; c <= CAP_LAST_CAP; c++)
+        if (c != CAP_DAC_READ_SEARCH && c != CAP_KILL && c != CAP_SYS_PTRACE && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+            return snprintf(why, len, "drop the bounding set: %s", strerror(errno)), -1;
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+        return snprintf(why, len, "clear the ambient set: %s", strerror(errno)), -1;
+    struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+    struct __user_cap_data_struct d[2] = { 0 };
+    uint32_t keep = (1u << CAP_DAC_READ_SEARCH) | (1u << CAP_KILL) | (1u << CAP_SYS_PTRACE);
+    d[0].effective = d[0].permitted = keep;
+    if (syscall(SYS_capset, &h, d) < 0) return snprintf(why, len, "capset: %s", strerror(errno)), -1;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+        return snprintf(why, len, "no_new_privs, dumpable: %s", strerror(errno)), -1;
+    return 0;
+}
+
+/* The bound passed: the record, the log line, then the kill. */
+static __attribute__((noreturn)) void watch_fire(struct watch_ctx *x)
+{
+    const struct watch_walk *w = &x->walk;
+    char text[WATCH_RECORD_MAX];
+    int n = snprintf(text, sizeof(text),
+                     "{\"limit\":\"workspace.maxSize\",\"exceeded\":\"%s\",\"bytes\":%" PRIu64 ",\"inodes\":%" PRIu64
+                     ",\"createBytes\":%" PRIu64 ",\"createInodes\":%" PRIu64 ",\"maxBytes\":%" PRIu64
+                     ",\"maxInodes\":%" PRIu64 "}\n",
+                     w->why, w->bytes, w->inodes, x->base_bytes, x->base_inodes, w->max_bytes - x->base_bytes,
+                     w->max_inodes - x->base_inodes);
+    if (n > 0) (void)!pwrite(x->rec, text, (size_t)n, 0);
+    if (strcmp(w->why, "depth") == 0)
+        brig_errorf("container %s: workspace.maxSize: the workspace is deeper than %d directories, more than "
+                    "its watch measures: the container is killed", x->id, WATCH_DEPTH);
+    else
+        brig_errorf("container %s: workspace.maxSize: the workspace grew by more than %" PRIu64 " bytes or %" PRIu64
+                    " inodes (it holds at least %" PRIu64 " bytes, %" PRIu64 " inodes; %" PRIu64 " and %" PRIu64
+                    " at create): the container is killed", x->id, w->max_bytes - x->base_bytes,
+                    w->max_inodes - x->base_inodes, w->bytes, w->inodes, x->base_bytes, x->base_inodes);
+    /* The init first: its pid namespace (every sandbox's) goes with it. */
+    syscall(SYS_pidfd_send_signal, x->pidfd, SIGKILL, NULL, 0);
+    /* Without one of its own, what it left in its cgroup. Not cgroup_kill:
+     * its freeze would freeze this process too (a child cgroup). */
+    for (int round = 0; x->container != NULL && round < 3; round++) {
+        autofree pid_t *pids = NULL;
+        size_t np = 0;
+        if (cgroup_pids(x->container, &pids, &np, NULL) < 0 || np == 0) break;
+        for (size_t i = 0; i < np; i++) kill(pids[i], SIGKILL);
+    }
+    _exit(0);
+}
+
+/* The control socket spoke: "detach" (create: live on with the init), or
+ * EOF (brig stops us). */
+static void watch_control(struct watch_ctx *x)
+{
+    char msg[16];
+    ssize_t n = recv(x->ctl, msg, sizeof(msg), 0);
+    if (n != 6 || memcmp(msg, "detach", 6) != 0) _exit(0);
+    close(x->ctl);
+    x->ctl = -1;
+}
+
+static __attribute__((noreturn)) void watch_loop(struct watch_ctx *x)
+{
+    int wait_ms = 0;
+    for (;;) {
+        struct pollfd pf[2] = { { .fd = x->pidfd, .events = POLLIN }, { .fd = x->ctl, .events = POLLIN } };
+        int n = poll(pf, x->ctl >= 0 ? 2 : 1, wait_ms);
+        if (n < 0 && errno != EINTR) _exit(1);
+        if (pf[0].revents != 0) _exit(0);       /* the container ended */
+        if (n > 0 && x->ctl >= 0 && pf[1].revents != 0) {
+            watch_control(x);
+            continue;
+        }
+        if (n != 0) continue;
+        uint64_t t0 = watch_now_ms();
+        if (watch_walk(&x->walk, x->ws)) watch_fire(x);
+        autofree pid_t *pids = NULL;
+        size_t np = 0;
+        if (x->container != NULL && cgroup_pids_tree(x->container, &pids, &np) == 0 &&
+            watch_hidden(&x->walk, pids, np, x->ws_dev))
+            watch_fire(x);
+        uint64_t took = watch_now_ms() - t0;
+        wait_ms = took * 10 > WATCH_MIN_MS ? (int)(took * 10 > INT32_MAX ? INT32_MAX : took * 10) : WATCH_MIN_MS;
+    }
+}
+
+/* The watcher's main, in the forked child; never returns. */
+static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const struct brig_cgroup *own, bool cloned_into)
+{
+    char why[300] = "";
+    autoerr struct brig_error *e = NULL;
+    if (own != NULL && cgroup_attach_self(own, cloned_into, &e) < 0)
+        snprintf(why, sizeof(why), "join the sandbox's cgroup: %s", e->msg);
+    if (why[0] == '\0') watch_confine(why, sizeof(why));
+    /* What the workspace holds before the container runs anything (the init
+     * is being made meanwhile): the bound is on what it grows by. */
+    struct watch_walk *w = &x->walk;
+    struct stat wst;
+    if (why[0] == '\0' && fstat(x->ws, &wst) < 0) snprintf(why, sizeof(why), "stat the workspace: %s", strerror(errno));
+    x->ws_dev = why[0] == '\0' ? wst.st_dev : 0;
+    uint64_t bound = w->max_bytes, inodes = w->max_inodes;
+    w->max_bytes = w->max_inodes = UINT64_MAX;
+    if (why[0] == '\0' && watch_walk(w, x->ws))
+        snprintf(why, sizeof(why), "the workspace is deeper than %d directories: its watch cannot measure it "
+                 "(workspace.bound \"stage\", or a filesystem with project quotas, can bound it)", WATCH_DEPTH);
+    x->base_bytes = w->bytes;
+    x->base_inodes = w->inodes;
+    w->max_bytes = w->bytes > UINT64_MAX - bound ? UINT64_MAX : w->bytes + bound;
+    w->max_inodes = w->inodes > UINT64_MAX - inodes ? UINT64_MAX : w->inodes + inodes;
+    char msg[8];
+    if (brig_recv_with_fd(x->ctl, msg, sizeof(msg), &x->pidfd, "watch", NULL) <= 0 || x->pidfd < 0)
+        _exit(0);   /* brig gave up before the container existed */
+    if (why[0] != '\0') {
+        (void)!send(x->ctl, why, strlen(why), MSG_NOSIGNAL);
+        _exit(1);
+    }
+    (void)!send(x->ctl, "ok", 2, MSG_NOSIGNAL);
+    /* From now on it lives as long as the init (its pidfd), whoever ends
+     * brig: run's init dies with brig (sandbox run) or lives on (run -d,
+     * create), and so does the bound. */
+    prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+    setsid();
+    watch_loop(x);
+}
+
+/* The workspace mount create marked for a watch, or NULL. */
+static const struct brig_mount *watch_mount(const struct brig_spec *s)
+{
+    for (size_t i = 0; s != NULL && i < s->n_mounts; i++)
+        if (s->mounts[i].watch_bytes > 0 && s->mounts[i].has_source_fd && s->mounts[i].source_fd >= 0)
+            return &s->mounts[i];
+    return NULL;
+}
+
+/* fds onto 3, 4, 5 (and the log onto 2 when it is a file: --log), the rest
+ * closed; in the child. */
+static int watch_fds(int ctl, int ws, int rec)
+{
+    int log = brig_log_fd();
+    struct stat st;
+    bool keep_log = log >= 0 && fstat(log, &st) == 0 && S_ISREG(st.st_mode);
+    int hi[4] = { fcntl(ctl, F_DUPFD, 10), fcntl(ws, F_DUPFD, 10), fcntl(rec, F_DUPFD, 10),
+                  keep_log ? fcntl(log, F_DUPFD, 10) : -1 };
+    if (hi[0] < 0 || hi[1] < 0 || hi[2] < 0) return -1;
+    int null = open("/dev/null", O_RDWR);
+    if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(hi[3] >= 0 ? hi[3] : null, 2) < 0) return -1;
+    if (dup2(hi[0], WATCH_CTL_FD) < 0 || dup2(hi[1], WATCH_WS_FD) < 0 || dup2(hi[2], WATCH_REC_FD) < 0) return -1;
+    syscall(SYS_close_range, WATCH_REC_FD + 1, ~0u, 0);
+    brig_log_set_fd(2);
+    return 0;
+}
+
+int policy_watch_start(const struct brig_spec *s, const char *id, int state_dirfd, const struct brig_cgroup *cg,
+                       struct policy_watch **out, struct brig_error **err)
+{
+    *out = NULL;
+    const struct brig_mount *m = watch_mount(s);
+    if (m == NULL) return 0;
+    autoclose int ws = openat(m->source_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (ws < 0) return brig_fail(err, errno, "workspace.maxSize: open the workspace %s to watch it", m->source);
+    autoclose int rec = openat(state_dirfd, WATCH_RECORD, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (rec < 0) return brig_fail(err, errno, "workspace.maxSize: %s", WATCH_RECORD);
+    struct launch_helper h;
+    pid_t pid = launch_helper_fork(cg, WATCH_CGROUP, "brig-wswatch", &h, err);
+    if (pid < 0) return brig_wrap(err, "workspace.maxSize: the watcher");
+    if (pid == 0) {
+        if (watch_fds(h.ctl, ws, rec) < 0) _exit(1);
+        brig_log_set_tag("wswatch");
+        uint64_t bytes = m->watch_bytes;
+        struct watch_ctx x = { .id = id, .container = cg, .ctl = WATCH_CTL_FD, .ws = WATCH_WS_FD,
+                               .rec = WATCH_REC_FD, .pidfd = -1,
+                               .walk = { .max_bytes = bytes,
+                                         .max_inodes = bytes / 4096 > WATCH_MIN_INODES ? bytes / 4096
+                                                                                       : WATCH_MIN_INODES } };
+        watch_child(&x, h.cg, h.cloned_into);
+    }
+    struct policy_watch *w = brig_calloc(1, sizeof(*w));
+    w->pid = pid;
+    w->ctl = h.ctl;
+    w->cg = h.cg;
+    *out = w;
+    brig_debug("workspace %s watched by pid %d, %" PRIu64 " bytes", m->source, (int)pid, m->watch_bytes);
+    return 0;
+}
+
+int policy_watch_attach(struct policy_watch *w, pid_t init_pid, struct brig_error **err)
+{
+    if (w == NULL) return 0;
+    autoclose int pidfd = (int)syscall(SYS_pidfd_open, init_pid, 0);
+    if (pidfd < 0) return brig_fail(err, errno, "workspace.maxSize: pidfd_open");
+    TRY(brig_send_with_fd(w->ctl, "P", 1, pidfd, err));
+    char msg[320];
+    ssize_t n = recv(w->ctl, msg, sizeof(msg) - 1, 0);
+    if (n <= 0) return brig_failx(err, "workspace.maxSize: the watcher ended before it started");
+    msg[n] = '\0';
+    if (strcmp(msg, "ok") != 0) return brig_failx(err, "workspace.maxSize: the watcher: %s", msg);
+    return 0;
+}
+
+void policy_watch_detach(struct policy_watch *w)
+{
+    if (w == NULL) return;
+    /* no answer waited for: it may be in a walk */
+    (void)!send(w->ctl, "detach", 6, MSG_NOSIGNAL);
+    close(w->ctl);
+    /* its cgroup goes with the container's (delete); a zombie of ours
+     * until brig exits */
+    if (w->cg != NULL) cgroup_free(w->cg);
+    free(w);
+}
+
+void policy_watch_stop(struct policy_watch *w)
+{
+    if (w == NULL) return;
+    close(w->ctl);
+    kill(w->pid, SIGKILL);
+    while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR) {}
+    if (w->cg != NULL) {
+        autoerr struct brig_error *err = NULL;
+        if (cgroup_destroy(w->cg, &err) < 0) brig_warn("workspace watch: %s", err->msg);
+        cgroup_free(w->cg);
+    }
+    free(w);
+}
+
+bool policy_watch_fired(int state_dirfd)
+{
+    struct stat st;
+    return fstatat(state_dirfd, WATCH_RECORD, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+}
+
+char *policy_watch_record(int state_dirfd)
+{
+    autoclose int fd = openat(state_dirfd, WATCH_RECORD, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    char buf[WATCH_RECORD_MAX];
+    ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
+    if (n <= 0) return NULL;
+    while (n > 0 && buf[n - 1] == '\n') n--;
+    buf[n] = '\0';
+    return brig_strdup(buf);
+}

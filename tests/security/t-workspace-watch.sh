@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# The watched workspace (docs/policy.md, "Workspace bound"): where neither
+# the workspace's filesystem nor a project quota keeps workspace.maxSize
+# (the host's big disk here), the workspace stays a live bind and a
+# watcher in the sandbox's cgroup stops the sandbox once the workspace grew
+# past the bound. Attacked: a writer that never stops; hard links (counted
+# once, never once per name) and sparse files (by their blocks: the holes
+# are free, the blocks written are not); a flood of empty files or
+# directories (the inode bound); a symlink to / (never followed); killing
+# everything visible from inside (the watcher is not there to kill, and
+# keeps bounding); an engine's container (create/start: killed, `brig
+# state` and --log say why); nothing left after rm or a SIGKILLed brig.
+# shellcheck disable=SC2016  # sh -c scripts are single-quoted on purpose
+# shellcheck source=tests/security/lib.sh
+. "$(dirname "$0")/lib.sh"
+it_init
+
+busybox_rootfs "$T/root" sh dd ln rm mkdir touch truncate stat seq cat echo ls sleep kill grep head
+POL=$T/watch-4m.json
+printf '{"extends": "agent", "workspace": {"maxSize": "4MiB"}}\n' > "$POL"
+SW=$T/ws
+SBS=$T/sbstate
+fresh_ws() { rm -rf "$SW" && mkdir -p "$SW" && chown 1000:1000 "$SW"; }
+sbrun() { # NAME SCRIPT: sandbox run of sh -c SCRIPT in $SW, the result in $T/NAME.json
+    timeout -k 5 60 "$BRIG" sandbox run --policy "$POL" --state-root "$SBS" --rootfs "$T/root" \
+        --workspace "$SW" --timeout 30s --json -- /bin/sh -c "$2" > "$T/$1.json" 2> "$T/$1.err"
+}
+sbx() { timeout -k 5 60 "$BRIG" sandbox "$1" --state-root "$SBS" "${@:2}"; }
+hit() { jq -c .limits_hit "$T/$1.json" 2>/dev/null; }
+# watchers of a workspace: brig-wswatch processes holding it (fd 4)
+watchers_of() {
+    local p
+    for p in $(pgrep -x brig-wswatch); do
+        [ "$(readlink "/proc/$p/fd/4" 2>/dev/null)" = "$1" ] && echo "$p"
+    done
+}
+no_watcher() { [ -z "$(watchers_of "$SW")" ]; }
+some_watcher() { [ -n "$(watchers_of "$SW")" ]; }
+NAME=wsw-$TAG
+trap 'rc=$?; sbx rm --force "$NAME" >/dev/null 2>&1; for p in $(watchers_of "$SW"); do kill -9 "$p"; done; (exit $rc); it_finish' EXIT
+
+# ---- a writer that never stops ---------------------------------------------
+fresh_ws
+sbrun flood 'i=0; while :; do dd if=/dev/zero of=/workspace/f$i bs=65536 count=16 2>/dev/null; i=$((i+1)); done'
+check_eq "a writer past the bound is stopped (SIGKILL), not at the timeout" \
+    "$(jq -r '[.signal, .timed_out] | @tsv' "$T/flood.json")" "$(printf '9\tfalse')"
+check_eq "... limits_hit names workspace.maxSize" "$(hit flood)" '["workspace.maxSize"]'
+used=$(du -sk "$SW" | cut -f1)
+diag "the workspace holds $used KiB when the writer was stopped (bound 4096 KiB)"
+check "... it stopped well before the host's disk: $used KiB (< 256 MiB)" test "$used" -lt 262144
+fresh_ws
+timeout -k 5 60 "$BRIG" sandbox run --policy "$POL" --state-root "$SBS" --rootfs "$T/root" --workspace "$SW" \
+    -- /bin/sh -c 'dd if=/dev/zero of=/workspace/f bs=65536 count=1024; sleep 5' > /dev/null 2> "$T/summary.err"
+check "the summary line says why" grep -q "killed by signal 9 (the workspace passed workspace.maxSize)" "$T/summary.err"
+# the bound is on what the workspace grows by: what it held at create is not
+# the command's
+fresh_ws
+head -c $((8 << 20)) /dev/urandom > "$SW/before"
+sbrun grown 'dd if=/dev/zero of=/workspace/mine bs=65536 count=16 2>/dev/null; sleep 1; echo fine'
+check_eq "8MiB there before, 1MiB written: not stopped" "$(jq -r '"\(.exit_code) \(.limits_hit | length)"' "$T/grown.json")" "0 0"
+check_eq "no watcher of the workspace is left after the runs" "$(watchers_of "$SW")" ""
+
+# ---- hard links and sparse files: counted by what they take on disk ----------
+fresh_ws
+sbrun links 'dd if=/dev/urandom of=/workspace/a bs=65536 count=48 2>/dev/null;
+             for i in $(seq 600); do ln /workspace/a /workspace/l$i || break; done; sleep 1; echo made=$i'
+check_eq "3MiB with 600 hard links is 3MiB: not stopped" "$(jq -r '"\(.exit_code) \(.stdout.preview_head)"' "$T/links.json")" \
+    "0 made=600"
+fresh_ws
+sbrun linked-big 'dd if=/dev/urandom of=/workspace/a bs=65536 count=96 2>/dev/null; ln /workspace/a /workspace/b;
+                  sleep 5; echo survived'
+check_eq "6MiB under two names is 6MiB: stopped" "$(hit linked-big)" '["workspace.maxSize"]'
+fresh_ws
+sbrun sparse 'truncate -s 10G /workspace/sparse && echo data >> /workspace/sparse; sleep 1; echo rc=$?'
+check_eq "a 10GiB sparse file of a few blocks is not stopped" "$(jq -r '"\(.exit_code) \(.limits_hit | length)"' "$T/sparse.json")" \
+    "0 0"
+fresh_ws
+sbrun sparse-full 'truncate -s 10G /workspace/sparse && dd if=/dev/urandom of=/workspace/sparse bs=65536 seek=4096 count=128 conv=notrunc 2>/dev/null;
+                   sleep 5; echo survived'
+check_eq "a sparse file with 8MiB of blocks written in it is stopped" "$(hit sparse-full)" '["workspace.maxSize"]'
+
+# ---- files no name leads to: unlinked while open, or mapped after their unlink --
+# (their blocks stay taken until the last fd or mapping goes; a walk of the
+# tree never meets them)
+fresh_ws
+sbrun unlinked 'exec 3>/workspace/hidden; rm /workspace/hidden; dd if=/dev/zero bs=65536 count=160 >&3 2>/dev/null;
+                sleep 5; echo survived'
+check_eq "10MiB written into a file unlinked while open is stopped" "$(hit unlinked)" '["workspace.maxSize"]'
+cat > "$T/mapped.c" <<'C'
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+int main(void)
+{
+    size_t len = 10u << 20;
+    int fd = open("/workspace/mapped", O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)len) < 0) return perror("open"), 1;
+    char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) return perror("mmap"), 1;
+    close(fd);
+    unlink("/workspace/mapped");
+    for (size_t i = 0; i < len; i += 4096) p[i] = 1;
+    msync(p, len, MS_SYNC);
+    sleep(5);
+    puts("survived");
+    return 0;
+}
+C
+build_static "$T/root/bin/mapped" "$T/mapped.c"
+fresh_ws
+sbrun mapped '/bin/mapped'
+check_eq "10MiB written through a mapping of an unlinked file (its fd closed) is stopped" "$(hit mapped)" \
+    '["workspace.maxSize"]'
+
+# ---- empty names: the inode bound (4096 for 4MiB) -----------------------------
+fresh_ws
+sbrun files 'mkdir /workspace/n; i=0; while [ $i -lt 20000 ] && touch /workspace/n/$i; do i=$((i+1)); done; sleep 5; echo made=$i'
+check_eq "a flood of empty files is stopped at the inode bound" "$(hit files)" '["workspace.maxSize"]'
+check "... before 20000 of them ($(ls "$SW/n" | wc -l))" test "$(ls "$SW/n" | wc -l)" -lt 20000
+fresh_ws
+sbrun dirs 'i=0; while [ $i -lt 20000 ] && mkdir /workspace/d$i; do i=$((i+1)); done; sleep 5; echo made=$i'
+check_eq "a flood of empty directories is stopped at the inode bound" "$(hit dirs)" '["workspace.maxSize"]'
+
+# ---- a symlink to /: never followed ------------------------------------------
+fresh_ws
+ln -s / "$SW/host-root" && ln -s /usr "$SW/usr" && chown -h 1000:1000 "$SW/host-root" "$SW/usr"
+sbrun symlink 'ln -s / /workspace/root; ln -s /bin /workspace/bin; sleep 1; echo fine'
+check_eq "symlinks to / and to big host directories are not followed (not stopped)" \
+    "$(jq -r '"\(.exit_code) \(.limits_hit | length) \(.stdout.preview_head)"' "$T/symlink.json")" "0 0 fine"
+
+# ---- the watcher, from inside and from the host --------------------------------
+fresh_ws
+if sbx create --policy "$POL" --rootfs "$T/root" --workspace "$SW" "$NAME" >/dev/null 2>"$T/create.err"; then
+    w=$(watchers_of "$SW")
+    check "a long-lived sandbox has one watcher ($w)" test -n "$w" -a "$(echo "$w" | wc -w)" = 1
+    check "... in the sandbox's cgroup (charged to it)" grep -q "/$NAME/brig-wswatch$" "/proc/$w/cgroup"
+    check_eq "... with no capability but CAP_DAC_READ_SEARCH, CAP_KILL and CAP_SYS_PTRACE" \
+        "$(awk '/^CapEff|^CapBnd/ {print $2}' "/proc/$w/status" | sort -u)" 0000000000080024
+    check_eq "... no_new_privs" "$(awk '/^NoNewPrivs/ {print $2}' "/proc/$w/status")" 1
+    sbx exec --json "$NAME" -- /bin/sh -c 'ls /proc | grep -c "^[0-9]"; for p in /proc/[0-9]*; do cat $p/comm; done | grep -c wswatch; kill -9 -1; echo after' \
+        > "$T/killall.json" 2>/dev/null
+    check_eq "inside, the watcher is not among the processes (a pid namespace)" \
+        "$(jq -r .stdout.preview_head "$T/killall.json" | sed -n 2p)" 0
+    check_eq "kill -9 -1 inside leaves the watcher alive" "$(watchers_of "$SW")" "$w"
+    sbx exec --json "$NAME" -- /bin/sh -c 'dd if=/dev/zero of=/workspace/big bs=65536 count=1024 2>/dev/null; sleep 5; echo survived' \
+        > "$T/after.json" 2>/dev/null
+    check_eq "... and it still bounds the session (limits_hit of the exec)" "$(hit after)" '["workspace.maxSize"]'
+    check "... whose sandbox is gone" wait_until 10 no_watcher
+    sbx rm --force "$NAME" >/dev/null 2>&1
+    check_eq "rm leaves no cgroup of the watcher" "$(ls -d /sys/fs/cgroup/*/brig-sandbox/"$NAME" 2>/dev/null)" ""
+else
+    not_ok "sandbox create with a watched workspace" "$(cat "$T/create.err")"
+fi
+# rm of a live session ends its watcher
+fresh_ws
+if sbx create --policy "$POL" --rootfs "$T/root" --workspace "$SW" "$NAME" >/dev/null 2>"$T/create.err"; then
+    w=$(watchers_of "$SW")
+    sbx rm --force "$NAME" >/dev/null 2>&1
+    check "rm ends the session's watcher ($w)" wait_until 10 no_watcher
+else
+    not_ok "sandbox create with a watched workspace" "$(cat "$T/create.err")"
+fi
+# brig SIGKILLed during a run: the sandbox ends, and its watcher with it
+fresh_ws
+"$BRIG" sandbox run --policy "$POL" --state-root "$SBS" --rootfs "$T/root" --workspace "$SW" \
+    -- /bin/sh -c 'touch /workspace/up; sleep 30' > /dev/null 2>&1 &
+BPID=$!
+if wait_until 20 test -e "$SW/up" && wait_until 10 some_watcher; then
+    kill -9 "$BPID"
+    wait "$BPID" 2>/dev/null
+    check "brig sandbox run SIGKILLed: its watcher is gone too" wait_until 10 no_watcher
+else
+    not_ok "brig sandbox run SIGKILLed: its watcher is gone too" "the run did not start"
+    kill -9 "$BPID" 2>/dev/null
+fi
+"$BRIG" sandbox gc --state-root "$SBS" >/dev/null 2>&1
+
+# ---- an engine's container (create, start) -------------------------------------
+mkb eng -- /bin/sh -c 'i=0; while :; do dd if=/dev/zero of=/workspace/f$i bs=65536 count=16 2>/dev/null; i=$((i+1)); done' ||
+    bail "cannot build a bundle"
+PLAIN=$T/plain.json
+"$BRIG" policy show agent | jq 'del(.audit) | .workspace.maxSize = "4MiB"' > "$PLAIN"
+fresh_ws
+"$BRIG" policy apply --policy "$PLAIN" --workspace "$SW" --output "$T/eng/config.json.new" "$T/eng/config.json" &&
+    mv "$T/eng/config.json.new" "$T/eng/config.json" || bail "policy apply failed"
+ID=$(cid eng)
+CLEAN_IDS+=("$ID")
+if b --policy "$PLAIN" --log "$T/eng.log" create --bundle "$T/eng" "$ID" </dev/null >/dev/null 2>"$T/eng.err"; then
+    check "create: the container has a watcher" test -n "$(watchers_of "$SW")"
+    b start "$ID"
+    check "the engine's container is killed past the bound" wait_status "$ID" stopped 30
+    check_eq "brig state says why (annotation)" \
+        "$(b state "$ID" | jq -r '.annotations["org.brig.workspace.maxSize"] // empty' | jq -r .limit 2>/dev/null)" \
+        workspace.maxSize
+    check "--log says why" grep -q "workspace.maxSize" "$T/eng.log"
+    b delete --force "$ID" >/dev/null 2>&1
+    check_eq "no watcher left after delete" "$(watchers_of "$SW")" ""
+else
+    not_ok "create a container with a watched workspace" "$(cat "$T/eng.err")"
+fi
+assert_clean eng
