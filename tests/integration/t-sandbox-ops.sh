@@ -147,6 +147,13 @@ if [ -n "$dead" ] && [ -d "/sys/fs/cgroup/pids/brig-sandbox/$dead" ]; then
     BRIG_IT_TAG=$TAG-k9 sleep 3179 &
     planted=$!
     for c in /sys/fs/cgroup/*/brig-sandbox/"$dead"; do echo "$planted" > "$c/cgroup.procs"; done
+    # and a helper of its (the workspace watcher, the egress proxy) in a
+    # cgroup below the leaf
+    BRIG_IT_TAG=$TAG-k9 sleep 3180 &
+    planted_helper=$!
+    for c in /sys/fs/cgroup/*/brig-sandbox/"$dead"; do
+        mkdir -p "$c/brig-wswatch" && echo "$planted_helper" > "$c/brig-wswatch/cgroup.procs"
+    done
 fi
 sb -- true
 eq "the next run succeeds" 0 "$RC"
@@ -160,8 +167,13 @@ if [ -n "$planted" ]; then
     kill -0 "$planted" 2>/dev/null && kill -9 "$planted"    # the test's own, never left running
     wait "$planted" 2>/dev/null
     eq "a process in a dead sandbox's cgroup is killed (SIGKILL)" 137 "$?"
+    for _ in $(seq 50); do kill -0 "$planted_helper" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$planted_helper" 2>/dev/null && kill -9 "$planted_helper"
+    wait "$planted_helper" 2>/dev/null
+    eq "... and one in a cgroup below its leaf (a helper's)" 137 "$?"
 else
     skip "a process in a dead sandbox's cgroup is killed" "no stale pids cgroup to plant one in"
+    skip "... and one in a cgroup below its leaf (a helper's)" "no stale pids cgroup to plant one in"
 fi
 check "a live brig's running sandbox is left alone" test -d "$SB_STATE/$live_id"
 check "its command still runs" test -n "$(fast_tagged "$TAG-live")"
