@@ -256,7 +256,14 @@ int policy_watch_start(const struct brig_spec *s, const char *id, int state_dirf
 {
     *out = NULL;
     const struct brig_mount *m = watch_mount(s);
-    if (m == NULL) return 0;
+    if (m == NULL) {
+        /* a watch asked for on a mount create did not pin: never unbounded */
+        for (size_t i = 0; s != NULL && i < s->n_mounts; i++)
+            if (s->mounts[i].watch_bytes > 0)
+                return brig_failx(err, "workspace.maxSize: the workspace %s to watch was not opened by create",
+                                  s->mounts[i].source);
+        return 0;
+    }
     autoclose int ws = openat(m->source_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (ws < 0) return brig_fail(err, errno, "workspace.maxSize: open the workspace %s to watch it", m->source);
     autoclose int rec = openat(state_dirfd, WATCH_RECORD, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
