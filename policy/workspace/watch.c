@@ -127,7 +127,10 @@ static __attribute__((noreturn)) void watch_fire(struct watch_ctx *x)
                      w->why, w->bytes, w->inodes, x->base_bytes, x->base_inodes, w->max_bytes - x->base_bytes,
                      w->max_inodes - x->base_inodes);
     if (n > 0) (void)!pwrite(x->rec, text, (size_t)n, 0);
-    if (strcmp(w->why, "depth") == 0)
+    if (strcmp(w->why, "error") == 0)
+        brig_errorf("container %s: workspace.maxSize: its watch failed (poll: %s): the container is killed", x->id,
+                    strerror(errno));
+    else if (strcmp(w->why, "depth") == 0)
         brig_errorf("container %s: workspace.maxSize: the workspace is deeper than %d directories, more than "
                     "its watch measures: the container is killed", x->id, WATCH_DEPTH);
     else
@@ -165,7 +168,11 @@ static __attribute__((noreturn)) void watch_loop(struct watch_ctx *x)
     for (;;) {
         struct pollfd pf[2] = { { .fd = x->pidfd, .events = POLLIN }, { .fd = x->ctl, .events = POLLIN } };
         int n = poll(pf, x->ctl >= 0 ? 2 : 1, wait_ms);
-        if (n < 0 && errno != EINTR) _exit(1);
+        if (n < 0 && errno != EINTR) {
+            /* it cannot go on watching: the container does not go on unwatched */
+            x->walk.why = "error";
+            watch_fire(x);
+        }
         if (pf[0].revents != 0) _exit(0);       /* the container ended */
         if (n > 0 && x->ctl >= 0 && pf[1].revents != 0) {
             watch_control(x);
