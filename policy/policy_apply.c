@@ -163,7 +163,9 @@ static int apply_mounts(const struct brig_policy *p, struct ptree *cfg, const st
         if (o->workspace_source[0] != '/')
             return brig_failx(err, "--workspace %s: expected an absolute host path", o->workspace_source);
         if (policy_path_forbidden(p, o->workspace_source, &which))
-            return brig_failx(err, "--workspace %s: a forbidden host path (%s)", o->workspace_source, which);
+            return brig_failx(err, "--workspace %s: a forbidden host path (%s): the policy's forbiddenPaths "
+                              "may not be bound; use a directory outside them, such as one under /srv",
+                              o->workspace_source, which);
         TRY(apply_workspace_quota(p, cfg, o->workspace_source, "--workspace", err));
         static const char *const opts[] = { "rbind", "rw", "nosuid", "nodev", NULL };
         size_t at = mounts_take(mounts, p->workspace.path);

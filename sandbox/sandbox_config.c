@@ -164,7 +164,9 @@ static int config_no_command(struct brig_error **err, int e, const char *cmd, co
 {
     if (strchr(cmd, '/') != NULL && e == ENOENT) brig_failx(err, "%s: no such executable in the rootfs %s", cmd, rootfs);
     else if (strchr(cmd, '/') != NULL) brig_failx(err, "%s: not an executable file in the rootfs %s", cmd, rootfs);
-    else if (e == ENOENT) brig_failx(err, "%s: not found in the rootfs %s (PATH=%s)", cmd, rootfs, path);
+    else if (e == ENOENT)
+        brig_failx(err, "%s: not found in the rootfs %s (PATH=%s); a rootfs with it: brig-rootfs from-host "
+                   "--with sh,%s DIR, then --rootfs DIR", cmd, rootfs, path, cmd);
     else brig_failx(err, "%s: not an executable file in the rootfs %s (PATH=%s)", cmd, rootfs, path);
     if (err != NULL && *err != NULL) (*err)->exec_status = e == ENOENT ? 127 : 126;
     return -1;

@@ -202,7 +202,7 @@ sb_clean "10 concurrent runs"
 sb -- nosuchcommand --flag
 eq "command not in the rootfs: exit 127 before anything runs" 127 "$RC"
 eq "command not in the rootfs: exit_code and exit_status 127" "127 127" "$(j '"\(.exit_code) \(.exit_status)"')"
-check "command not in the rootfs: named in the error" bash -c "jq -r .error '$T/out.json' | grep -q 'nosuchcommand: not found in the rootfs'"
+check "command not in the rootfs: named in the error" bash -c "jq -r .error '$T/out.json' | grep -q 'nosuchcommand: not found in the rootfs.*brig-rootfs from-host --with sh,nosuchcommand DIR'"
 eq "command not in the rootfs: ran is false" false "$(j .ran)"
 eq "command not in the rootfs: said on stderr as a shell would" "brig sandbox: nosuchcommand: not found" \
     "$(j .stderr.preview_head)"
