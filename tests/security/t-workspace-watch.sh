@@ -37,7 +37,9 @@ watchers_of() {
 no_watcher() { [ -z "$(watchers_of "$SW")" ]; }
 some_watcher() { [ -n "$(watchers_of "$SW")" ]; }
 NAME=wsw-$TAG
-trap 'rc=$?; sbx rm --force "$NAME" >/dev/null 2>&1; for p in $(watchers_of "$SW"); do kill -9 "$p"; done; (exit $rc); it_finish' EXIT
+QW=$T/wsq     # a small tmpfs workspace (below), unmounted whatever happens
+trap 'rc=$?; sbx rm --force "$NAME" >/dev/null 2>&1; for p in $(watchers_of "$SW"); do kill -9 "$p"; done;
+      mountpoint -q "$QW" && umount -l "$QW"; (exit $rc); it_finish' EXIT
 
 # ---- a writer that never stops ---------------------------------------------
 fresh_ws
@@ -157,7 +159,6 @@ int main(void)
 }
 C
 build_static "$T/root/bin/queued" "$T/queued.c"
-QW=$T/wsq
 mkdir -p "$QW" && mount -t tmpfs -o size=64m,mode=0755 tmpfs "$QW" || bail "cannot mount the test's tmpfs"
 printf '{"extends": "agent", "workspace": {"maxSize": "8MiB"}}\n' > "$T/watch-8m.json"
 timeout -k 5 60 "$BRIG" sandbox run --policy "$T/watch-8m.json" --state-root "$SBS" --rootfs "$T/root" \
