@@ -43,6 +43,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -83,6 +84,7 @@ struct watch_ctx {
     dev_t ws_dev;                           /* the workspace's filesystem */
     struct watch_walk walk;
     uint64_t base_bytes, base_inodes;       /* what it held at create */
+    uint64_t floor, avail;                  /* the free room it keeps, the last seen */
 };
 
 static uint64_t watch_now_ms(void)
@@ -115,6 +117,21 @@ static int watch_confine(char *why, size_t len)
     return 0;
 }
 
+/* The free room of the workspace's filesystem kept by the watch, whatever
+ * the walks see: the bound itself. What no
+ * walk can count (an unlinked file kept only as an fd queued in a unix
+ * socket, an inode an inotify watch holds) can take the filesystem down to
+ * that, never further. */
+static int watch_room(struct watch_ctx *x, uint64_t bound, bool set_floor)
+{
+    struct statfs sf;
+    if (fstatfs(x->ws, &sf) < 0) return -1;
+    uint64_t bsize = sf.f_frsize ? (uint64_t)sf.f_frsize : (uint64_t)sf.f_bsize;
+    x->avail = (uint64_t)sf.f_bavail * bsize;
+    if (set_floor) x->floor = bound;
+    return 0;
+}
+
 /* The bound passed: the record, the log line, then the kill. */
 static __attribute__((noreturn)) void watch_fire(struct watch_ctx *x)
 {
@@ -123,11 +140,14 @@ static __attribute__((noreturn)) void watch_fire(struct watch_ctx *x)
     int n = snprintf(text, sizeof(text),
                      "{\"limit\":\"workspace.maxSize\",\"exceeded\":\"%s\",\"bytes\":%" PRIu64 ",\"inodes\":%" PRIu64
                      ",\"createBytes\":%" PRIu64 ",\"createInodes\":%" PRIu64 ",\"maxBytes\":%" PRIu64
-                     ",\"maxInodes\":%" PRIu64 "}\n",
+                     ",\"maxInodes\":%" PRIu64 ",\"freeBytes\":%" PRIu64 ",\"keepFreeBytes\":%" PRIu64 "}\n",
                      w->why, w->bytes, w->inodes, x->base_bytes, x->base_inodes, w->max_bytes - x->base_bytes,
-                     w->max_inodes - x->base_inodes);
+                     w->max_inodes - x->base_inodes, x->avail, x->floor);
     if (n > 0) (void)!pwrite(x->rec, text, (size_t)n, 0);
-    if (strcmp(w->why, "error") == 0)
+    if (strcmp(w->why, "room") == 0)
+        brig_errorf("container %s: workspace.maxSize: the workspace's filesystem has %" PRIu64 " bytes free, under the %"
+                    PRIu64 " its watch keeps free (the bound): the container is killed", x->id, x->avail, x->floor);
+    else if (strcmp(w->why, "error") == 0)
         brig_errorf("container %s: workspace.maxSize: its watch failed (poll: %s): the container is killed", x->id,
                     strerror(errno));
     else if (strcmp(w->why, "depth") == 0)
@@ -186,6 +206,10 @@ static __attribute__((noreturn)) void watch_loop(struct watch_ctx *x)
         if (x->container != NULL && cgroup_pids_tree(x->container, &pids, &np) == 0 &&
             watch_hidden(&x->walk, pids, np, x->ws_dev))
             watch_fire(x);
+        if (watch_room(x, 0, false) < 0 || x->avail < x->floor) {
+            x->walk.why = "room";
+            watch_fire(x);
+        }
         uint64_t took = watch_now_ms() - t0;
         wait_ms = took * 10 > WATCH_MIN_MS ? (int)(took * 10 > INT32_MAX ? INT32_MAX : took * 10) : WATCH_MIN_MS;
     }
@@ -212,6 +236,13 @@ static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const str
                  "(workspace.bound \"stage\", or a filesystem with project quotas, can bound it)", WATCH_DEPTH);
     x->base_bytes = w->bytes;
     x->base_inodes = w->inodes;
+    if (why[0] == '\0' && watch_room(x, bound, true) < 0)
+        snprintf(why, sizeof(why), "statfs the workspace: %s", strerror(errno));
+    else if (why[0] == '\0' && x->avail < x->floor)
+        snprintf(why, sizeof(why), "the workspace's filesystem has %" PRIu64 " bytes free, under the %" PRIu64
+                 " its watch keeps free (the bound): free room there, or "
+                 "bound the workspace by its filesystem, project quotas or the stage (docs/policy.md)",
+                 x->avail, x->floor);
     w->max_bytes = w->bytes > UINT64_MAX - bound ? UINT64_MAX : w->bytes + bound;
     w->max_inodes = w->inodes > UINT64_MAX - inodes ? UINT64_MAX : w->inodes + inodes;
     char msg[8];

@@ -213,3 +213,21 @@ eg_cred_policy() {
         \"credentials\": [{\"host\": \"api.example.test\", \"port\": $TPORT, \"header\": \"x-api-key\", \"value\": \"env:BRIG_TEST_KEY\"}],
         \"tlsCA\": \"$T/ca.pem\"${1:+, $1}}"
 }
+
+# eg_sni_server_setup: for the SNI attack tests (tests/security): a
+# certificate for api.example.test and evil.example.test, the OpenSSL
+# server that logs each name its SNI callback sees ($SLOG) on port $SP, and
+# a policy allowing only api.example.test:$SP (and 127.0.0.1:$SP).
+eg_sni_server_setup() {
+    command -v openssl >/dev/null || skip_all "no openssl to make the test's certificate (bash scripts/setup.sh installs it)"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=api.example.test \
+        -addext subjectAltName=DNS:api.example.test,DNS:evil.example.test -keyout "$T/srv.key" -out "$T/srv.pem" \
+        2>"$T/openssl.log" || bail "openssl: $(tail -3 "$T/openssl.log")"
+    SLOG=$T/sni.log
+    : > "$SLOG"
+    eg_server "TLS server" "$T/sport" \
+        /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/../security/egress-sni-server.py" "$T/sport" "$SLOG" \
+        "$T/srv.pem" "$T/srv.key"
+    SP=$(cat "$T/sport")
+    eg_policy "{\"mode\": \"egress\", \"allow\": [\"api.example.test:$SP\", \"127.0.0.1:$SP\"]}"
+}

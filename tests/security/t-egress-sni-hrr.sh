@@ -19,16 +19,7 @@ it_init
 # shellcheck source=tests/integration/egress-lib.sh
 . "$(dirname "$0")/../integration/egress-lib.sh"
 eg_setup
-command -v openssl >/dev/null || skip_all "no openssl to make the test's certificate (bash scripts/setup.sh installs it)"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=api.example.test \
-    -addext subjectAltName=DNS:api.example.test,DNS:evil.example.test -keyout "$T/srv.key" -out "$T/srv.pem" \
-    2>"$T/openssl.log" || bail "openssl: $(tail -3 "$T/openssl.log")"
-SLOG=$T/sni.log
-: > "$SLOG"
-eg_server "TLS server" "$T/sport" \
-    /usr/bin/python3 "$(dirname "$0")/egress-sni-server.py" "$T/sport" "$SLOG" "$T/srv.pem" "$T/srv.key"
-SP=$(cat "$T/sport")
-eg_policy "{\"mode\": \"egress\", \"allow\": [\"api.example.test:$SP\", \"127.0.0.1:$SP\"]}"
+eg_sni_server_setup
 # hello first|NAME: a TLS 1.3 ClientHello (one random and session id for
 # both) as \xHH text: "first" for api.example.test with an empty key_share
 # (RFC 8446 4.2.8: the server must send a HelloRetryRequest), NAME the

@@ -37,7 +37,9 @@ watchers_of() {
 no_watcher() { [ -z "$(watchers_of "$SW")" ]; }
 some_watcher() { [ -n "$(watchers_of "$SW")" ]; }
 NAME=wsw-$TAG
-trap 'rc=$?; sbx rm --force "$NAME" >/dev/null 2>&1; for p in $(watchers_of "$SW"); do kill -9 "$p"; done; (exit $rc); it_finish' EXIT
+QW=$T/wsq     # a small tmpfs workspace (below), unmounted whatever happens
+trap 'rc=$?; sbx rm --force "$NAME" >/dev/null 2>&1; for p in $(watchers_of "$SW"); do kill -9 "$p"; done;
+      mountpoint -q "$QW" && umount -l "$QW"; (exit $rc); it_finish' EXIT
 
 # ---- a writer that never stops ---------------------------------------------
 fresh_ws
@@ -113,6 +115,57 @@ fresh_ws
 sbrun mapped '/bin/mapped'
 check_eq "10MiB written through a mapping of an unlinked file (its fd closed) is stopped" "$(hit mapped)" \
     '["workspace.maxSize"]'
+
+# ---- what no walk sees: unlinked files kept as fds queued in a unix socket ---
+# (SCM_RIGHTS, the sender's fd closed: /proc shows no socket's queue). The
+# watch keeps the bound free on the filesystem whatever it cannot count: on a
+# 64MiB tmpfs with an 8MiB bound, the queued files fill it and the sandbox is
+# stopped once less than 8MiB is left.
+cat > "$T/queued.c" <<'C'
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+int main(void)
+{
+    int sv[2];
+    static char buf[65536];
+    memset(buf, 'x', sizeof(buf));
+    if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) < 0) return perror("socketpair"), 1;
+    for (int i = 0; i < 8; i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "/workspace/q%d", i);
+        int fd = open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0) return perror("open"), 1;
+        for (int k = 0; k < 160; k++)
+            if (write(fd, buf, sizeof(buf)) < 0) break;       /* 10MiB, or the filesystem is full */
+        unlink(name);
+        char c = 'f';
+        struct iovec iov = { &c, 1 };
+        union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
+        struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b) };
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+        if (sendmsg(sv[0], &m, 0) < 0) return perror("sendmsg"), 1;
+        close(fd);
+    }
+    sleep(5);
+    puts("survived");
+    return 0;
+}
+C
+build_static "$T/root/bin/queued" "$T/queued.c"
+mkdir -p "$QW" && mount -t tmpfs -o size=64m,mode=0755 tmpfs "$QW" || bail "cannot mount the test's tmpfs"
+printf '{"extends": "agent", "workspace": {"maxSize": "8MiB"}}\n' > "$T/watch-8m.json"
+timeout -k 5 60 "$BRIG" sandbox run --policy "$T/watch-8m.json" --state-root "$SBS" --rootfs "$T/root" \
+    --workspace "$QW" --timeout 30s --json -- /bin/queued > "$T/queued.json" 2> "$T/queued.err"
+check_eq "unlinked files queued in a unix socket past the bound: stopped, the bound kept free" \
+    "$(jq -c '[.stdout.preview_head, .limits_hit]' "$T/queued.json")" '["",["workspace.maxSize"]]'
+umount "$QW"
 
 # ---- empty names: the inode bound (4096 for 4MiB) -----------------------------
 fresh_ws
