@@ -218,7 +218,7 @@ static __attribute__((noreturn)) void watch_loop(struct watch_ctx *x)
 /* The watcher's main, in the forked child; never returns. */
 static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const struct brig_cgroup *own, bool cloned_into)
 {
-    char why[300] = "";
+    char why[640] = "";
     autoerr struct brig_error *e = NULL;
     if (own != NULL && cgroup_attach_self(own, cloned_into, &e) < 0)
         snprintf(why, sizeof(why), "join the sandbox's cgroup: %s", e->msg);
@@ -234,6 +234,11 @@ static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const str
     if (why[0] == '\0' && watch_walk(w, x->ws))
         snprintf(why, sizeof(why), "the workspace is deeper than %d directories: its watch cannot measure it "
                  "(workspace.bound \"stage\", or a filesystem with project quotas, can bound it)", WATCH_DEPTH);
+    if (why[0] == '\0' && w->setid[0] != '\0')
+        snprintf(why, sizeof(why), "the workspace holds a writable set-id file (%.200s): a command could rewrite it "
+                 "through a shared mapping, which keeps the bit, and leave a set-id program of its own on the host; "
+                 "clear its bits (chmod ug-s) or its write permission, or stage the workspace "
+                 "(workspace.bound \"stage\": its write-back drops the bits)", w->setid);
     x->base_bytes = w->bytes;
     x->base_inodes = w->inodes;
     if (why[0] == '\0' && watch_room(x, bound, true) < 0)
@@ -347,7 +352,7 @@ int policy_watch_attach(struct policy_watch *w, pid_t init_pid, struct brig_erro
     autoclose int pidfd = (int)syscall(SYS_pidfd_open, init_pid, 0);
     if (pidfd < 0) return brig_fail(err, errno, "workspace.maxSize: pidfd_open");
     TRY(brig_send_with_fd(w->ctl, "P", 1, pidfd, err));
-    char msg[320];
+    char msg[700];
     ssize_t n = recv(w->ctl, msg, sizeof(msg) - 1, 0);
     if (n <= 0) return brig_failx(err, "workspace.maxSize: the watcher ended before it started");
     msg[n] = '\0';

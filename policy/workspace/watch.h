@@ -17,6 +17,7 @@ struct watch_walk {
     uint64_t bytes, inodes;             /* the last walk's count, up to where it stopped */
     const char *why;                    /* NULL, or what passed: "bytes", "inodes", "depth" */
     uint64_t *seen; size_t n_seen, cap_seen;    /* multiply linked inodes counted */
+    char setid[256];                    /* the first writable set-id file met, "" if none */
 };
 /* Measure the tree at rootfd (a directory); true when a bound is passed
  * (w->why says which; the walk stops there). */

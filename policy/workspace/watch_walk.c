@@ -88,6 +88,11 @@ static bool walk_dir(struct watch_walk *w, int dirfd, dev_t dev, int depth)
             if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) continue;     /* gone */
             if (st.st_dev != dev) continue;     /* another filesystem: not the workspace's */
             if (walk_count(w, &st)) return true;
+            /* a set-id program a command could rewrite through a shared
+             * mapping, which keeps the bit (watch.c refuses it at create) */
+            if (S_ISREG(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID)) && (st.st_mode & 0222) &&
+                w->setid[0] == '\0')
+                snprintf(w->setid, sizeof(w->setid), "%s", name);
             if (!S_ISDIR(st.st_mode)) continue;
             autoclose int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
             struct stat now;

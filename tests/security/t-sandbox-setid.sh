@@ -93,6 +93,18 @@ for owner in 0:0 54321:54322 1000:1000; do
     for pol in agent "$T/wide.json"; do
         rm -rf "${ws:?}"/*
         host_setid "$ws" "$owner"
+        if [ "$pol" = agent ]; then
+            # a live (watched) bind: the host's set-id file would keep its
+            # bit through a mapped rewrite, so the run is refused before it
+            sbx run --json --policy "$pol" --rootfs "$ROOTFS" --workspace "$ws" --env "BRIG_IT_TAG=$TAG-sb" \
+                -- /usr/bin/setid /workspace > "$T/out.json" 2>> "$T/brig.err"
+            check_eq "run, workspace of $owner, watched: refused, naming the writable set-id file" \
+                "$(jq -r '[.exit_status, (.error | test("writable set-id file \\(host-setid\\)"))] | @tsv' "$T/out.json")" \
+                "$(printf '125\ttrue')"
+            check_eq "... the file untouched, its bit kept (the host's own)" \
+                "$(head -c 12 "$ws/host-setid") $(find "$ws/host-setid" -perm -4000 | wc -l)" "host program 1"
+            rm -f "$ws/host-setid"
+        fi
         sbx run --json --policy "$pol" --rootfs "$ROOTFS" --workspace "$ws" --env "BRIG_IT_TAG=$TAG-sb" \
             -- /usr/bin/setid /workspace > "$T/out.json" 2>> "$T/brig.err"
         judge "run, workspace of $owner, policy $(basename "$pol" .json)" "$ws" "$T/out.json"
