@@ -117,18 +117,16 @@ static int watch_confine(char *why, size_t len)
     return 0;
 }
 
-/* The free room of the workspace's filesystem kept by the watch, whatever
- * the walks see: the bound itself. What no
- * walk can count (an unlinked file kept only as an fd queued in a unix
- * socket, an inode an inotify watch holds) can take the filesystem down to
- * that, never further. */
-static int watch_room(struct watch_ctx *x, uint64_t bound, bool set_floor)
+/* The free room of the workspace's filesystem (x->avail), which the watch
+ * keeps at the bound (x->floor) whatever its walks see: what no walk can
+ * count (an unlinked file kept only as an fd queued in a unix socket, an
+ * inode an inotify watch holds) can take the filesystem down to that, never
+ * further. */
+static int watch_room(struct watch_ctx *x)
 {
     struct statfs sf;
     if (fstatfs(x->ws, &sf) < 0) return -1;
-    uint64_t bsize = sf.f_frsize ? (uint64_t)sf.f_frsize : (uint64_t)sf.f_bsize;
-    x->avail = (uint64_t)sf.f_bavail * bsize;
-    if (set_floor) x->floor = bound;
+    x->avail = (uint64_t)sf.f_bavail * (sf.f_frsize ? (uint64_t)sf.f_frsize : (uint64_t)sf.f_bsize);
     return 0;
 }
 
@@ -206,7 +204,7 @@ static __attribute__((noreturn)) void watch_loop(struct watch_ctx *x)
         if (x->container != NULL && cgroup_pids_tree(x->container, &pids, &np) == 0 &&
             watch_hidden(&x->walk, pids, np, x->ws_dev))
             watch_fire(x);
-        if (watch_room(x, 0, false) < 0 || x->avail < x->floor) {
+        if (watch_room(x) < 0 || x->avail < x->floor) {
             x->walk.why = "room";
             watch_fire(x);
         }
@@ -241,7 +239,8 @@ static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const str
                  "(workspace.bound \"stage\": its write-back drops the bits)", w->setid);
     x->base_bytes = w->bytes;
     x->base_inodes = w->inodes;
-    if (why[0] == '\0' && watch_room(x, bound, true) < 0)
+    x->floor = bound;
+    if (why[0] == '\0' && watch_room(x) < 0)
         snprintf(why, sizeof(why), "statfs the workspace: %s", strerror(errno));
     else if (why[0] == '\0' && x->avail < x->floor)
         snprintf(why, sizeof(why), "the workspace's filesystem has %" PRIu64 " bytes free, under the %" PRIu64

@@ -278,22 +278,19 @@ int cg_read_pids(const char *dir, pid_t **pids, size_t *n, struct brig_error **e
     return 0;
 }
 
-/* The pids of dir's cgroup.procs, appended to *v (count *cnt, room *cap),
- * then its child cgroups', depth first, at most depth levels down. */
-static void cg_pids_append(const char *dir, int depth, pid_t **v, size_t *cnt, size_t *cap)
+/* The pids of dir's cgroup.procs appended to *v (count *cnt), then those of
+ * its child cgroups, depth first, at most depth levels down. */
+static void cg_pids_append(const char *dir, int depth, pid_t **v, size_t *cnt)
 {
     autofree pid_t *p = NULL;
     size_t n = 0;
-    if (cg_read_pids(dir, &p, &n, NULL) == 0)
-        for (size_t i = 0; i < n; i++) {
-            if (*cnt == *cap) {
-                *cap = *cap ? *cap * 2 : 16;
-                pid_t *nv = realloc(*v, *cap * sizeof(*nv));
-                if (nv == NULL) abort();
-                *v = nv;
-            }
-            (*v)[(*cnt)++] = p[i];
-        }
+    if (cg_read_pids(dir, &p, &n, NULL) == 0 && n > 0) {
+        pid_t *nv = realloc(*v, (*cnt + n) * sizeof(*nv));
+        if (nv == NULL) abort();
+        memcpy(nv + *cnt, p, n * sizeof(*nv));
+        *v = nv;
+        *cnt += n;
+    }
     if (depth == 0) return;
     DIR *d = opendir(dir);
     if (d == NULL) return;
@@ -301,17 +298,16 @@ static void cg_pids_append(const char *dir, int depth, pid_t **v, size_t *cnt, s
         if (e->d_type != DT_DIR || e->d_name[0] == '.') continue;
         char sub[PATH_MAX];
         if (snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name) >= (int)sizeof(sub)) continue;
-        cg_pids_append(sub, depth - 1, v, cnt, cap);
+        cg_pids_append(sub, depth - 1, v, cnt);
     }
     closedir(d);
 }
 
 int cg_read_pids_tree(const char *dir, int depth, pid_t **pids, size_t *n)
 {
-    size_t cap = 0;
     *pids = NULL;
     *n = 0;
-    cg_pids_append(dir, depth, pids, n, &cap);
+    cg_pids_append(dir, depth, pids, n);
     return 0;
 }
 
