@@ -98,7 +98,7 @@ int sandbox_seal_verify(const struct brig_spec *s, pid_t pid, const char *init_h
         return brig_failx(err, "sandbox: process.args[0] is not %s: refusing to start it", SANDBOX_INIT_PATH);
     for (size_t k = 0; k < BRIG_HOOK_KIND_COUNT; k++)
         if (s->hooks[k].n > 0) return brig_failx(err, "sandbox: the config has hooks: refusing to start it");
-    ino_t ours, its;
+    ino_t ours = 0, its = 0;
     TRY(seal_ns_ino(0, &ours, err));
     TRY(seal_ns_ino(pid, &its, err));
     if (ours == its)
