@@ -78,13 +78,15 @@ int sandbox_cgroup_parent(struct brig_error **err)
     autoclose int top = open("/sys/fs/cgroup", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     struct statfs sfs;
     if (top < 0 || fstatfs(top, &sfs) < 0 || sfs.f_type != TMPFS_MAGIC) return 0;
-    int look_fd = dup(top);
+    /* Each listing on a file of its own: a dup() would share the first
+     * listing's position, and the second would read nothing. */
+    int look_fd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     __attribute__((cleanup(cgroup_closedirp))) DIR *look = look_fd >= 0 ? fdopendir(look_fd) : NULL;
     if (look == NULL && look_fd >= 0) close(look_fd);
     if (look != NULL && cgroup_parent_whole(look)) return 0;
     /* One run at a time makes it; the others wait and then find it whole. */
     if (flock(top, LOCK_EX) < 0) return brig_fail(err, errno, "lock /sys/fs/cgroup");
-    int list_fd = dup(top);
+    int list_fd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     __attribute__((cleanup(cgroup_closedirp))) DIR *d = list_fd >= 0 ? fdopendir(list_fd) : NULL;
     if (d == NULL) {
         if (list_fd >= 0) close(list_fd);

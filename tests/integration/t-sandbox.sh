@@ -85,6 +85,19 @@ check "the result validates against sandbox/result.schema.json" validate
 check "wall_ms and memory_peak_bytes are numbers" \
     bash -c "jq -e '(.wall_ms|type==\"number\") and (.memory_peak_bytes|type==\"number\")' '$T/out.json'"
 
+# the shared parent /brig-sandbox (v1/hybrid hosts: sandbox/sandbox_cgroup.c) is made once,
+# unmarked, and kept: a run's delete removes only its own leaf (the parent was made and
+# removed by every run while the second listing of /sys/fs/cgroup read nothing)
+if [ "$(stat -f -c %T /sys/fs/cgroup)" = tmpfs ]; then
+    missing=""
+    for h in /sys/fs/cgroup/*/; do
+        case $(stat -f -c %T "$h") in cgroupfs | cgroup2fs) [ -d "$h/brig-sandbox" ] || missing+="$h " ;; esac
+    done
+    eq "v1: /brig-sandbox is kept in every hierarchy after a run" "" "$missing"
+    check_not "v1: /brig-sandbox carries no parent mark (no delete removes it)" python3 -c \
+        'import os,sys; os.getxattr("/sys/fs/cgroup/pids/brig-sandbox", "trusted.brig.parent")'
+fi
+
 sb -- sh -c 'kill -KILL $$'
 eq "signal mirrored: exit 137" 137 "$RC"
 eq "signal in the result" 9 "$(j .signal)"
