@@ -21,6 +21,7 @@
 #include "../runtime/config/json.h"
 #include "../runtime/linux/exe_seal.h"
 #include "../runtime/util/cleanup.h"
+#include "../runtime/util/log.h"
 #include "../runtime/util/fs.h"
 #include "../runtime/util/strutil.h"
 #include "../runtime/config/spec_write.h"
@@ -78,6 +79,7 @@ int sandbox_find_init(char **out, struct brig_error **err)
             snprintf(path, sizeof(path), "%s/%s", dir, rel[i]);
             char real[PATH_MAX];
             if (realpath(path, real) != NULL && access(real, X_OK) == 0) {
+                brig_debug("sandbox init: %s (beside brig)", real);
                 *out = brig_strdup(real);
                 return 0;
             }
@@ -85,6 +87,7 @@ int sandbox_find_init(char **out, struct brig_error **err)
     }
     const char *lib = BRIG_LIBEXECDIR "/brig-init";
     if (access(lib, X_OK) < 0) return brig_fail(err, errno, "sandbox init %s (installed with brig)", lib);
+    brig_debug("sandbox init: %s (installed)", lib);
     *out = brig_strdup(lib);
     return 0;
 }

@@ -7,10 +7,20 @@
  * /proc/self/exe), with the image's own dynamic loader when brig is linked
  * dynamically (-Dstatic_deps=false, the sanitizer build). Whatever then opens
  * /proc/self/exe for writing must not reach the host binary. So the commands
- * that spawn container processes first turn themselves into a copy of brig
- * in a memfd, sealed against every write, as runc and crun do
- * (cloned_binary.c): the container can reach only that copy, and the copy
- * cannot change under the host-side brig that runs from it too. */
+ * that spawn container processes first re-execute themselves from a file no
+ * write can reach, as runc does (libcontainer/exeseal):
+ *  - a read-only view of brig: a detached overlayfs mount made for this
+ *    start (brig's directory over an empty one, no upper layer, read-only,
+ *    reachable from no mount namespace), through which brig is exec'd. No
+ *    copy: the kernel maps the same page cache. Whatever reaches it
+ *    (/proc/PID/exe, /proc/PID/map_files, a reopen of either) is a file of
+ *    a read-only superblock: EROFS for any write, chmod or truncate, also
+ *    with CAP_DAC_OVERRIDE or CAP_SYS_ADMIN (t-exe-overwrite);
+ *  - where overlayfs or the new mount API is not there (rootless, an old
+ *    kernel, an overlayfs brig directory): a copy in a memfd, sealed
+ *    against every write (runc's and crun's cloned_binary.c).
+ * The container can reach only that view or copy, and it cannot change
+ * under the host-side brig that runs from it too. */
 #include "exe_seal.h"
 
 #include <elf.h>
@@ -23,9 +33,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/mount.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -55,17 +69,109 @@
  * /proc/self/exe reads as), so no environment variable can fake it. */
 #define EXE_NAME_PREFIX "brig-exe:"
 
+/* The view's path reads as "/brig" (the detached mount's root): where brig
+ * lies on disk travels in the environment instead, and is believed only for
+ * the file that is the view's (same inode, size and mtime: exe_view_origin). */
+#define EXE_ORIGIN_ENV "_BRIG_EXE_ORIGIN"
+
+/* The view's second, empty lower layer (overlayfs without an upper layer
+ * needs two): made once, root's. Its content, if any, is never looked up:
+ * brig's directory is the upper of the two. */
+#define EXE_VIEW_LOWER "/run/brig-exe"
+
+#ifndef OVERLAYFS_SUPER_MAGIC
+#define OVERLAYFS_SUPER_MAGIC 0x794c7630
+#endif
+
 extern char **environ;
 
 static int exe_sealed = -1;     /* what exe_seal_ensure or exe_is_sealed found: -1 not asked */
 static char **exe_argv;         /* exe_seal_defer's */
+static char exe_origin_env[PATH_MAX];   /* EXE_ORIGIN_ENV as brig found it (exe_seal_defer) */
 
 /* F_GET_SEALS answers only for shmem files; a plain tmpfs file says
  * F_SEAL_SEAL alone. */
-static bool exe_fd_sealed(int fd)
+static bool exe_fd_memfd_sealed(int fd)
 {
     int seals = fcntl(fd, F_GET_SEALS);
     return seals >= 0 && (seals & EXE_SEALS) == EXE_SEALS;
+}
+
+/* A file of a read-only overlayfs mount: the view (exe_view_open), or an
+ * admin's own. Read-only as mounted, and a container process reaches no
+ * mount namespace that holds it to make it writable. */
+static bool exe_fd_view(int fd)
+{
+    struct statfs sf;
+    return fstatfs(fd, &sf) == 0 && (unsigned long)sf.f_type == OVERLAYFS_SUPER_MAGIC && (sf.f_flags & ST_RDONLY);
+}
+
+static bool exe_fd_sealed(int fd)
+{
+    return exe_fd_memfd_sealed(fd) || exe_fd_view(fd);
+}
+
+/* A lower directory for overlayfs: ':' separates layers and '\' escapes. */
+static bool exe_lowerdir_put(char *out, size_t len, const char *dir, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if ((dir[i] == ':' || dir[i] == '\\') && k + 1 < len) out[k++] = '\\';
+        if (k + 1 >= len) return false;
+        out[k++] = dir[i];
+    }
+    out[k] = '\0';
+    return true;
+}
+
+/* An O_PATH fd of brig (path: /proc/self/exe's target, st: what runs) through
+ * a read-only overlayfs view made now and reachable from nowhere else, or -1
+ * (errno) where it cannot be made: the caller copies instead. The file found
+ * must be the one that runs (inode, size, mtime): a binary replaced since
+ * brig started is not exec'd. */
+static int exe_view_open(const char *path, const struct stat *st)
+{
+    const char *slash = strrchr(path, '/');
+    if (path[0] != '/' || slash == NULL || slash[1] == '\0') return errno = EINVAL, -1;
+    char lower[2 * PATH_MAX + 32];
+    size_t k;
+    if (!exe_lowerdir_put(lower, sizeof(lower) - sizeof(EXE_VIEW_LOWER) - 1, path, slash == path ? 1 : (size_t)(slash - path)))
+        return errno = ENAMETOOLONG, -1;
+    k = strlen(lower);
+    snprintf(lower + k, sizeof(lower) - k, ":%s", EXE_VIEW_LOWER);
+    if (mkdir(EXE_VIEW_LOWER, 0555) < 0 && errno != EEXIST) return -1;
+    autoclose int fs = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
+    if (fs < 0) return -1;
+    if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "lowerdir", lower, 0) < 0) return -1;
+    /* the inode numbers as they are (no xino remapping, no log line about it) */
+    (void)syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "xino", "off", 0);
+    if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) return -1;
+    autoclose int mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+                                     MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
+    if (mnt < 0) return -1;
+    int fd = openat(mnt, slash + 1, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct stat vs;
+    if (fstat(fd, &vs) < 0 || !S_ISREG(vs.st_mode) || vs.st_ino != st->st_ino || vs.st_size != st->st_size ||
+        vs.st_mtim.tv_sec != st->st_mtim.tv_sec || vs.st_mtim.tv_nsec != st->st_mtim.tv_nsec || !exe_fd_view(fd)) {
+        close(fd);
+        return errno = ESTALE, -1;
+    }
+    return fd;
+}
+
+/* The path brig was started from, for the view (whose own path is "/brig"):
+ * the environment's word, believed only when that file is the one that
+ * runs. */
+static const char *exe_view_origin(struct stat *out)
+{
+    struct stat self, o;
+    if (exe_origin_env[0] != '/' || stat("/proc/self/exe", &self) < 0 || stat(exe_origin_env, &o) < 0 ||
+        o.st_ino != self.st_ino || o.st_size != self.st_size || o.st_mtim.tv_sec != self.st_mtim.tv_sec ||
+        o.st_mtim.tv_nsec != self.st_mtim.tv_nsec)
+        return NULL;
+    if (out != NULL) *out = o;
+    return exe_origin_env;
 }
 
 /* A memfd for the copy: executable (MFD_EXEC where the kernel has it),
@@ -145,9 +251,10 @@ static void exe_guard_value(const struct stat *st, char *buf, size_t len)
     snprintf(buf, len, "%" PRIx64 ":%" PRIx64, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
 }
 
-/* Our environment plus the loop guard naming the memfd (guard: its
- * "NAME=DEV:INO", which the caller keeps alive until the execveat). */
-static char **exe_env_with_guard(int memfd, char *guard, size_t len)
+/* Our environment plus the loop guard naming the memfd or view (guard:
+ * its "NAME=DEV:INO", which the caller keeps alive until the execveat) and,
+ * for the view, where brig lies (origin: "NAME=PATH", or NULL). */
+static char **exe_env_with_guard(int memfd, char *guard, size_t len, char *origin)
 {
     struct stat st;
     if (fstat(memfd, &st) < 0) return NULL;
@@ -155,10 +262,11 @@ static char **exe_env_with_guard(int memfd, char *guard, size_t len)
     exe_guard_value(&st, guard + k, len - (size_t)k);
     size_t n = 0;
     while (environ != NULL && environ[n] != NULL) n++;
-    char **env = calloc(n + 2, sizeof(char *));
+    char **env = calloc(n + 3, sizeof(char *));
     if (env == NULL) return NULL;
     for (size_t i = 0; i < n; i++) env[i] = environ[i];
     env[n] = guard;
+    env[n + 1] = origin;
     return env;
 }
 
@@ -198,13 +306,32 @@ int exe_seal_ensure(char **argv, struct brig_error **err)
                                "not one: refusing to spawn container processes from the host binary");
     if (guard[0]) brig_debug("%s in the environment names no memfd of ours: ignored, sealing", EXE_GUARD_ENV);
 
+    char guard_env[96];
+    /* The read-only view first: no copy. */
+    static char origin_env[sizeof(EXE_ORIGIN_ENV) + PATH_MAX];
+    int k = snprintf(origin_env, sizeof(origin_env), EXE_ORIGIN_ENV "=");
+    ssize_t pn = readlink("/proc/self/exe", origin_env + k, sizeof(origin_env) - (size_t)k - 1);
+    autoclose int view = -1;
+    if (pn > 0) {
+        origin_env[k + pn] = '\0';
+        view = exe_view_open(origin_env + k, &st);
+        if (view < 0) brig_debug("no read-only view of %s (%s): a sealed memfd copy instead", origin_env + k,
+                                 strerror(errno));
+    }
+    if (view >= 0) {
+        autofree char **env = exe_env_with_guard(view, guard_env, sizeof(guard_env), origin_env);
+        if (env == NULL) return brig_fail(err, errno ? errno : ENOMEM, "re-exec brig");
+        brig_debug("re-executing from a read-only overlayfs view of %s", origin_env + k);
+        syscall(SYS_execveat, view, "", argv, env, AT_EMPTY_PATH);
+        brig_debug("execveat the read-only view of brig: %s; a sealed memfd copy instead", strerror(errno));
+    }
+
     autoclose int fd = exe_memfd(&st, err);
     if (fd < 0) return -1;
     off_t len = exe_load_extent(src, st.st_size);
     TRY(exe_copy(fd, src, len, err));
     TRY(exe_seal_fd(fd, err));
-    char guard_env[96];
-    autofree char **env = exe_env_with_guard(fd, guard_env, sizeof(guard_env));
+    autofree char **env = exe_env_with_guard(fd, guard_env, sizeof(guard_env), NULL);
     if (env == NULL) return brig_fail(err, errno ? errno : ENOMEM, "re-exec brig");
     brig_debug("re-executing from a sealed memfd copy of /proc/self/exe (%jd of %jd bytes)", (intmax_t)len,
                (intmax_t)st.st_size);
@@ -215,6 +342,12 @@ int exe_seal_ensure(char **argv, struct brig_error **err)
 void exe_seal_defer(char **argv)
 {
     exe_argv = argv;
+    /* Taken once, and out of what brig passes on. */
+    const char *o = getenv(EXE_ORIGIN_ENV);
+    if (o != NULL) {
+        snprintf(exe_origin_env, sizeof(exe_origin_env), "%s", o);
+        unsetenv(EXE_ORIGIN_ENV);
+    }
 }
 
 int exe_seal_deferred(struct brig_error **err)
@@ -248,6 +381,13 @@ int exe_seal_origin_path(char *buf, size_t len)
     if (n <= 0) return -1;
     link[n] = '\0';
     const char *path = link;
+    if (exe_is_sealed() && link[0] == '/' && strncmp(link, "/memfd:", 7) != 0) {
+        /* the view */
+        const char *o = exe_view_origin(NULL);
+        if (o == NULL || strlen(o) >= len) return -1;
+        strcpy(buf, o);
+        return 0;
+    }
     if (exe_is_sealed()) {
         const char *prefix = "/memfd:" EXE_NAME_PREFIX;
         if (strncmp(link, prefix, strlen(prefix)) != 0) return -1;
@@ -267,6 +407,7 @@ int exe_seal_origin_path(char *buf, size_t len)
 
 int exe_seal_origin(struct stat *st)
 {
+    if (exe_is_sealed() && exe_view_origin(st) != NULL) return 0;
     if (exe_is_sealed()) {
         char link[256];
         ssize_t n = readlink("/proc/self/exe", link, sizeof(link) - 1);

@@ -98,9 +98,11 @@ judge() {
         not_ok "$what: the hostile loader ran" "output: $(head -c 1500 "$out")"
     fi
     local exe; exe=$(sed -n 's/^PWN exe=//p' "$out" | head -n 1)
+    # the sealed memfd copy, or the read-only view (linux/exe_seal.c), whose path is the
+    # binary's name at the root of a mount of its own: never the decoy's path on the host
     [ $STATIC = 1 ] || case $exe in
-        /memfd:brig-exe:*) ok "$what: the container's /proc/self/exe is brig's sealed copy" ;;
-        *) not_ok "$what: the container's /proc/self/exe is brig's sealed copy" "it is: $exe" ;;
+        /memfd:brig-exe:* | "/${DECOY##*/}") ok "$what: the container's /proc/self/exe is brig's sealed copy or view ($exe)" ;;
+        *) not_ok "$what: the container's /proc/self/exe is brig's sealed copy or view" "it is: $exe" ;;
     esac
     if cmp -s "$DECOY" "$DECOY.orig"; then
         ok "$what: the decoy brig is byte-identical"
@@ -112,12 +114,39 @@ judge() {
     check "$what: the decoy brig still runs" "$DECOY" --version
 }
 
-# host_exe_sealed WHAT PID: brig's process PID runs from the sealed copy.
+# host_exe_sealed WHAT PID: brig's process PID runs from the sealed copy, or from the
+# read-only view: an overlayfs file, read-only, that no write reaches (tried here as
+# host root, with every capability, through /proc/PID/exe and /proc/PID/map_files).
 host_exe_sealed() {
     local l; l=$(readlink "/proc/$2/exe" 2>&1)
     case $l in
         /memfd:brig-exe:*) ok "$1: /proc/$2/exe on the host is a sealed copy ($l)" ;;
-        *) not_ok "$1: /proc/$2/exe on the host is a sealed copy" "it is: $l" ;;
+        "/${DECOY##*/}")
+            if python3 - "$2" <<'PYEOF'
+import os, sys, glob
+pid = sys.argv[1]
+st = os.statvfs(f"/proc/{pid}/exe")
+assert st.f_flag & os.ST_RDONLY, "not read-only"
+import subprocess
+t = subprocess.run(["stat", "-L", "-f", "-c", "%T", f"/proc/{pid}/exe"], capture_output=True, text=True).stdout.strip()
+assert t == "overlayfs", t
+paths = [f"/proc/{pid}/exe"] + [p for p in glob.glob(f"/proc/{pid}/map_files/*") if os.readlink(p) == os.readlink(f"/proc/{pid}/exe")]
+assert len(paths) > 1, "no mapping of the view"
+for p in paths:
+    try:
+        os.close(os.open(p, os.O_WRONLY))
+        sys.exit(f"{p} opened for writing")
+    except OSError as e:
+        assert e.errno in (30, 26), f"{p}: {e}"      # EROFS (ETXTBSY only while it runs)
+    try:
+        os.chmod(p, 0o777)
+        sys.exit(f"{p} chmod")
+    except OSError as e:
+        assert e.errno == 30, f"{p}: {e}"
+PYEOF
+            then ok "$1: /proc/$2/exe on the host is brig's read-only view: no write, chmod, through it or its mappings"
+            else not_ok "$1: /proc/$2/exe on the host is brig's read-only view" "it is: $l"; fi ;;
+        *) not_ok "$1: /proc/$2/exe on the host is a sealed copy or view" "it is: $l" ;;
     esac
 }
 
@@ -193,8 +222,8 @@ for pol in none agent; do
         for _ in $(seq 80); do grep -q '^HUNT done' "$T/$n.init" && break; sleep 0.1; done
         check "exec ($pol): static brig: the init held brig's exe while brig ran in the container" \
             grep -q '^HUNT exe=' "$T/$n.init"
-        check "exec ($pol): static brig: that exe is brig's sealed copy" \
-            grep -q '^HUNT exe=/memfd:brig-exe:' "$T/$n.init"
+        check "exec ($pol): static brig: that exe is brig's sealed copy or view" \
+            grep -q -e '^HUNT exe=/memfd:brig-exe:' -e "^HUNT exe=/${DECOY##*/}\$" "$T/$n.init"
         check "exec ($pol): static brig: brig refused /pwn-fifo as a command" grep -qF 'no such command: /pwn-fifo' "$T/$n.init"
         check "exec ($pol): static brig: the hunter finished" grep -q '^HUNT done' "$T/$n.init"
         diag "exec ($pol): $(grep '^HUNT' "$T/$n.init" | tr '\n' ' ')"
@@ -235,6 +264,25 @@ check "ptrace racer: the decoy brig is byte-identical after the race" cmp -s "$D
 cp "$DECOY.orig" "$DECOY"
 d delete --force "$id" >/dev/null 2>&1
 assert_clean $n
+
+# ---- where the read-only view cannot be made: the sealed memfd copy ----------------
+# (/run/brig-exe, the view's empty second layer, is a file here: overlayfs refuses it;
+# rootless brig and kernels without the new mount API take the same way)
+if [ -d /run/brig-exe ] && rmdir /run/brig-exe 2>/dev/null && touch /run/brig-exe; then
+    n=noview; id=$(cid $n); CLEAN_IDS+=("$id")
+    hostile $n none /bin/sleep 60 || bail "cannot build the hostile bundle $n"
+    d create --bundle "$T/$n" "$id" </dev/null >"$T/$n.out" 2>"$T/$n.err"
+    check_eq "no view possible: create" "$?" 0
+    init=$(d state "$id" 2>/dev/null | jq -r '.pid // empty')
+    case $(readlink "/proc/$init/exe" 2>&1) in
+        /memfd:brig-exe:*) ok "no view possible: the created init runs from the sealed memfd copy" ;;
+        *) not_ok "no view possible: the created init runs from the sealed memfd copy" "$(readlink "/proc/$init/exe" 2>&1)" ;;
+    esac
+    rm -f /run/brig-exe
+    d delete --force "$id" >/dev/null 2>&1
+else
+    skip "no view possible: the sealed memfd copy" "/run/brig-exe is in use (not an empty directory)"
+fi
 
 # ---- the re-exec's loop guard set by the caller ------------------------------------
 # brig marks its own sealed re-exec with _BRIG_EXE_SEALED (naming the memfd);
@@ -296,8 +344,8 @@ elif [ $STATIC = 1 ]; then
     for _ in $(seq 80); do grep -q '^HUNT done' "$T/$n.out" && break; sleep 0.1; done
     diag "no pid namespace: $(grep '^HUNT' "$T/$n.out" | tr '\n' ' ')"
     check "no pid namespace: static brig: brig ran as the init and its exe was held" grep -q '^HUNT exe=' "$T/$n.out"
-    check "no pid namespace: static brig: that exe is brig's sealed copy" \
-        grep -q '^HUNT exe=/memfd:brig-exe:' "$T/$n.out"
+    check "no pid namespace: static brig: that exe is brig's sealed copy or view" \
+        grep -q -e '^HUNT exe=/memfd:brig-exe:' -e "^HUNT exe=/${DECOY##*/}\$" "$T/$n.out"
     check "no pid namespace: static brig: brig refused /pwn-fifo" grep -qF 'no such command: /pwn-fifo' "$T/$n.out"
     check "no pid namespace: static brig: the hunter finished" grep -q '^HUNT done' "$T/$n.out"
     check_not "no pid namespace: static brig: no byte of brig's exe could be written" \

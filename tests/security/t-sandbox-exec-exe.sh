@@ -55,12 +55,24 @@ exec_mode() {
     wait $bp
     case $exe in
         "$D/brig") echo unsealed ;;
-        /memfd:brig-exe:*) echo sealed ;;
+        /memfd:brig-exe:* | "/brig") echo sealed ;;     # the memfd copy, or the read-only view
         *) echo "unknown: $exe" ;;
     esac
 }
 MODE=$(exec_mode)
 diag "sandbox exec runs $MODE"
+
+# A sealed run (policy pi: an init of its own) re-executes brig from its read-only view
+# or memfd copy, whose own path says nothing of where brig lies: the copy still finds
+# the brig-init beside the decoy (linux/exe_seal.c: _BRIG_EXE_ORIGIN, believed for the
+# file that runs; the memfd's name), never another one (an installed brig's).
+timeout -k 5 60 "$D/brig" --debug sandbox run --state-root "$SB_STATE" --policy pi --rootfs "$ROOTFS" \
+    --workspace "$WS" --json -- true >"$T/pi.json" 2>"$T/pi.err"
+check_eq "sealed sandbox run (pi): exit 0" "$?" 0
+check "sealed sandbox run (pi): it re-executed from a read-only view or sealed copy" \
+    grep -q -e "re-executing from a read-only overlayfs view" -e "re-executing from a sealed memfd" "$T/pi.err"
+check_eq "sealed sandbox run (pi): the re-executed brig found the brig-init beside it" \
+    "$(grep -o 'sandbox init: [^ ]*' "$T/pi.err" | tail -1)" "sandbox init: $D/brig-init"
 
 # no_brig WHAT FILE: no line of FILE reports the decoy's dev:ino as /proc/self/exe.
 no_brig() {
@@ -140,7 +152,7 @@ for dumpable in "$SUID_DUMPABLE" 1; do
     check_not "(c) suid_dumpable=$dumpable: the racer never opened the host brig as a process's exe" \
         grep -q '^HIT' <<<"$res"
     check "(c) suid_dumpable=$dumpable: no brig-init it caught could be opened for writing" \
-        grep -q 'TWRITABLE 0$' <<<"$res"
+        grep -q 'TWRITABLE 0 VIEWS [0-9]*$' <<<"$res"
 done
 echo "$SUID_DUMPABLE" >/proc/sys/fs/suid_dumpable
 

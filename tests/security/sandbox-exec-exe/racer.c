@@ -4,7 +4,9 @@
  * decides), and for each it got, reopens it through /proc/self/fd for
  * writing. It reports what it reached:
  *   HIT <pid> <errno of the write reopen>   the file is DEV:INO (brig's)
- *   SCANS <n> OPENED <n> TRAMPOLINE <n> HITS <n> TWRITABLE <n>
+ *   HIT <pid> 0 view                        INO on another device (brig's
+ *                                           read-only view) reopened for writing
+ *   SCANS <n> OPENED <n> TRAMPOLINE <n> HITS <n> TWRITABLE <n> VIEWS <n>
  * TRAMPOLINE counts exes that were TDEV:TINO (brig-init): proof that it
  * caught execs mid-flight; TWRITABLE, those it could reopen for writing.
  * Usage: racer SECONDS DEV INO TDEV TINO */
@@ -26,7 +28,7 @@ int main(int argc, char **argv)
     unsigned long long tdev = strtoull(argv[4], NULL, 10), tino = strtoull(argv[5], NULL, 10);
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    long scans = 0, opened = 0, tramp = 0, hits = 0, twritable = 0;
+    long scans = 0, opened = 0, tramp = 0, hits = 0, twritable = 0, views = 0;
     pid_t self = getpid();
     do {
         DIR *d = opendir("/proc");
@@ -49,6 +51,16 @@ int main(int argc, char **argv)
                     fflush(stdout);
                     if (w >= 0) close(w);
                     hits++;
+                } else if ((unsigned long long)st.st_ino == ino) {
+                    /* brig's read-only view (runtime/linux/exe_seal.c): its own device */
+                    views++;
+                    int w = open(path, O_WRONLY | O_CLOEXEC);
+                    if (w >= 0) {
+                        printf("HIT %d 0 view\n", pid);
+                        fflush(stdout);
+                        close(w);
+                        hits++;
+                    }
                 }
                 if ((unsigned long long)st.st_dev == tdev && (unsigned long long)st.st_ino == tino) {
                     int w = open(path, O_WRONLY | O_CLOEXEC);
@@ -65,6 +77,7 @@ int main(int argc, char **argv)
         scans++;
         clock_gettime(CLOCK_MONOTONIC, &t);
     } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
-    printf("SCANS %ld OPENED %ld TRAMPOLINE %ld HITS %ld TWRITABLE %ld\n", scans, opened, tramp, hits, twritable);
+    printf("SCANS %ld OPENED %ld TRAMPOLINE %ld HITS %ld TWRITABLE %ld VIEWS %ld\n", scans, opened, tramp, hits,
+           twritable, views);
     return 0;
 }
