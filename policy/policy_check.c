@@ -15,6 +15,7 @@
 
 #include "../runtime/config/spec.h"
 #include "../runtime/util/cleanup.h"
+#include "../runtime/util/fs.h"
 #include "../runtime/util/strutil.h"
 
 #ifndef MOUNT_ATTR_RDONLY
@@ -141,7 +142,7 @@ bool policy_path_forbidden(const struct brig_policy *p, const char *source, cons
     /* A symlink on the host (/tmp/x -> /var/run/docker.sock) is judged by
      * where it leads, as the mount would follow it. */
     char real[PATH_MAX];
-    if (realpath(clean, real) != NULL && strcmp(real, clean) != 0) return path_forbidden_1(p, real, which);
+    if (brig_realpath(clean, real) != NULL && strcmp(real, clean) != 0) return path_forbidden_1(p, real, which);
     return false;
 }
 
@@ -155,7 +156,7 @@ bool policy_root_forbidden(const struct brig_policy *p, const struct brig_root *
      * init will use is, judged as it is. Otherwise (policy check of a
      * config) where the path leads now. */
     char real[PATH_MAX];
-    const char *r = root->has_fd || realpath(root->path, real) == NULL ? root->path : real;
+    const char *r = root->has_fd || brig_realpath(root->path, real) == NULL ? root->path : real;
     for (char **f = p->forbidden_paths; f != NULL && *f != NULL; f++) {
         if (path_at_or_below(*f, r)) {
             *which = *f;
@@ -173,7 +174,7 @@ bool policy_socket_refused(const struct brig_policy *p, const char *source, int 
     if (!S_ISSOCK(st.st_mode)) return false;
     char buf[PATH_MAX];
     /* Pinned at create: source is already the path of what the fd is. */
-    const char *r = fd >= 0 ? source : realpath(source, buf) != NULL ? buf : source;
+    const char *r = fd >= 0 ? source : brig_realpath(source, buf) != NULL ? buf : source;
     snprintf(real, len, "%s", r);
     for (char **a = p->sockets; a != NULL && *a != NULL; a++)
         if (strcmp(*a, r) == 0) return false;

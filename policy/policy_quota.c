@@ -85,9 +85,16 @@ static int quota_submount_cb(const struct mnt_info *mi, void *arg, struct brig_e
 }
 
 /* The bind is recursive: a filesystem mounted below the workspace would be
- * writable in the container and outside the bound. */
+ * writable in the container and outside the bound. A create judges its
+ * workspace three times (policy check, apply, enforce) within a few
+ * milliseconds: the mount table is read once per workspace and process. */
 static bool quota_has_submount(const char *top, char *found, size_t len)
 {
+    static char last_top[PATH_MAX], last_found[PATH_MAX];
+    if (last_top[0] != '\0' && strcmp(last_top, top) == 0) {
+        snprintf(found, len, "%s", last_found);
+        return last_found[0] != '\0';
+    }
     struct quota_submount q = { .top = top };
     autoerr struct brig_error *err = NULL;
     if (mnt_info_foreach(quota_submount_cb, &q, &err) < 0) {
@@ -95,6 +102,8 @@ static bool quota_has_submount(const char *top, char *found, size_t len)
         return true;
     }
     snprintf(found, len, "%s", q.found);
+    snprintf(last_top, sizeof(last_top), "%s", top);
+    snprintf(last_found, sizeof(last_found), "%s", q.found);
     return q.found[0] != '\0';
 }
 

@@ -78,7 +78,7 @@ int sandbox_find_init(char **out, struct brig_error **err)
             char path[PATH_MAX];
             snprintf(path, sizeof(path), "%s/%s", dir, rel[i]);
             char real[PATH_MAX];
-            if (realpath(path, real) != NULL && access(real, X_OK) == 0) {
+            if (brig_realpath(path, real) != NULL && access(real, X_OK) == 0) {
                 brig_debug("sandbox init: %s (beside brig)", real);
                 *out = brig_strdup(real);
                 return 0;
@@ -290,7 +290,7 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
     if (o->workspace != NULL) {
         if (p->workspace.path == NULL)
             return brig_failx(err, "--workspace: the policy %s has no workspace (workspace.path)", p->name);
-        if (realpath(o->workspace, ws) == NULL) return brig_fail(err, errno, "--workspace %s", o->workspace);
+        if (brig_realpath(o->workspace, ws) == NULL) return brig_fail(err, errno, "--workspace %s", o->workspace);
         TRY(config_workspace_owner(ws, &ws_st, err));
         /* Rootless: mapped as it is (the caller is the sandbox's user), no
          * idmapped mount (that needs privilege on the host). */
@@ -311,7 +311,7 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
     if (o->rootfs == NULL) TRY(sandbox_rootfs_default(o->rootless, &dflt, err));
     const char *given = o->rootfs ? o->rootfs : dflt;
     char rootfs[PATH_MAX];
-    if (realpath(given, rootfs) == NULL) return brig_fail(err, errno, "--rootfs %s", given);
+    if (brig_realpath(given, rootfs) == NULL) return brig_fail(err, errno, "--rootfs %s", given);
     if (o->session == NULL) TRY(config_check_command(p, rootfs, o, err));
     const char *init_in = p->init ? p->init : SANDBOX_INIT_PATH;
 

@@ -30,6 +30,7 @@
 #include "../runtime/lifecycle/state.h"
 #include "../runtime/linux/cgroup/cgroup.h"
 #include "../runtime/util/cleanup.h"
+#include "../runtime/util/fs.h"
 #include "../runtime/util/log.h"
 #include "../runtime/util/strutil.h"
 
@@ -65,7 +66,7 @@ static int session_policy_ref(const char *flag, char **out, struct brig_error **
         return 0;
     }
     char real[PATH_MAX];
-    if (realpath(f, real) == NULL) return brig_fail(err, errno, "--policy %s", f);
+    if (brig_realpath(f, real) == NULL) return brig_fail(err, errno, "--policy %s", f);
     *out = brig_strdup(real);
     return 0;
 }

@@ -221,7 +221,7 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     if (o->bundle != NULL && o->bundle[0] == '/') {
         if (snprintf(bundle, sizeof(bundle), "%s", o->bundle) >= (int)sizeof(bundle))
             return brig_fail(err, ENAMETOOLONG, "bundle %s", o->bundle);
-    } else if (realpath(o->bundle ? o->bundle : ".", bundle) == NULL) {
+    } else if (brig_realpath(o->bundle ? o->bundle : ".", bundle) == NULL) {
         return brig_fail(err, errno, "bundle %s", o->bundle ? o->bundle : ".");
     }
     /* The bundle, config.json and root.path are each opened once; what

@@ -221,3 +221,18 @@ int brig_fd_where(int fd, char *buf, size_t len, struct brig_error **err)
         return brig_fail(err, ENOENT, "%s: no path leads to it any more", p);
     return 0;
 }
+
+char *brig_realpath(const char *path, char *out)
+{
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    char link[32];
+    ssize_t n = readlink(brig_fd_path(fd, link, sizeof(link)), out, PATH_MAX - 1);
+    close(fd);
+    static const char deleted[] = " (deleted)";
+    if (n <= 0 || n >= PATH_MAX - 1 || out[0] != '/' ||
+        ((size_t)n > sizeof(deleted) - 1 && memcmp(out + n - (sizeof(deleted) - 1), deleted, sizeof(deleted) - 1) == 0))
+        return realpath(path, out);
+    out[n] = '\0';
+    return out;
+}

@@ -63,6 +63,11 @@ const char *brig_fd_path(int fd, char *buf, size_t len);
  * (readlink of /proc/self/fd/N). Fails when there is none (removed, or out
  * of our root). */
 int brig_fd_where(int fd, char *buf, size_t len, struct brig_error **err);
+/* realpath(3) into out (PATH_MAX bytes) in three system calls at any depth:
+ * the path opened (O_PATH, following symlinks as realpath does) and the
+ * kernel's name for it read back; realpath itself where /proc cannot tell
+ * (not mounted, a path out of our root). NULL with errno as realpath. */
+char *brig_realpath(const char *path, char *out);
 
 /* openat2 with RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS relative to rootfd.
  * path may be absolute ("/dev/null" means rootfd/dev/null). */

@@ -4,6 +4,8 @@
  * path the symlink named was not touched. No mounts, no root needed. */
 #include "test_rootfs_util.h"
 
+#include <limits.h>
+
 static struct tfs T;
 static int rootfd = -1;
 static char hostdir[128];     /* a host directory outside the root */
@@ -356,4 +358,27 @@ Test(fs_root, make_target_stops_at_loops)
     cr_assert_eq(fd, -1);
     cr_assert_eq(err->errnum, ELOOP, "%s", err->msg);
     brig_error_free(err);
+}
+
+/* brig_realpath: what realpath(3) says, for links, "..", a file, and the
+ * same errors (a dangling link, a missing path). */
+Test(fs_root, realpath_matches_libc, .init = setup, .fini = teardown)
+{
+    const char *rel[] = { "tohost", "tohost/secret", "proc", "file", "etc", "tohost/../rootfs/file", "." };
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+        char p[512], want[PATH_MAX], got[PATH_MAX];
+        snprintf(p, sizeof(p), "%s/%s", T.root, rel[i]);
+        cr_assert_not_null(realpath(p, want), "%s", p);
+        cr_assert_not_null(brig_realpath(p, got), "%s", p);
+        cr_assert_str_eq(got, want, "%s", p);
+    }
+    char p[512], got[PATH_MAX];
+    snprintf(p, sizeof(p), "%s/dangling", T.root);
+    errno = 0;
+    cr_assert_null(brig_realpath(p, got));
+    cr_assert_eq(errno, ENOENT);
+    snprintf(p, sizeof(p), "%s/file/below", T.root);
+    errno = 0;
+    cr_assert_null(brig_realpath(p, got));
+    cr_assert_eq(errno, ENOTDIR);
 }
