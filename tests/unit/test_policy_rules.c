@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../../policy/policy.h"
+#include "../../policy/policy_internal.h"
 #include "../../policy/policy_tree.h"
 #include "config/spec.h"
 #include "util/cleanup.h"
@@ -634,4 +635,36 @@ Test(policy_rules, netlink_protocols_judged_as_the_filter_runs)
         cr_expect_eq(strstr(ids, "seccomp.netlink") != NULL, cases[i].lets, "case %zu: %s -> %s", i,
                      cases[i].args, ids);
     }
+}
+
+/* Every name on the blocked list, allowed alone, fails seccomp.present at
+ * the path naming it (the lookup is a bisection of the sorted list: a name
+ * it misses would pass). */
+Test(policy_rules, every_blocked_syscall_allowed_fails)
+{
+    autopolicy struct brig_policy *p = agent();
+    autofree char *good = applied(p);
+    size_t n = 0;
+    for (const char *const *b = policy_blocked_syscalls; *b; b++, n++) {
+        autoptree struct ptree *cfg = NULL;
+        autoerr struct brig_error *err = NULL;
+        cr_assert_eq(ptree_parse(good, strlen(good), &cfg, &err), 0);
+        struct ptree *rule = ptree_new(PT_OBJ);
+        char *names[] = { (char *)*b, NULL };
+        ptree_set(rule, "names", ptree_new_strv(names));
+        ptree_set(rule, "action", ptree_new_str("SCMP_ACT_ALLOW"));
+        ptree_push(ptree_arr(obj(obj(cfg, "linux"), "seccomp"), "syscalls"), rule);
+        autofree char *text = NULL;
+        cr_assert_eq(ptree_write(cfg, &text, &err), 0);
+        struct policy_report rep;
+        check_text(p, text, &rep);
+        bool failed = false;
+        for (size_t j = 0; j < rep.n; j++)
+            if (!rep.r[j].pass && strcmp(rep.r[j].rule, "seccomp.present") == 0 && rep.r[j].value &&
+                strstr(rep.r[j].value, *b) != NULL)
+                failed = true;
+        cr_expect(failed, "allowing %s passed seccomp.present", *b);
+        policy_report_free(&rep);
+    }
+    cr_expect_gt(n, 10);
 }

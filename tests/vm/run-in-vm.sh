@@ -118,8 +118,12 @@ print_console() {
 # no_timer_check: on a busy host the TCG vCPU may miss the timer interrupts the kernel
 # counts at boot, and it panics ("IO-APIC + timer doesn't work"); seen with the VM tests
 # beside engines-deployments on two cores.
+# BRIG_VM_QEMU_ARGS: more qemu arguments, split on spaces; "-icount shift=0,sleep=off"
+# makes the guest's clock count executed instructions, one per nanosecond, whatever the
+# host's load (tests/bench: instructions per run).
+# shellcheck disable=SC2086
 setpriv --pdeathsig KILL -- qemu-system-x86_64 \
-    -accel "${BRIG_VM_ACCEL:-tcg}" -cpu max -smp "$cpus" -m "$mem" \
+    -accel "${BRIG_VM_ACCEL:-tcg}" ${BRIG_VM_QEMU_ARGS:-} -cpu max -smp "$cpus" -m "$mem" \
     -nodefaults -no-user-config -display none -monitor none -no-reboot \
     -serial "file:$console" \
     -kernel "$BRIG_VM_KERNEL" -initrd "$BRIG_VM_INITRD" \
