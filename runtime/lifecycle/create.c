@@ -374,6 +374,11 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     /* The workspace's watcher (workspace.maxSize, policy/workspace/watch.c):
      * in its cgroup, a child of the container's, forked the same way. */
     TRY(policy_watch_start(L->spec, L->st->id, L->dirfd, L->cg, &L->wswatch, err));
+    /* Decided here, not in the child: there geteuid() answers in the new
+     * user namespace, 0 once the maps this parent writes are in, and a
+     * child that looked after them made itself non-dumpable before its
+     * gid_map was written (EACCES: the rootless create failed now and then). */
+    bool dumpable_until_go = L->ns.new_user && geteuid() != 0;
     L->pid = launch_clone(L->ns.clone_flags, cgroup_clone_fd(L->cg), &cloned_into);
     if (L->pid == 0) {
         /* The state dir's flock belongs to the open file, which we share:
@@ -391,7 +396,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
             .caller_mntns = &caller_mntns,
             .userns_base = o->userns ? o->userns->base : 0,
             .userns_size = o->userns ? o->userns->size : 0,
-            .dumpable_until_go = L->ns.new_user && geteuid() != 0, .rootless = L->rootless,
+            .dumpable_until_go = dumpable_until_go, .rootless = L->rootless,
         };
         child_main(&c);
     }
