@@ -87,7 +87,22 @@ extern char **environ;
 
 static int exe_sealed = -1;     /* what exe_seal_ensure or exe_is_sealed found: -1 not asked */
 static char **exe_argv;         /* exe_seal_defer's */
-static char exe_origin_env[PATH_MAX];   /* EXE_ORIGIN_ENV as brig found it (exe_seal_defer) */
+static char exe_origin_env[PATH_MAX];   /* EXE_ORIGIN_ENV as brig found it (exe_env_take) */
+static char exe_guard_env[64];          /* EXE_GUARD_ENV as brig found it (exe_env_take) */
+
+/* The two variables a re-exec passes itself, taken once and out of what
+ * brig passes on (nothing it spawns inherits them). */
+static void exe_env_take(void)
+{
+    static bool taken;
+    if (taken) return;
+    taken = true;
+    const char *g = getenv(EXE_GUARD_ENV), *o = getenv(EXE_ORIGIN_ENV);
+    if (g != NULL) snprintf(exe_guard_env, sizeof(exe_guard_env), "%s", g);
+    if (o != NULL) snprintf(exe_origin_env, sizeof(exe_origin_env), "%s", o);
+    unsetenv(EXE_GUARD_ENV);
+    unsetenv(EXE_ORIGIN_ENV);
+}
 
 /* F_GET_SEALS answers only for shmem files; a plain tmpfs file says
  * F_SEAL_SEAL alone. */
@@ -106,9 +121,20 @@ static bool exe_fd_view(int fd)
     return fstatfs(fd, &sf) == 0 && (unsigned long)sf.f_type == OVERLAYFS_SUPER_MAGIC && (sf.f_flags & ST_RDONLY);
 }
 
+static void exe_guard_value(const struct stat *st, char *buf, size_t len);
+
+/* Sealed: a memfd with every seal (brig's copy, or an admin's), or the
+ * view brig's own re-exec made, named by the loop guard it passed itself.
+ * Another read-only overlayfs (a container's read-only root brig was
+ * installed in) is not taken for one: brig makes its own view of it. */
 static bool exe_fd_sealed(int fd)
 {
-    return exe_fd_memfd_sealed(fd) || exe_fd_view(fd);
+    if (exe_fd_memfd_sealed(fd)) return true;
+    struct stat st;
+    char self[64];
+    if (exe_guard_env[0] == '\0' || fstat(fd, &st) < 0) return false;
+    exe_guard_value(&st, self, sizeof(self));
+    return strcmp(self, exe_guard_env) == 0 && exe_fd_view(fd);
 }
 
 /* A lower directory for overlayfs: ':' separates layers and '\' escapes. */
@@ -283,12 +309,8 @@ static void exe_set_comm(char **argv)
 
 int exe_seal_ensure(char **argv, struct brig_error **err)
 {
-    char guard[64] = "";
-    const char *g = getenv(EXE_GUARD_ENV);
-    if (g != NULL) {
-        snprintf(guard, sizeof(guard), "%s", g);
-        unsetenv(EXE_GUARD_ENV);     /* nothing we spawn inherits it */
-    }
+    exe_env_take();
+    const char *guard = exe_guard_env;
     autoclose int src = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
     if (src < 0) return brig_fail(err, errno, "open /proc/self/exe");
     if (exe_fd_sealed(src)) {
@@ -342,12 +364,7 @@ int exe_seal_ensure(char **argv, struct brig_error **err)
 void exe_seal_defer(char **argv)
 {
     exe_argv = argv;
-    /* Taken once, and out of what brig passes on. */
-    const char *o = getenv(EXE_ORIGIN_ENV);
-    if (o != NULL) {
-        snprintf(exe_origin_env, sizeof(exe_origin_env), "%s", o);
-        unsetenv(EXE_ORIGIN_ENV);
-    }
+    exe_env_take();
 }
 
 int exe_seal_deferred(struct brig_error **err)
@@ -362,6 +379,7 @@ int exe_seal_deferred(struct brig_error **err)
 static bool exe_is_sealed(void)
 {
     if (exe_sealed >= 0) return exe_sealed == 1;
+    exe_env_take();
     int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
     exe_sealed = exe_fd_sealed(fd) ? 1 : 0;     /* asked once: the exe does not change */

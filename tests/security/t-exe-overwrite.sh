@@ -284,6 +284,31 @@ else
     skip "no view possible: the sealed memfd copy" "/run/brig-exe is in use (not an empty directory)"
 fi
 
+# ---- brig installed on a read-only overlayfs (a container's read-only root) ---------
+# is not taken for its own view: it makes one of its own (its exe then reads as the
+# binary's name at a mount root), never runs the container's init from that mount,
+# whose upper layer a mapping reaches on older kernels
+mkdir -p "$T/ro-low" "$T/ro-empty" "$T/ro-mnt"
+cp "$DECOY" "$T/ro-low/decoy-brig"
+for f in "$(dirname "$DECOY")"/brig-init; do [ -e "$f" ] && cp "$f" "$T/ro-low/"; done
+if mount -t overlay -o "ro,lowerdir=$T/ro-low:$T/ro-empty" brig-ro "$T/ro-mnt" 2>/dev/null; then
+    n=roover; id=$(cid $n); CLEAN_IDS+=("$id")
+    hostile $n none /bin/sleep 60 || bail "cannot build the hostile bundle $n"
+    as_brig_user timeout -k 5 60 "$T/ro-mnt/decoy-brig" --root "$STATE" create --bundle "$T/$n" "$id" \
+        </dev/null >"$T/$n.out" 2>"$T/$n.err"
+    check_eq "brig on a read-only overlayfs: create" "$?" 0
+    init=$(d state "$id" 2>/dev/null | jq -r '.pid // empty')
+    l=$(readlink "/proc/$init/exe" 2>&1)
+    case $l in
+        /decoy-brig | /memfd:brig-exe:*) ok "brig on a read-only overlayfs: the init runs from brig's own view or copy ($l)" ;;
+        *) not_ok "brig on a read-only overlayfs: the init runs from brig's own view or copy" "it is: $l" ;;
+    esac
+    d delete --force "$id" >/dev/null 2>&1
+    umount "$T/ro-mnt"
+else
+    skip "brig on a read-only overlayfs" "cannot mount an overlayfs here"
+fi
+
 # ---- the re-exec's loop guard set by the caller ------------------------------------
 # brig marks its own sealed re-exec with _BRIG_EXE_SEALED (naming the memfd);
 # the same variable in the caller's environment, with any value, must not
