@@ -1,12 +1,7 @@
 /* A helper process of a container's (the egress proxy, the workspace
  * watcher): forked by brig before the init is cloned, so it holds none of
  * the container's fds, and born in a child cgroup of the container's, so
- * the container's cpu, memory and pids limits bound its work too. On v1
- * that child is made only in the hierarchies of those controllers (and
- * cpuacct, which counts the CPU the result reports): a helper is no
- * process of the container's, and the others (cpuset, devices, freezer,
- * blkio, named ones) cost a mkdir and an rmdir each per container and
- * bound nothing it does. */
+ * the container's cpu, memory and pids limits bound its work too. */
 #include "launch.h"
 
 #include <errno.h>
@@ -22,9 +17,7 @@ pid_t launch_helper_fork(const struct brig_cgroup *cg, const char *cgname, const
                          struct launch_helper *h, struct brig_error **err)
 {
     *h = (struct launch_helper){ .ctl = -1 };
-    static const char *const bounding[] = { "cpu", "cpuacct", "memory", "pids", NULL };
-    if (cg != NULL && cgroup_child_create_in(cg, cgname, bounding, &h->cg, err) < 0)
-        return brig_wrap(err, "%s's cgroup", comm);
+    if (cg != NULL && cgroup_child_create(cg, cgname, &h->cg, err) < 0) return brig_wrap(err, "%s's cgroup", comm);
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
         int e = errno;

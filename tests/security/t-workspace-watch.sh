@@ -189,13 +189,6 @@ if sbx create --policy "$POL" --rootfs "$T/root" --workspace "$SW" "$NAME" >/dev
     w=$(watchers_of "$SW")
     check "a long-lived sandbox has one watcher ($w)" test -n "$w" -a "$(echo "$w" | wc -w)" = 1
     check "... in the sandbox's cgroup (charged to it)" grep -q "/$NAME/brig-wswatch$" "/proc/$w/cgroup"
-    # v1: only where a limit bounds its work (cpu, cpuacct, memory, pids: lifecycle/helper.c)
-    if [ -d /sys/fs/cgroup/memory ] && [ -d /sys/fs/cgroup/freezer ]; then
-        check "... in the sandbox's v1 memory and pids cgroups" \
-            bash -c "grep -q ':memory:.*/$NAME/brig-wswatch\$' /proc/$w/cgroup && grep -q ':pids:.*/$NAME/brig-wswatch\$' /proc/$w/cgroup"
-        check_not "... and in no freezer, devices or cpuset cgroup of it (a mkdir and an rmdir each, bounding nothing)" \
-            grep -qE ":(freezer|devices|cpuset):.*/$NAME(/|\$)" "/proc/$w/cgroup"
-    fi
     check_eq "... with no capability but CAP_DAC_READ_SEARCH, CAP_KILL and CAP_SYS_PTRACE" \
         "$(awk '/^CapEff|^CapBnd/ {print $2}' "/proc/$w/status" | sort -u)" 0000000000080024
     check_eq "... no_new_privs" "$(awk '/^NoNewPrivs/ {print $2}' "/proc/$w/status")" 1

@@ -114,10 +114,6 @@ void cgroup_stats_clear(struct cgroup_stats *st);
  * container's cgroup is gone; open is for one made by another brig. */
 int cgroup_child_create(const struct brig_cgroup *cg, const char *name, struct brig_cgroup **out,
                         struct brig_error **err);
-/* The same in the v2 hierarchy and in the v1 ones that have a controller
- * of only (NULL-terminated; NULL: all): a helper's (lifecycle/helper.c). */
-int cgroup_child_create_in(const struct brig_cgroup *cg, const char *name, const char *const *only,
-                           struct brig_cgroup **out, struct brig_error **err);
 int cgroup_child_open(const struct brig_cgroup *cg, const char *name, struct brig_cgroup **out,
                       struct brig_error **err);
 /* Whether cg's child name exists (in any hierarchy) with a process in it. */

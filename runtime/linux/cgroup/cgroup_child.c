@@ -35,29 +35,19 @@ static int child_name_check(const char *name, struct brig_error **err)
     return 0;
 }
 
-/* A v1 hierarchy d of which only (NULL: any) names a controller; v2 always. */
-static bool child_wanted(const struct cg_dir *d, const char *const *only)
-{
-    if (d->v2 || only == NULL) return true;
-    for (size_t k = 0; only[k] != NULL; k++)
-        if (cg_list_has(d->controllers, only[k])) return true;
-    return false;
-}
-
-static struct brig_cgroup *child_of(const struct brig_cgroup *cg, const char *name, const char *const *only)
+static struct brig_cgroup *child_of(const struct brig_cgroup *cg, const char *name)
 {
     struct brig_cgroup *c = brig_calloc(1, sizeof(*c));
     c->layout = cg->layout;
     c->v2_fd = -1;
     c->dirs = brig_calloc(cg->n_dirs ? cg->n_dirs : 1, sizeof(*c->dirs));
     for (size_t i = 0; i < cg->n_dirs; i++) {
-        if (!child_wanted(&cg->dirs[i], only)) continue;
-        struct cg_dir *d = &c->dirs[c->n_dirs++];
-        d->path = brig_asprintf("%s/%s", cg->dirs[i].path, name);
-        d->v2 = cg->dirs[i].v2;
-        d->controllers = brig_strdup(cg->dirs[i].controllers);
-        d->created = 1;             /* the child only: never the container's own */
-        d->walk_max = 1;            /* nor a look at the container's for a mark */
+        c->dirs[i].path = brig_asprintf("%s/%s", cg->dirs[i].path, name);
+        c->dirs[i].v2 = cg->dirs[i].v2;
+        c->dirs[i].controllers = brig_strdup(cg->dirs[i].controllers);
+        c->dirs[i].created = 1;     /* the child only: never the container's own */
+        c->dirs[i].walk_max = 1;    /* nor a look at the container's for a mark */
+        c->n_dirs++;
     }
     return c;
 }
@@ -65,14 +55,8 @@ static struct brig_cgroup *child_of(const struct brig_cgroup *cg, const char *na
 int cgroup_child_create(const struct brig_cgroup *cg, const char *name, struct brig_cgroup **out,
                         struct brig_error **err)
 {
-    return cgroup_child_create_in(cg, name, NULL, out, err);
-}
-
-int cgroup_child_create_in(const struct brig_cgroup *cg, const char *name, const char *const *only,
-                           struct brig_cgroup **out, struct brig_error **err)
-{
     TRY(child_name_check(name, err));
-    struct brig_cgroup *c = child_of(cg, name, only);
+    struct brig_cgroup *c = child_of(cg, name);
     c->made_here = true;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < c->n_dirs; i++) {
@@ -100,7 +84,7 @@ int cgroup_child_open(const struct brig_cgroup *cg, const char *name, struct bri
                       struct brig_error **err)
 {
     TRY(child_name_check(name, err));
-    *out = child_of(cg, name, NULL);
+    *out = child_of(cg, name);
     return 0;
 }
 
@@ -155,9 +139,10 @@ bool cgroup_child_busy(const struct brig_cgroup *cg, const char *name)
         char path[PATH_MAX];
         if (snprintf(path, sizeof(path), "%s/%s/cgroup.procs", cg->dirs[i].path, name) >= (int)sizeof(path))
             continue;
-        /* Every hierarchy is looked at: a helper's child is only in some
-         * (cgroup_child_create_in). */
         autoclose int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        /* A child is made in every hierarchy, the first one first: none
+         * there, none at all (the usual case: one failed open). */
+        if (fd < 0 && i == 0 && errno == ENOENT) return false;
         char c;
         if (fd >= 0 && read(fd, &c, 1) == 1) return true;
     }
