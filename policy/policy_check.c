@@ -25,10 +25,11 @@
 const char *const policy_blocked_syscalls[] = {
     "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "io_uring_setup",
     "io_uring_enter", "io_uring_register", "userfaultfd", "socketcall", "unshare", "setns",
-    "mount", "umount2", "fsopen", "fsmount", "move_mount", "open_tree", "pivot_root",
+    "mount", "umount2", "fsopen", "fsmount", "fspick", "fsconfig", "move_mount", "open_tree",
+    "open_tree_attr", "mount_setattr", "pivot_root",
     "ptrace", "process_vm_readv", "process_vm_writev", "kexec_load", "kexec_file_load",
     "init_module", "finit_module", "delete_module", "open_by_handle_at", "swapon", "swapoff",
-    "reboot", "acct", "quotactl", "lookup_dcookie", "nfsservctl", "vm86", "vm86old",
+    "reboot", "acct", "quotactl", "quotactl_fd", "lookup_dcookie", "nfsservctl", "vm86", "vm86old",
     "uselib", "ustat", "sysfs", "_sysctl", "clock_settime", "settimeofday", "stime",
     NULL
 };

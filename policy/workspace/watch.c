@@ -187,12 +187,14 @@ static int watch_period(uint64_t took_ms)
     return took_ms * 10 > WATCH_MIN_MS ? (int)(took_ms * 10 > INT32_MAX ? INT32_MAX : took_ms * 10) : WATCH_MIN_MS;
 }
 
-/* The first look is one period after the walk at create (which measured
- * the workspace as the container found it): nothing has grown before the
- * container runs, and a command shorter than a period is never walked again. */
-static __attribute__((noreturn)) void watch_loop(struct watch_ctx *x, uint64_t first_took_ms)
+/* The first look is WATCH_MIN_MS after the walk at create (which measured
+ * the workspace as the container found it): a command shorter than that is
+ * never walked again. Not the period a walk of that length earns: a large
+ * workspace (300,000 files: a 5 s period) would give a writer that starts
+ * at once gigabytes before the first look. */
+static __attribute__((noreturn)) void watch_loop(struct watch_ctx *x)
 {
-    int wait_ms = watch_period(first_took_ms);
+    int wait_ms = WATCH_MIN_MS;
     for (;;) {
         struct pollfd pf[2] = { { .fd = x->pidfd, .events = POLLIN }, { .fd = x->ctl, .events = POLLIN } };
         int n = poll(pf, x->ctl >= 0 ? 2 : 1, wait_ms);
@@ -238,7 +240,6 @@ static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const str
     x->ws_dev = why[0] == '\0' ? wst.st_dev : 0;
     uint64_t bound = w->max_bytes, inodes = w->max_inodes;
     w->max_bytes = w->max_inodes = UINT64_MAX;
-    uint64_t t0 = watch_now_ms();
     if (why[0] == '\0' && watch_walk(w, x->ws))
         snprintf(why, sizeof(why), "the workspace is deeper than %d directories: its watch cannot measure it "
                  "(workspace.bound \"stage\", or a filesystem with project quotas, can bound it)", WATCH_DEPTH);
@@ -247,7 +248,6 @@ static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const str
                  "through a shared mapping, which keeps the bit, and leave a set-id program of its own on the host; "
                  "clear its bits (chmod ug-s) or its write permission, or stage the workspace "
                  "(workspace.bound \"stage\": its write-back drops the bits)", w->setid);
-    uint64_t first_took = watch_now_ms() - t0;
     x->base_bytes = w->bytes;
     x->base_inodes = w->inodes;
     x->floor = bound;
@@ -274,7 +274,7 @@ static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const str
     prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
     (void)!send(x->ctl, "ok", 2, MSG_NOSIGNAL);
     setsid();
-    watch_loop(x, first_took);
+    watch_loop(x);
 }
 
 /* The workspace mount create marked for a watch, or NULL. */
