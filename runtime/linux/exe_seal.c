@@ -17,7 +17,7 @@
  *    a read-only superblock: EROFS for any write, chmod or truncate, also
  *    with CAP_DAC_OVERRIDE or CAP_SYS_ADMIN (t-exe-overwrite);
  *  - where overlayfs or the new mount API is not there (rootless, an old
- *    kernel, an overlayfs brig directory): a copy in a memfd, sealed
+ *    kernel, a brig directory overlayfs refuses as a layer): a copy in a memfd, sealed
  *    against every write (runc's and crun's cloned_binary.c).
  * The container can reach only that view or copy, and it cannot change
  * under the host-side brig that runs from it too. */
@@ -112,9 +112,10 @@ static bool exe_fd_memfd_sealed(int fd)
     return seals >= 0 && (seals & EXE_SEALS) == EXE_SEALS;
 }
 
-/* A file of a read-only overlayfs mount: the view (exe_view_open), or an
- * admin's own. Read-only as mounted, and a container process reaches no
- * mount namespace that holds it to make it writable. */
+/* A file of a read-only overlayfs mount (exe_fd_sealed takes it for the
+ * view only when the loop guard names it). Read-only as mounted, and a
+ * container process reaches no mount namespace that holds it to make it
+ * writable. */
 static bool exe_fd_view(int fd)
 {
     struct statfs sf;
