@@ -21,6 +21,15 @@
  * brig-init runs as a program of its own on the command's arguments (its
  * usage, exit 125, as a rule): nothing the command could not run itself.
  *
+ * --exec-sync FD PATH -- ARGV0 [ARGS...]: the same for an OCI container's
+ * process started from brig's unsealed binary (`brig run`), from a sealed
+ * memfd copy of this program compiled into brig; FD is brig's sync
+ * socket, which gets a failed execve's error as brig's own child sent it,
+ * and is closed by a good one (init_exec_sync).
+ *
+ * Not under a name in /proc or /dev/fd (init_misnamed): as the interpreter
+ * of a `#!/proc/self/exe` file it refuses (125) instead of running the file.
+ *
  * --cwd DIR: CMD's working directory, entered by CMD's own process (the
  * sandbox's user, inside the sandbox) and never made. As process.cwd the
  * runtime would create it as root before the read-only root is sealed: in
@@ -38,8 +47,10 @@
  * -errno), no stdio, no strerror (init_strerror), no execvp (init_execvp,
  * glibc's rules), no stack protector or anything else that needs TLS. */
 
+#include <fcntl.h>
 #include <linux/limits.h>
 #include <stdarg.h>
+#include <sys/socket.h>
 
 #include "init_report.h"
 #include "init_sys.h"
@@ -273,6 +284,51 @@ static int init_exec(int argc, char **argv, char **envp)
     return init_exec_failed(argv[2], (int)-sys_execve(argv[2], argv + 4, envp));
 }
 
+/* --exec-sync FD PATH -- ARGV0 [ARGS...]: the trampoline of an OCI
+ * container's process, started from brig's unsealed binary (`brig
+ * create`, `run`, `exec`: docs/security.md): as --exec, but FD is brig's
+ * sync socket, kept open across brig's execveat of this file. PATH's
+ * execve closes it (close-on-exec, set here): brig sees EOF, the process
+ * runs. A failed execve is told to brig on it, as brig's own child told
+ * it before ("exec PATH: TEXT", the errno, 127 or 126), and brig reports
+ * it: nothing on the command's stderr. */
+static int init_exec_sync(int argc, char **argv, char **envp)
+{
+    long fd = 0;
+    const char *d = argc >= 6 ? argv[2] : "";
+    for (; *d >= '0' && *d <= '9' && fd < (1L << 20); d++) fd = fd * 10 + (*d - '0');
+    if (argc < 6 || *d != '\0' || d == argv[2] || !init_eq(argv[4], "--")) {
+        init_say("usage: brig-init --exec-sync FD PATH -- ARGV0 [ARGS...]", NULL);
+        return 125;
+    }
+    const char *path = argv[3];
+    long e = -sys_fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+    const char *what = "exec ";
+    if (e == 0) {
+        e = -sys_execve(path, argv + 5, envp);
+    } else {
+        what = "exec (the trampoline could not close brig's socket) ";
+    }
+    int status = e == ENOENT || e == ENOTDIR ? 127 : 126;
+    /* Header and text in one message, built in place (no memcpy: no libc). */
+    union {
+        struct init_sync_head head;
+        char bytes[sizeof(struct init_sync_head) + PATH_MAX + 160];
+    } m;
+    char buf[32];
+    size_t max = sizeof(m.bytes) - 1, n = sizeof(m.head);
+    n = init_put(m.bytes, n, max, what);
+    n = init_put(m.bytes, n, max, path);
+    n = init_put(m.bytes, n, max, ": ");
+    n = init_put(m.bytes, n, max, init_strerror((int)e, buf));
+    m.bytes[n++] = '\0';
+    m.head.type = INIT_SYNC_ERROR;
+    m.head.errnum = (int)((e & 0xffff) | (status & 0xff) << 16);
+    m.head.len = (unsigned int)(n - sizeof(m.head));
+    sys_send((int)fd, m.bytes, n, MSG_NOSIGNAL);
+    return status;
+}
+
 /* What CMD's process needs, read from brig-init's memory (sys_spawn). */
 struct init_cmd {
     const char *cwd;
@@ -353,9 +409,33 @@ static int init_run(const char *cwd, char **argv, char **envp)
     return init_wait((pid_t)child, &all);
 }
 
+/* Started by brig (as /dev/.brig-init, a policy's init path, or as
+ * brig-init from its sealed copy) or by hand, never under a name in /proc
+ * or /dev/fd. The kernel runs us under such a name as the interpreter of a
+ * file whose first line is `#!/proc/self/exe` while we are a process's exe
+ * (the trampoline, between its exec and the command's): in init mode we
+ * would run that file as our command, which would run us again, without
+ * end. Refused, as brig refused to be that interpreter. */
+static bool init_misnamed(const char *argv0)
+{
+    static const char *const dirs[] = { "/proc/", "/dev/fd/" };
+    for (unsigned i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        const char *a = argv0, *d = dirs[i];
+        while (*d != '\0' && *a == *d) a++, d++;
+        if (*d == '\0') return true;
+    }
+    return false;
+}
+
 static int init_main(int argc, char **argv, char **envp)
 {
+    if (argc < 1 || init_misnamed(argv[0])) {
+        init_say("run as ", argc < 1 ? "(nothing)" : argv[0],
+                 ", not as brig-init (an interpreter line naming /proc/self/exe?): refusing", NULL);
+        return 125;
+    }
     if (argc >= 2 && init_eq(argv[1], "--exec")) return init_exec(argc, argv, envp);
+    if (argc >= 2 && init_eq(argv[1], "--exec-sync")) return init_exec_sync(argc, argv, envp);
     bool idle = argc == 2 && init_eq(argv[1], "--idle");
     int first = 1;
     const char *cwd = NULL;

@@ -10,4 +10,17 @@
 
 #define INIT_EXEC_FAILED_COMM "brig-init:e"
 
+/* The trampoline of an OCI container's process (--exec-sync FD, brig's
+ * unsealed start: docs/security.md) tells brig on its sync socket instead,
+ * as brig's own child did: one SYNC_ERROR message (runtime/linux/sync.h,
+ * which checks that these match): the header, then the text with its NUL.
+ * errnum carries the errno in its low 16 bits and the exit status a shell
+ * gives (127 not found, 126 not run) in the next 8. */
+#define INIT_SYNC_ERROR 6
+struct init_sync_head {
+    unsigned int type;
+    int errnum;
+    unsigned int len;           /* payload bytes, NUL included */
+};
+
 #endif

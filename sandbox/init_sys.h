@@ -73,6 +73,12 @@ static inline long sys_execve(const char *path, char *const argv[], char *const 
     return SYS3(__NR_execve, path, argv, envp);
 }
 static inline long sys_chdir(const char *path) { return SYS3(__NR_chdir, path, 0, 0); }
+static inline long sys_fcntl(int fd, int cmd, long arg) { return SYS3(__NR_fcntl, fd, cmd, arg); }
+/* send(2) as glibc makes it: sendto without an address. */
+static inline long sys_send(int fd, const void *buf, size_t n, int flags)
+{
+    return sys_call6(__NR_sendto, fd, (long)buf, (long)n, flags, 0, 0);
+}
 static inline long sys_setsid(void) { return SYS3(__NR_setsid, 0, 0, 0); }
 static inline long sys_getsid(pid_t pid) { return SYS3(__NR_getsid, pid, 0, 0); }
 static inline long sys_getpid(void) { return SYS3(__NR_getpid, 0, 0, 0); }

@@ -146,7 +146,8 @@ static int run_body(const struct sandbox_opts *o, struct sandbox_result *r)
     const struct brig_userns_own own = { .base = slot.base, .size = SANDBOX_IDS_SLOT, .born = sandbox_slot_born,
                                          .arg = &slot };
     const struct brig_create_opts co = { .id = r->id, .bundle = "/", .config_text = config,
-                                         .userns = o->rootless ? NULL : &own, .cgroup_fresh = true };
+                                         .userns = o->rootless ? NULL : &own, .cgroup_fresh = true,
+                                         .seal_decided = true };
     struct launch L;
     if (rc == 0) {
         rc = sandbox_io_swap(&io, &err);

@@ -48,6 +48,7 @@
 #include "../runtime/lifecycle/state.h"
 #include "../runtime/linux/caps.h"
 #include "../runtime/linux/exe_seal.h"
+#include "../runtime/linux/exe_trampoline.h"
 #include "../runtime/util/cleanup.h"
 #include "../runtime/util/fs.h"
 #include "../runtime/util/log.h"
@@ -110,26 +111,6 @@ int sandbox_seal_verify(const struct brig_spec *s, pid_t pid, const char *init_h
     return 0;
 }
 
-/* A syscall of the trampoline's path passes the sandbox's filter: no
- * filter, or no rule for it but an unconditional allow (the default one
- * allows everything otherwise): execveat, and the faccessat that tells a
- * file the user may not run (proc_exec.c). A default allow with a rule
- * that denies it (or allows it on arguments only) is not enough. */
-static bool seal_syscall_allowed(const struct brig_seccomp *f, const char *name)
-{
-    if (!f->present) return true;
-    bool allowed = f->default_action == BRIG_SCMP_ALLOW;
-    for (size_t i = 0; i < f->n_syscalls; i++) {
-        const struct brig_seccomp_rule *r = &f->syscalls[i];
-        for (size_t k = 0; k < r->n_names; k++) {
-            if (strcmp(r->names[k], name) != 0) continue;
-            if (r->action != BRIG_SCMP_ALLOW || r->n_args > 0) return false;
-            allowed = true;
-        }
-    }
-    return allowed;
-}
-
 /* What create made: brig-init idling as PID 1 of a pid namespace of its
  * own, no user namespace in the config (the sandbox's own is brig's,
  * entered by its init: lifecycle/exec.c checks that it is a child of
@@ -147,18 +128,8 @@ static bool seal_exec_plain(const struct brig_spec *s)
            /* the command reaches a non-dumpable brig child only with
             * CAP_SYS_PTRACE: in no set (the bounding one all inherit) */
            !caps_in_any_set(&p->caps, CAP_SYS_PTRACE) &&
-           seal_syscall_allowed(&s->linux_cfg.seccomp, "execveat") &&
-           seal_syscall_allowed(&s->linux_cfg.seccomp, "faccessat");
-}
-
-/* fs.suid_dumpable 1 makes brig's child dumpable between its uid switch
- * and its next prctl (commit_creds); 0 and 2 (root-only dumps) do not. */
-static bool seal_suid_dumpable_safe(void)
-{
-    autoclose int fd = open("/proc/sys/fs/suid_dumpable", O_RDONLY | O_CLOEXEC);
-    char buf[8] = "";
-    return fd >= 0 && read(fd, buf, sizeof(buf) - 1) >= 1 && (buf[0] == '0' || buf[0] == '2') &&
-           (buf[1] == '\n' || buf[1] == '\0');
+           exe_filter_allows(&s->linux_cfg.seccomp, "execveat") &&
+           exe_filter_allows(&s->linux_cfg.seccomp, "faccessat");
 }
 
 int sandbox_seal_exec_decide(int dirfd, const struct brig_state *st, struct brig_exec_trampoline *t,
@@ -178,7 +149,7 @@ int sandbox_seal_exec_decide(int dirfd, const struct brig_state *st, struct brig
     /* Cheapest first (a sandbox made before brig-init was upgraded fails
      * at its inode); then the saved config, written by create into the
      * root-owned state. */
-    bool plain = seal_suid_dumpable_safe() && sandbox_find_init(&init, &e) == 0 && stat(init, &host) == 0 &&
+    bool plain = exe_suid_dumpable_safe() && sandbox_find_init(&init, &e) == 0 && stat(init, &host) == 0 &&
                  seal_init_in(st->pid, init) &&
                  brig_read_file_at(dirfd, "config.json", 16u << 20, &text, &len, &e) == 0 &&
                  spec_parse(text, len, st->bundle, &s, &e) == 0 && seal_exec_plain(s);

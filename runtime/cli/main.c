@@ -42,12 +42,13 @@ static bool cmd_spawns(int argc, char **argv)
     const char *name = argv[0];
     /* `sandbox ls` reads state and `sandbox rm` is a `delete`: neither
      * spawns, so neither pays for the copy. `sandbox run` and `sandbox
-     * exec` decide once the config is known (sandbox/sandbox_seal.c); any
-     * other word is sealed. */
+     * exec` decide once the config is known (sandbox/sandbox_seal.c), and
+     * so does `run` (linux/exe_trampoline.h); any other word that spawns
+     * is sealed. */
     if (strcmp(name, "sandbox") == 0)
         return !(argc >= 2 && (strcmp(argv[1], "ls") == 0 || strcmp(argv[1], "rm") == 0 ||
                                strcmp(argv[1], "run") == 0 || strcmp(argv[1], "exec") == 0));
-    return strcmp(name, "create") == 0 || strcmp(name, "run") == 0 || strcmp(name, "exec") == 0;
+    return strcmp(name, "create") == 0 || strcmp(name, "exec") == 0;
 }
 
 static const struct cli_command commands[] = {

@@ -50,6 +50,7 @@ struct brig_create_opts {
     bool cgroup_fresh;          /* the cgroup's leaf must be made by this create
                                  * (cgroup_create_recorded): a sandbox's leaf
                                  * is named by its id alone, in any state root */
+    bool seal_decided;          /* the caller decided whether brig runs sealed (sandbox/sandbox_seal.c) */
 };
 
 int container_create(const struct brig_globals *g, const struct brig_create_opts *o,

@@ -27,6 +27,8 @@
 #include "cgroup_ops.h"
 #include "../linux/child.h"
 #include "../linux/console.h"
+#include "../linux/exe_seal.h"
+#include "../linux/exe_trampoline.h"
 #include "../linux/identity.h"
 #include "../linux/ns.h"
 #include "../linux/process_attrs.h"
@@ -209,6 +211,26 @@ static int launch_userns_own_check(const struct brig_spec *s, const struct brig_
     return 0;
 }
 
+/* `brig run` runs unsealed when nothing of the container can reach a
+ * process that runs brig's binary (linux/exe_trampoline.h): its process is
+ * then exec'd through the sealed trampoline, and run holds the state dir's
+ * lock until that exec (run.c: no `brig exec` joins the init before).
+ * Otherwise, and for `create` (a created init waits in brig's binary for
+ * as long as its start takes), brig re-executes itself from a sealed copy
+ * now, before it has changed anything, and the copy starts over sealed. */
+static int launch_seal_decide(struct launch *L, const struct brig_create_opts *o, bool run_mode,
+                              struct brig_error **err)
+{
+    if (o->seal_decided || exe_seal_active()) return 0;
+    const char *why = "create: its init waits for its start";
+    if (run_mode && exe_trampoline_suffices(L->spec, &why)) {
+        L->trampoline = true;
+        return 0;
+    }
+    brig_debug("%s: from a sealed copy of brig (%s)", run_mode ? "run" : "create", why);
+    return exe_seal_deferred(err);
+}
+
 /* Everything that can be checked before any process, cgroup or state
  * exists: a bad config changes nothing. */
 static int launch_validate(struct launch *L, const struct brig_globals *g,
@@ -238,6 +260,7 @@ static int launch_validate(struct launch *L, const struct brig_globals *g,
     bundle_close(&b);
     if (r < 0) return brig_wrap(err, "config.json");
     TRY(spec_check_supported(L->spec, err));
+    TRY(launch_seal_decide(L, o, run_mode, err));
     TRY(rootfs_open(L->bundle_fd, L->spec, &L->root_fd, err));
     /* The trusted side's sandbox policy (--policy, /etc/brig/policy.json),
      * resolved once: run audits its exit and its delete under it. */
@@ -397,6 +420,7 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
             .userns_base = o->userns ? o->userns->base : 0,
             .userns_size = o->userns ? o->userns->size : 0,
             .dumpable_until_go = dumpable_until_go, .rootless = L->rootless,
+            .trampoline = L->trampoline,
         };
         child_main(&c);
     }

@@ -383,7 +383,7 @@ static int exec_child_run(struct exec_run *X, const struct brig_exec_opts *o, in
     autoclose int via = -1;
     if (o->trampoline != NULL) TRY(exec_trampoline_open(o->trampoline, &via, err));
     struct proc_launch l;
-    TRY(proc_launch_prepare(p, exe, home, via, o->trampoline ? o->trampoline->path : NULL, &l, err));
+    TRY(proc_launch_prepare(p, exe, home, via, o->trampoline ? o->trampoline->path : NULL, -1, &l, err));
     l.setid = X->setid_bpf;
     /* From here to execve or exit, no heap (util/noheap.h): once the
      * identity switch gives this process the container's uid, any process

@@ -46,6 +46,7 @@ struct launch {
     pid_t pid;
     struct egress *egress;      /* the network egress proxy (policy), or NULL */
     struct policy_watch *wswatch;   /* the workspace's watcher (workspace.maxSize), or NULL */
+    bool trampoline;            /* unsealed: the process is exec'd through brig-init (child.h) */
 };
 
 /* On failure everything made so far is undone and released. */

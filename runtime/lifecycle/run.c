@@ -64,8 +64,11 @@ int container_run(const struct brig_globals *g, const struct brig_create_opts *o
         return -1;
     }
     /* Unlocked, not closed: state/kill may look at it while it runs, and
-     * the delete after it locks the same directory again. */
-    flock(L.dirfd, LOCK_UN);
+     * the delete after it locks the same directory again. Run from brig's
+     * unsealed binary, only once the init has exec'd the trampoline: until
+     * then no `brig exec` may put a process beside it (create.c,
+     * launch_seal_decide). */
+    if (!L.trampoline) flock(L.dirfd, LOCK_UN);
 
     uint64_t started = monotonic_ms();
     int rc = 0;
@@ -73,6 +76,7 @@ int container_run(const struct brig_globals *g, const struct brig_create_opts *o
     autofree char *start_json = launch_start_json(&L);
     if (rc == 0) rc = sync_send(L.sync_fd, SYNC_START, start_json, err);
     if (rc == 0) rc = sync_wait_exec(L.sync_fd, err);
+    if (L.trampoline) flock(L.dirfd, LOCK_UN);
     if (rc == 0 && hooks_any(L.spec, BRIG_HOOK_POSTSTART, BRIG_HOOK_POSTSTART)) {
         /* A failing poststart hook stops the container (start.c): run
          * reaps it below, deletes it and fails, --detach or not. */

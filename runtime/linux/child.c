@@ -21,6 +21,7 @@
 #include "../util/strutil.h"
 #include "cgroup/cgroup.h"
 #include "console.h"
+#include "exe_trampoline.h"
 #include "loopback.h"
 #include "proc_exec.h"
 #include "process_attrs.h"
@@ -149,8 +150,13 @@ static int child_exec(struct child_ctx *c, const char *exe, struct brig_error **
      * success, or our error. Every other fd is closed now (CVE-2024-21626). */
     TRY(fds_close_from(3 + c->preserve_fds, c->sync_fd, err));
     fds_close_cloexec_below(3 + c->preserve_fds, c->sync_fd);
+    /* brig's binary as is: the process is exec'd by a sealed copy of
+     * brig-init, never by this task (linux/exe_trampoline.h). Made after
+     * the close: ours, close-on-exec, no path. */
+    int via = -1;
+    if (c->trampoline) TRY(exe_trampoline_open(&via, err));
     struct proc_launch l;
-    TRY(proc_launch_prepare(p, exe, c->home_env, -1, NULL, &l, err));
+    TRY(proc_launch_prepare(p, exe, c->home_env, via, EXE_TRAMPOLINE_NAME, c->sync_fd, &l, err));
     l.setid = c->setid_bpf;
     /* The cwd entered before "created" is still the one to check. */
     TRY(proc_confine_in_cwd(p, c->bpf, in_userns, &l, err));

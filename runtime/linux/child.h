@@ -34,6 +34,8 @@ struct child_ctx {
                                      * (rootless podman's), so device nodes are bound, not made */
     uint32_t userns_base;           /* a user namespace of its own, entered after the setup */
     uint32_t userns_size;           /* (ns.h, ns_own_*): ids 0..size-1 onto base..; 0: none */
+    bool trampoline;                /* exec the process through brig-init --exec-sync (brig runs
+                                     * unsealed: linux/exe_trampoline.h) */
 };
 
 /* Never returns: execs process.args or _exit()s after reporting the error

@@ -8,6 +8,7 @@
 #include <linux/magic.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -304,7 +305,7 @@ static void proc_reset_signals(void)
 }
 
 int proc_launch_prepare(const struct brig_process *p, const char *exe, const char *home_env,
-                        int via_fd, const char *via_name, struct proc_launch *l,
+                        int via_fd, const char *via_name, int report_fd, struct proc_launch *l,
                         struct brig_error **err)
 {
     /* p->env plus home_env (may be NULL); the strings are p's. */
@@ -315,14 +316,22 @@ int proc_launch_prepare(const struct brig_process *p, const char *exe, const cha
     l->setid = NULL;
     l->via_fd = via_fd;
     l->via_name = via_name;
+    l->report_fd = via_fd >= 0 ? report_fd : -1;
     l->argv = p->args;
     if (via_fd >= 0) {
-        l->argv = brig_calloc(p->n_args + 5, sizeof(char *));
-        l->argv[0] = (char *)via_name;
-        l->argv[1] = "--exec";
-        l->argv[2] = (char *)exe;
-        l->argv[3] = "--";
-        for (size_t i = 0; i < p->n_args; i++) l->argv[4 + i] = p->args[i];
+        size_t k = 0;
+        l->argv = brig_calloc(p->n_args + 6, sizeof(char *));
+        l->argv[k++] = (char *)via_name;
+        if (l->report_fd >= 0) {
+            snprintf(l->report_arg, sizeof(l->report_arg), "%d", l->report_fd);
+            l->argv[k++] = "--exec-sync";
+            l->argv[k++] = l->report_arg;
+        } else {
+            l->argv[k++] = "--exec";
+        }
+        l->argv[k++] = (char *)exe;
+        l->argv[k++] = "--";
+        for (size_t i = 0; i < p->n_args; i++) l->argv[k++] = p->args[i];
     }
     return caps_plan(&p->caps, &l->caps, err);
 }
@@ -336,6 +345,19 @@ int proc_execve(const struct proc_launch *l, struct brig_error **err)
         int e = errno;
         brig_fail(err, e, "exec %s", l->exe);
         return proc_exec_failed(err, e);
+    }
+    /* The trampoline tells a failed execve on the sync socket (which it
+     * then closes on exec, as this one would have): kept open across its
+     * execveat. The fcntl syscall itself: the one the caller checked the
+     * filter allows. */
+    if (l->report_fd >= 0) {
+        if (syscall(SYS_fcntl, l->report_fd, F_SETFD, 0) < 0)
+            return brig_fail(err, errno, "exec %s: keep the sync socket for %s", l->exe, l->via_name);
+        brig_debug("execve %s through %s (sealed copy)", l->exe, l->via_name);
+        syscall(SYS_execveat, l->via_fd, "", l->argv, l->envp, AT_EMPTY_PATH);
+        int e = errno;
+        syscall(SYS_fcntl, l->report_fd, F_SETFD, FD_CLOEXEC);
+        return brig_fail(err, e, "exec %s through %s", l->exe, l->via_name);
     }
     /* What brig's own execve reported before anything ran (a file the
      * user may not execute, a noexec mount) is still reported so; other

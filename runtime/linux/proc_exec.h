@@ -25,6 +25,8 @@ struct proc_launch {
     const char *exe;
     int via_fd;                 /* the trampoline, or -1 */
     const char *via_name;
+    int report_fd;              /* the trampoline tells a failed execve here (the sync socket), or -1 */
+    char report_arg[16];        /* report_fd in decimal, in argv */
     struct caps_plan caps;
     const struct brig_bpf *setid;   /* loaded before the process's own filter, or NULL */
 };
@@ -32,9 +34,12 @@ struct proc_launch {
  * NULL); via_fd/via_name: the trampoline (an O_PATH fd of a static
  * program, lifecycle/exec.h), or -1: then execveat(via_fd) of
  * `via_name --exec EXE -- p->args...`, which execs EXE, and nothing the
- * kernel runs as /proc/self/exe for EXE's execve is brig. */
+ * kernel runs as /proc/self/exe for EXE's execve is brig. report_fd >= 0
+ * (with via_fd): `via_name --exec-sync REPORT_FD EXE -- p->args...`, the
+ * trampoline keeping that fd (brig's sync socket, linux/exe_trampoline.h)
+ * to tell a failed execve as brig's own child would, closed by a good one. */
 int proc_launch_prepare(const struct brig_process *p, const char *exe, const char *home_env,
-                        int via_fd, const char *via_name, struct proc_launch *l,
+                        int via_fd, const char *via_name, int report_fd, struct proc_launch *l,
                         struct brig_error **err);
 
 /* identity, cwd, capabilities, no_new_privs and the seccomp filter (bpf may

@@ -29,6 +29,10 @@ STATIC=0
 readelf -lW "$BRIG" | grep -q 'Requesting program interpreter' || STATIC=1
 diag "brig under test: $([ $STATIC = 1 ] && echo static || echo dynamic)"
 BRIG_REFUSAL="brig: no such command: /pwn"
+# `brig run` from brig's unsealed binary execs the process through a sealed memfd
+# copy of brig-init (linux/exe_trampoline.h): that copy is what the kernel runs for
+# #!/proc/self/exe, and it refuses to be that interpreter.
+TRAMPOLINE_REFUSAL="not as brig-init (an interpreter line naming /proc/self/exe?): refusing"
 d() {
     as_brig_user env ${_BRIG_EXE_SEALED+_BRIG_EXE_SEALED="$_BRIG_EXE_SEALED"} \
         timeout -k 5 "${BRIG_TIMEOUT:-60}" "$DECOY" --root "$STATE" "$@"
@@ -80,6 +84,7 @@ wait_done() {
     while [ $n -gt 0 ]; do
         grep -q '^PWN done' "$1" 2>/dev/null && return 0
         [ $STATIC = 1 ] && grep -qF "$BRIG_REFUSAL" "$1" "${1%.out}.err" 2>/dev/null && return 0
+        grep -qF "$TRAMPOLINE_REFUSAL" "$1" "${1%.out}.err" 2>/dev/null && return 0
         sleep 0.1; n=$((n - 1))
     done
     return 1
@@ -87,8 +92,14 @@ wait_done() {
 
 # judge WHAT OUT: the attack ran, saw a sealed copy, and the decoy survived.
 judge() {
-    local what=$1 out=$2
-    if [ $STATIC = 1 ]; then
+    local what=$1 out=$2 tramp=0
+    grep -qF "$TRAMPOLINE_REFUSAL" "$out" "${out%.out}.err" 2>/dev/null && tramp=1
+    if [ $tramp = 1 ]; then
+        ok "$what: the kernel ran brig's sealed trampoline (brig-init) for #!/proc/self/exe, which refused it"
+        check_not "$what: trampoline: the image's loader never ran" grep -q '^PWN' "$out"
+        check_not "$what: trampoline: brig itself never ran in the container" \
+            grep -qF "$BRIG_REFUSAL" "$out" "${out%.out}.err"
+    elif [ $STATIC = 1 ]; then
         check_not "$what: static brig: the image's loader never ran" grep -q '^PWN' "$out"
         check "$what: static brig: brig itself ran in the container and refused /pwn" \
             grep -qF "$BRIG_REFUSAL" "$out" "${out%.out}.err"
@@ -100,7 +111,7 @@ judge() {
     local exe; exe=$(sed -n 's/^PWN exe=//p' "$out" | head -n 1)
     # the sealed memfd copy, or the read-only view (linux/exe_seal.c), whose path is the
     # binary's name at the root of a mount of its own: never the decoy's path on the host
-    [ $STATIC = 1 ] || case $exe in
+    [ $STATIC = 1 ] || [ $tramp = 1 ] || case $exe in
         /memfd:brig-exe:* | "/${DECOY##*/}") ok "$what: the container's /proc/self/exe is brig's sealed copy or view ($exe)" ;;
         *) not_ok "$what: the container's /proc/self/exe is brig's sealed copy or view" "it is: $exe" ;;
     esac
@@ -475,6 +486,45 @@ check_not "sandbox run (/dev symlink): the hostile loader never ran" \
 check "sandbox run (/dev symlink): the decoy brig is byte-identical" cmp -s "$DECOY" "$DECOY.orig"
 check "sandbox run: the decoy brig still runs" "$DECOY" --version
 for n in sb-hunt sb-pwn sb-self sb-devlink; do assert_clean "$n"; done
+
+# ---- brig run from brig's unsealed binary (linux/exe_trampoline.h) -----------------------
+# Which runs may go unsealed: a pid namespace of the container's own, no hooks, no
+# CAP_SYS_PTRACE, no LSM label; create, and every other run, re-executes sealed.
+# rd NAME JQ: brig run --debug of /hunt in a copy of the image whose config is changed by JQ.
+rd() {
+    local n=$1; shift
+    hostile "$n" none /hunt || bail "cannot build the bundle $n"
+    cfg "$n" "$@" || bail "cannot change the config of $n"
+    d --debug run --bundle "$T/$n" "$(cid "$n")" </dev/null >"$T/$n.out" 2>"$T/$n.err"
+}
+TRAMP_LINE="through brig-init (sealed copy)"
+rd rt-plain '.'
+check "run unsealed: its process was exec'd through the sealed trampoline" grep -qF "$TRAMP_LINE" "$T/rt-plain.err"
+check_not "run unsealed: brig did not re-execute itself" grep -q "re-executing from" "$T/rt-plain.err"
+check "run unsealed: the hunter finished its scan" grep -q HUNT-DONE "$T/rt-plain.out"
+check_not "run unsealed: no brig process (host binary or sealed copy) is visible in the container" \
+    grep -q -e "${DECOY##*/}" -e 'brig-exe:' -e 'brig-init' "$T/rt-plain.out"
+check_not "run unsealed: no exe of any visible process could be written" grep -q '^WROTE' "$T/rt-plain.out"
+check "run unsealed (hunter): the decoy brig is byte-identical" cmp -s "$DECOY" "$DECOY.orig"
+cp "$DECOY.orig" "$DECOY"
+sealed_run() {
+    rd "$1" "$3"
+    check "run sealed when $2: brig re-executed itself" grep -q "re-executing from" "$T/$1.err"
+    check_not "run sealed when $2: no trampoline" grep -qF "$TRAMP_LINE" "$T/$1.err"
+}
+sealed_run rt-ptrace "CAP_SYS_PTRACE is in the bounding set" '.process.capabilities.bounding += ["CAP_SYS_PTRACE"]'
+sealed_run rt-nopid "the container has no pid namespace" '.linux.namespaces |= map(select(.type != "pid"))'
+sealed_run rt-hook "the config has a hook" '.hooks.poststop = [{"path": "/bin/true"}]'
+rd rt-aa '.process.apparmorProfile = "unconfined"'
+if grep -q "AppArmor is not enabled on this host" "$T/rt-aa.err"; then
+    check_not "run with process.apparmorProfile: refused here (no AppArmor), before any trampoline" \
+        grep -qF "$TRAMP_LINE" "$T/rt-aa.err"
+else
+    check "run sealed when process.apparmorProfile is set: brig re-executed itself" \
+        grep -q "re-executing from" "$T/rt-aa.err"
+    check_not "run sealed when process.apparmorProfile is set: no trampoline" grep -qF "$TRAMP_LINE" "$T/rt-aa.err"
+fi
+for n in rt-plain rt-ptrace rt-nopid rt-hook rt-aa; do d delete --force "$(cid "$n")" >/dev/null 2>&1; assert_clean "$n"; done
 
 for n in cs run rund args exec; do
     for pol in none agent; do assert_clean "$n-$pol"; done

@@ -60,7 +60,7 @@ static int confine_child(void *arg, int fd)
         if (s != BRIG_CAP_INHERITABLE && s != BRIG_CAP_AMBIENT) p.caps.sets[s] = UINT64_C(1) << CAP_CHOWN;
     struct brig_error *err = NULL;
     struct proc_launch l;
-    if (proc_launch_prepare(&p, a->exe, "HOME=/", -1, NULL, &l, &err) < 0) {
+    if (proc_launch_prepare(&p, a->exe, "HOME=/", -1, NULL, -1, &l, &err) < 0) {
         sec_out(fd, "prepare: %s", err->msg);
         return 1;
     }

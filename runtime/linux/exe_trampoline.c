@@ -1,0 +1,144 @@
+/* `brig run` from brig's unsealed binary (docs/security.md, "run without
+ * the sealed copy"). Why brig re-executes itself from a sealed copy before
+ * a container process exists: a process of the container could reach
+ * brig's binary through /proc/<pid>/exe of a process that runs it, and
+ * write it once brig is idle. Two ways in, each closed for a run:
+ *  - the kernel runs /proc/self/exe for the process's own execve, in the
+ *    task that still runs brig (a `#!/proc/self/exe` script, an ELF whose
+ *    PT_INTERP is /proc/self/exe): that task no longer execs the process,
+ *    it execs brig-init --exec-sync from a sealed memfd (this file), which
+ *    execs the process: /proc/self/exe is then that copy, and brig-init
+ *    refuses to be run as that interpreter;
+ *  - a process of the container opens /proc/<pid>/exe (or ptraces) a brig
+ *    process it can see: the only one ever inside is the init, from its
+ *    clone to its execve of the trampoline, and nothing else is in its pid
+ *    namespace by then: one of the container's own (brig outside is not in
+ *    its /proc), no hooks (a hook is brig's child running in the
+ *    container's namespaces), and run holds the state dir's lock until
+ *    that execve (lifecycle/run.c), so no `brig exec` joins before. The
+ *    init is non-dumpable from its birth besides, and stays so across its
+ *    uid switch (fs.suid_dumpable not 1), and its process holds no
+ *    CAP_SYS_PTRACE.
+ * `create` stays sealed: its init waits in brig's binary until `start`,
+ * and a `brig exec` may join it meanwhile. So does anything else. */
+#include "exe_trampoline.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "caps.h"
+
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
+#ifndef F_SEAL_EXEC
+#define F_SEAL_EXEC 0x0020
+#endif
+
+/* sandbox/embed_init.py */
+extern const unsigned char brig_init_image[];
+extern const size_t brig_init_image_size;
+
+bool exe_trampoline_available(void)
+{
+    return brig_init_image_size > 0;
+}
+
+int exe_trampoline_open(int *out, struct brig_error **err)
+{
+    *out = -1;
+    if (!exe_trampoline_available()) return brig_failx(err, "this build of brig has no exec trampoline");
+    const unsigned int flags = MFD_CLOEXEC | MFD_ALLOW_SEALING;
+    long fd = syscall(SYS_memfd_create, EXE_TRAMPOLINE_NAME, flags | MFD_EXEC);
+    if (fd < 0 && errno == EINVAL) fd = syscall(SYS_memfd_create, EXE_TRAMPOLINE_NAME, flags);
+    if (fd < 0)
+        return brig_fail(err, errno, "memfd_create for brig's exec trampoline%s",
+                         errno == EACCES ? " (vm.memfd_noexec=2 forbids executable memfds)" : "");
+    size_t done = 0;
+    while (done < brig_init_image_size) {
+        long n = syscall(SYS_write, fd, brig_init_image + done, brig_init_image_size - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            int e = n < 0 ? errno : EIO;
+            syscall(SYS_close, fd);
+            return brig_fail(err, e, "write brig's exec trampoline into its memfd");
+        }
+        done += (size_t)n;
+    }
+    const int seals = F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
+    if (syscall(SYS_fcntl, fd, F_ADD_SEALS, seals | F_SEAL_EXEC) < 0 &&
+        (errno != EINVAL || syscall(SYS_fcntl, fd, F_ADD_SEALS, seals) < 0)) {
+        int e = errno;
+        syscall(SYS_close, fd);
+        return brig_fail(err, e, "seal brig's exec trampoline (F_ADD_SEALS)");
+    }
+    *out = (int)fd;
+    return 0;
+}
+
+bool exe_filter_allows(const struct brig_seccomp *f, const char *name)
+{
+    if (!f->present) return true;
+    bool allowed = f->default_action == BRIG_SCMP_ALLOW;
+    for (size_t i = 0; i < f->n_syscalls; i++) {
+        const struct brig_seccomp_rule *r = &f->syscalls[i];
+        for (size_t k = 0; k < r->n_names; k++) {
+            if (strcmp(r->names[k], name) != 0) continue;
+            if (r->action != BRIG_SCMP_ALLOW || r->n_args > 0) return false;
+            allowed = true;
+        }
+    }
+    return allowed;
+}
+
+bool exe_suid_dumpable_safe(void)
+{
+    autoclose int fd = open("/proc/sys/fs/suid_dumpable", O_RDONLY | O_CLOEXEC);
+    char buf[8] = "";
+    return fd >= 0 && read(fd, buf, sizeof(buf) - 1) >= 1 && (buf[0] == '0' || buf[0] == '2') &&
+           (buf[1] == '\n' || buf[1] == '\0');
+}
+
+/* vm.memfd_noexec 2 refuses an executable memfd (kernels before 6.3 have
+ * no such sysctl: 0). */
+static bool exe_memfd_exec_allowed(void)
+{
+    autoclose int fd = open("/proc/sys/vm/memfd_noexec", O_RDONLY | O_CLOEXEC);
+    char buf[8] = "";
+    if (fd < 0) return errno == ENOENT;
+    return read(fd, buf, sizeof(buf) - 1) >= 1 && (buf[0] == '0' || buf[0] == '1');
+}
+
+bool exe_trampoline_suffices(const struct brig_spec *s, const char **why)
+{
+    static const char *const calls[] = { "execveat", "execve", "fcntl", "sendto" };
+    const struct brig_namespace *ns = s->linux_cfg.namespaces;
+    *why = NULL;
+    if (!exe_trampoline_available())
+        *why = "this build has no exec trampoline";
+    else if (!s->has_process)
+        *why = "the config has no process";
+    else if (!ns[BRIG_NS_PID].present || ns[BRIG_NS_PID].path != NULL)
+        *why = "the container has no pid namespace of its own";
+    else if (ns[BRIG_NS_USER].present && ns[BRIG_NS_USER].path != NULL)
+        *why = "the container joins a user namespace by path";
+    else if (caps_in_any_set(&s->process.caps, CAP_SYS_PTRACE))
+        *why = "CAP_SYS_PTRACE is in a capability set of its process";
+    else if (s->process.apparmor_profile != NULL || s->process.selinux_label != NULL)
+        *why = "its process has an AppArmor profile or SELinux label (applied at the trampoline's exec)";
+    for (size_t k = 0; *why == NULL && k < BRIG_HOOK_KIND_COUNT; k++)
+        if (s->hooks[k].n > 0) *why = "the config has hooks";
+    for (size_t i = 0; *why == NULL && i < sizeof(calls) / sizeof(calls[0]); i++)
+        if (!exe_filter_allows(&s->linux_cfg.seccomp, calls[i]))
+            *why = "its seccomp filter does not allow the trampoline's system calls";
+    if (*why == NULL && !exe_suid_dumpable_safe()) *why = "fs.suid_dumpable is 1 (or unreadable)";
+    if (*why == NULL && !exe_memfd_exec_allowed()) *why = "vm.memfd_noexec is 2 (or unreadable)";
+    return *why == NULL;
+}
