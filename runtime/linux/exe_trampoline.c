@@ -28,7 +28,9 @@
 #include <linux/capability.h>
 #include <stddef.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -116,6 +118,26 @@ static bool exe_memfd_exec_allowed(void)
     return read(fd, buf, sizeof(buf) - 1) >= 1 && (buf[0] == '0' || buf[0] == '1');
 }
 
+/* The process's argv and env leave room for the trampoline's own words
+ * (its name, --exec-sync FD, the path, "--", and a HOME brig may add) in
+ * what execve takes (fs/exec.c: a quarter of RLIMIT_STACK, at least 32
+ * pages, at most 6 MiB, pointers counted): an exec that only just fits
+ * runs sealed, never fails unsealed with E2BIG. */
+static bool exe_args_leave_room(const struct brig_process *p)
+{
+    struct rlimit rl;
+    uint64_t stack = getrlimit(RLIMIT_STACK, &rl) == 0 ? rl.rlim_cur : 8u << 20;
+    for (size_t i = 0; i < p->n_rlimits; i++)
+        if (p->rlimits[i].resource == RLIMIT_STACK) stack = p->rlimits[i].soft;
+    uint64_t limit = stack / 4;
+    if (limit < 32 * 4096) limit = 32 * 4096;
+    if (limit > (6u << 20)) limit = 6u << 20;
+    uint64_t used = (p->n_args + p->n_env + 6) * sizeof(char *);
+    for (size_t i = 0; i < p->n_args; i++) used += strlen(p->args[i]) + 1;
+    for (size_t i = 0; i < p->n_env; i++) used += strlen(p->env[i]) + 1;
+    return used + 2 * PATH_MAX + 256 <= limit;
+}
+
 bool exe_trampoline_suffices(const struct brig_spec *s, const char **why)
 {
     static const char *const calls[] = { "execveat", "execve", "fcntl", "sendto" };
@@ -138,6 +160,8 @@ bool exe_trampoline_suffices(const struct brig_spec *s, const char **why)
     for (size_t i = 0; *why == NULL && i < sizeof(calls) / sizeof(calls[0]); i++)
         if (!exe_filter_allows(&s->linux_cfg.seccomp, calls[i]))
             *why = "its seccomp filter does not allow the trampoline's system calls";
+    if (*why == NULL && !exe_args_leave_room(&s->process))
+        *why = "its arguments and environment leave no room for the trampoline's in execve's limit";
     if (*why == NULL && !exe_suid_dumpable_safe()) *why = "fs.suid_dumpable is 1 (or unreadable)";
     if (*why == NULL && !exe_memfd_exec_allowed()) *why = "vm.memfd_noexec is 2 (or unreadable)";
     return *why == NULL;

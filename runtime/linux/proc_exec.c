@@ -357,7 +357,9 @@ int proc_execve(const struct proc_launch *l, struct brig_error **err)
         syscall(SYS_execveat, l->via_fd, "", l->argv, l->envp, AT_EMPTY_PATH);
         int e = errno;
         syscall(SYS_fcntl, l->report_fd, F_SETFD, FD_CLOEXEC);
-        return brig_fail(err, e, "exec %s through %s", l->exe, l->via_name);
+        brig_debug("execve of %s (the trampoline) failed", l->via_name);
+        brig_fail(err, e, "exec %s", l->exe);
+        return proc_exec_failed(err, e);
     }
     /* What brig's own execve reported before anything ran (a file the
      * user may not execute, a noexec mount) is still reported so; other

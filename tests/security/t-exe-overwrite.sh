@@ -507,6 +507,17 @@ check_not "run unsealed: no brig process (host binary or sealed copy) is visible
 check_not "run unsealed: no exe of any visible process could be written" grep -q '^WROTE' "$T/rt-plain.out"
 check "run unsealed (hunter): the decoy brig is byte-identical" cmp -s "$DECOY" "$DECOY.orig"
 cp "$DECOY.orig" "$DECOY"
+# A filter that answers exit_group with an errno (the trampoline's own exit falls back
+# to exit, as glibc's _exit does): a failed exec ends the run as the sealed one does,
+# never a pid 1 that spins in its exit.
+printf 'not a program\n' >"$r/noexec" && chmod 0644 "$r/noexec" || bail "cannot plant /noexec"
+BRIG_TIMEOUT=15 rd rt-exitgroup '.process.args = ["/noexec"] | .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["exit_group"], "action": "SCMP_ACT_ERRNO"}]}'
+rc=$?
+check "run unsealed, exit_group denied: through the trampoline" grep -qF "$TRAMP_LINE" "$T/rt-exitgroup.err"
+check_eq "run unsealed, exit_group denied: a failed exec ends the run (exit 1, not the timeout's)" "$rc" 1
+check "run unsealed, exit_group denied: the sealed run's message" grep -q "exec /noexec: Permission denied" \
+    "$T/rt-exitgroup.err"
 sealed_run() {
     rd "$1" "$3"
     check "run sealed when $2: brig re-executed itself" grep -q "re-executing from" "$T/$1.err"
@@ -524,7 +535,7 @@ else
         grep -q "re-executing from" "$T/rt-aa.err"
     check_not "run sealed when process.apparmorProfile is set: no trampoline" grep -qF "$TRAMP_LINE" "$T/rt-aa.err"
 fi
-for n in rt-plain rt-ptrace rt-nopid rt-hook rt-aa; do d delete --force "$(cid "$n")" >/dev/null 2>&1; assert_clean "$n"; done
+for n in rt-plain rt-exitgroup rt-ptrace rt-nopid rt-hook rt-aa; do d delete --force "$(cid "$n")" >/dev/null 2>&1; assert_clean "$n"; done
 
 for n in cs run rund args exec; do
     for pol in none agent; do assert_clean "$n-$pol"; done
