@@ -6,11 +6,9 @@
  * has grown past the bound from what it held at create (bytes on disk, and
  * inodes: one per 4 KiB of the bound, at least WATCH_MIN_INODES):
  *
- *   policy_watch_start   forked before the init is cloned, into the
- *                        container's own cgroup (no child cgroup of its
- *                        own: a mkdir and rmdir per hierarchy less): its
- *                        cpu, memory and pids are the sandbox's, in every
- *                        hierarchy (`brig ps` lists it); it holds the
+ *   policy_watch_start   forked before the init is cloned, into a child
+ *                        cgroup (WATCH_CGROUP) of the container's: its
+ *                        cpu and memory are the sandbox's; it holds the
  *                        workspace directory (opened once, from the fd
  *                        create pinned) and STATE/wswatch.json, empty;
  *   policy_watch_attach  given the init's pidfd once it exists; it has
@@ -61,6 +59,7 @@
 #include "../../runtime/util/log.h"
 #include "../../runtime/util/strutil.h"
 
+#define WATCH_CGROUP "brig-wswatch"
 #define WATCH_RECORD "wswatch.json"
 #define WATCH_RECORD_MAX 1024
 /* The inode bound: one per 4 KiB of the bound, at least this many (as the
@@ -75,6 +74,7 @@
 struct policy_watch {
     pid_t pid;
     int ctl;
+    struct brig_cgroup *cg;     /* the watcher's child cgroup, or NULL */
 };
 
 struct watch_ctx {
@@ -158,17 +158,13 @@ static __attribute__((noreturn)) void watch_fire(struct watch_ctx *x)
                     w->max_inodes - x->base_inodes, w->bytes, w->inodes, x->base_bytes, x->base_inodes);
     /* The init first: its pid namespace (every sandbox's) goes with it. */
     syscall(SYS_pidfd_send_signal, x->pidfd, SIGKILL, NULL, 0);
-    /* Without one of its own, what it left in its cgroup, but for this
-     * process, which runs in it. Not cgroup_kill: its freeze would freeze
-     * this process too. */
-    pid_t self = getpid();
+    /* Without one of its own, what it left in its cgroup. Not cgroup_kill:
+     * its freeze would freeze this process too (a child cgroup). */
     for (int round = 0; x->container != NULL && round < 3; round++) {
         autofree pid_t *pids = NULL;
-        size_t np = 0, others = 0;
-        if (cgroup_pids(x->container, &pids, &np, NULL) < 0) break;
-        for (size_t i = 0; i < np; i++)
-            if (pids[i] != self) kill(pids[i], SIGKILL), others++;
-        if (others == 0) break;
+        size_t np = 0;
+        if (cgroup_pids(x->container, &pids, &np, NULL) < 0 || np == 0) break;
+        for (size_t i = 0; i < np; i++) kill(pids[i], SIGKILL);
     }
     _exit(0);
 }
@@ -329,7 +325,7 @@ int policy_watch_start(const struct brig_spec *s, const char *id, int state_dirf
         return state_root_hint(err);
     }
     struct launch_helper h;
-    pid_t pid = launch_helper_fork(cg, NULL, "brig-wswatch", &h, err);
+    pid_t pid = launch_helper_fork(cg, WATCH_CGROUP, "brig-wswatch", &h, err);
     if (pid < 0) return brig_wrap(err, "workspace.maxSize: the watcher");
     if (pid == 0) {
         if (watch_fds(h.ctl, ws, rec) < 0) _exit(1);
@@ -340,7 +336,7 @@ int policy_watch_start(const struct brig_spec *s, const char *id, int state_dirf
                                .walk = { .max_bytes = bytes,
                                          .max_inodes = bytes / 4096 > WATCH_MIN_INODES ? bytes / 4096
                                                                                        : WATCH_MIN_INODES } };
-        watch_child(&x, cg, h.cloned_into);
+        watch_child(&x, h.cg, h.cloned_into);
     }
     /* Never the OOM killer's pick when the sandbox fills the memory cgroup
      * it shares (the bound would go with it): set by brig, where it holds
@@ -354,6 +350,7 @@ int policy_watch_start(const struct brig_spec *s, const char *id, int state_dirf
     struct policy_watch *w = brig_calloc(1, sizeof(*w));
     w->pid = pid;
     w->ctl = h.ctl;
+    w->cg = h.cg;
     *out = w;
     brig_debug("workspace %s watched by pid %d, %" PRIu64 " bytes", m->source, (int)pid, m->watch_bytes);
     return 0;
@@ -379,8 +376,9 @@ void policy_watch_detach(struct policy_watch *w)
     /* no answer waited for: it may be in a walk */
     (void)!send(w->ctl, "detach", 6, MSG_NOSIGNAL);
     close(w->ctl);
-    /* in the container's cgroup, which delete empties; a zombie of ours
+    /* its cgroup goes with the container's (delete); a zombie of ours
      * until brig exits */
+    if (w->cg != NULL) cgroup_free(w->cg);
     free(w);
 }
 
@@ -390,6 +388,11 @@ void policy_watch_stop(struct policy_watch *w)
     close(w->ctl);
     kill(w->pid, SIGKILL);
     while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR) {}
+    if (w->cg != NULL) {
+        autoerr struct brig_error *err = NULL;
+        if (cgroup_destroy(w->cg, &err) < 0) brig_warn("workspace watch: %s", err->msg);
+        cgroup_free(w->cg);
+    }
     free(w);
 }
 

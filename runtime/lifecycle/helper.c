@@ -1,7 +1,6 @@
 /* A helper process of a container's (the egress proxy, the workspace
  * watcher): forked by brig before the init is cloned, so it holds none of
- * the container's fds, and born in a child cgroup of the container's
- * (cgname), or in the container's own (cgname NULL: h->cg stays NULL), so
+ * the container's fds, and born in a child cgroup of the container's, so
  * the container's cpu, memory and pids limits bound its work too. */
 #include "launch.h"
 
@@ -18,8 +17,7 @@ pid_t launch_helper_fork(const struct brig_cgroup *cg, const char *cgname, const
                          struct launch_helper *h, struct brig_error **err)
 {
     *h = (struct launch_helper){ .ctl = -1 };
-    if (cg != NULL && cgname != NULL && cgroup_child_create(cg, cgname, &h->cg, err) < 0)
-        return brig_wrap(err, "%s's cgroup", comm);
+    if (cg != NULL && cgroup_child_create(cg, cgname, &h->cg, err) < 0) return brig_wrap(err, "%s's cgroup", comm);
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
         int e = errno;
@@ -34,10 +32,7 @@ pid_t launch_helper_fork(const struct brig_cgroup *cg, const char *cgname, const
      * the cgroup mutex across an RCU grace period (5-13 ms here) and stall
      * the container's init joining its own cgroups meanwhile. The same
      * clone as the init's (create.c). */
-    /* (the container's v2 fd is opened once and kept in cg, for the init's
-     * clone too) */
-    struct brig_cgroup *into = cgname != NULL ? h->cg : (struct brig_cgroup *)cg;
-    int cgfd = into != NULL ? cgroup_clone_fd_open(into) : -1;
+    int cgfd = h->cg != NULL ? cgroup_clone_fd_open(h->cg) : -1;
     pid_t pid = cgfd >= 0 ? launch_clone(0, cgfd, &h->cloned_into) : fork();
     if (pid < 0) {
         int e = errno;
