@@ -294,19 +294,29 @@ bool policy_stage_full(int state_dirfd);
  * Where workspace.maxSize can be kept neither by the workspace's own
  * filesystem nor by a project quota and the policy asks for no stage,
  * create's policy check marks the mount (watch_bytes): the bind stays a
- * live one, and a watcher in a child cgroup of the container's measures it
- * and kills the container once it holds more than the bound. */
+ * live one, and a watcher in the container's cgroup measures it and kills
+ * the container once it holds more than the bound. */
 struct policy_watch;
 struct brig_cgroup;
 /* Before the init is cloned (cg: the container's cgroup, or NULL): fork
- * the watcher of the marked mount; *out NULL when none is marked. */
+ * the watcher of the marked mount, which measures what the workspace holds
+ * meanwhile; *out NULL when none is marked. later (a run whose brig stays
+ * to supervise it): brig measures it now and the watcher is forked only
+ * when policy_watch_due says, by policy_watch_spawn. */
 int policy_watch_start(const struct brig_spec *s, const char *id, int state_dirfd, const struct brig_cgroup *cg,
-                       struct policy_watch **out, struct brig_error **err);
-/* The init exists: the watcher takes its pidfd and starts measuring. */
+                       bool later, struct policy_watch **out, struct brig_error **err);
+/* The init exists: the watcher takes its pidfd and starts measuring (a
+ * later one: its first look is due WATCH_MIN_MS from now). */
 int policy_watch_attach(struct policy_watch *w, pid_t init_pid, struct brig_error **err);
+/* ms until a later watcher must be forked (0: now), -1: none to fork. */
+long policy_watch_due(const struct policy_watch *w);
+/* Fork the later watcher (nothing when there is none, or it runs): it
+ * looks at once, and on as one forked at create. A failure: the caller
+ * stops the container (it must not go on unwatched). */
+int policy_watch_spawn(struct policy_watch *w, struct brig_error **err);
 /* create, run -d: the watcher lives on as long as the init. */
 void policy_watch_detach(struct policy_watch *w);
-/* run, sandbox run, undo: killed and its cgroup removed. */
+/* run, sandbox run, undo: killed (and what brig held of it released). */
 void policy_watch_stop(struct policy_watch *w);
 /* The watch fired: the workspace passed workspace.maxSize and the
  * container was killed; _record: what it measured (JSON), or NULL. */

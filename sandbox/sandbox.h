@@ -242,12 +242,16 @@ int sandbox_io_open(struct sandbox_io *io, const char *stdin_path, struct brig_e
 int sandbox_io_swap(struct sandbox_io *io, struct brig_error **err);
 void sandbox_io_restore(struct sandbox_io *io);
 /* How the output is shown while it comes, and what pid is. */
+struct policy_watch;
 struct sandbox_live {
     bool echo;                      /* copied to brig's stdout and stderr */
     struct sandbox_events *events;  /* --events, or NULL */
     /* pid is brig-init (run's PID 1, exec's trampoline): its name tells a
      * failed execve (init_report.h) */
     bool init_reports;
+    /* the workspace's watcher, forked when its first look is due (a
+     * command that ends before never has one: policy.h), or NULL */
+    struct policy_watch *watch;
 };
 /* Drain and time pid (a child of brig) until it is reaped and the pipes
  * closed; fills the exit, clocks and streams of r. */

@@ -168,6 +168,7 @@ struct io_loop {
     const struct sandbox_kill *kill;
     struct sandbox_limits lim;
     uint64_t started, last_byte;
+    struct policy_watch *watch;     /* forked when due, or NULL */
 };
 
 /* One read from a stream pipe; false at EOF. */
@@ -237,6 +238,20 @@ static void io_reaped(struct sandbox_result *r, int init_errno, int status)
 }
 
 /* Drain until both pipes close and the command is reaped; enforce the clocks. */
+/* The workspace's watcher, once the command outlives its first look: a
+ * watcher that cannot start stops the command (never unwatched), and the
+ * result says why. */
+static int io_watch_due(struct io_loop *lp, struct sandbox_result *r)
+{
+    if (policy_watch_due(lp->watch) != 0) return 0;
+    autoerr struct brig_error *e = NULL;
+    if (policy_watch_spawn(lp->watch, &e) == 0) return 0;
+    free(r->error);
+    r->error = brig_asprintf("%s: the sandbox is stopped", e->msg);
+    lp->kill->fn(lp->kill->arg);
+    return -1;
+}
+
 static int io_loop_run(struct io_loop *lp, struct sandbox_result *r)
 {
     const uint64_t started = lp->started;
@@ -256,12 +271,16 @@ static int io_loop_run(struct io_loop *lp, struct sandbox_result *r)
                 r->idle_timed_out = killed = true;
                 lp->kill->fn(lp->kill->arg);
                 if (lp->events) sandbox_events_limit(lp->events, "idle", -1, now);
+            } else if (io_watch_due(lp, r) < 0) {
+                killed = true;
             } else {
                 if (lp->lim.wall_ms) timeout = (long)(started + lp->lim.wall_ms - now);
                 if (lp->lim.idle_ms) {
                     long idle = (long)(lp->last_byte + lp->lim.idle_ms - now);
                     if (timeout < 0 || idle < timeout) timeout = idle;
                 }
+                long due = policy_watch_due(lp->watch);
+                if (due >= 0 && (timeout < 0 || due < timeout)) timeout = due;
             }
         }
         if (reaped) {
@@ -334,7 +353,7 @@ int sandbox_io_wait(struct sandbox_io *io, pid_t pid, const struct sandbox_kill 
                           .echo = { live->echo ? 1 : -1, live->echo ? 2 : -1 },
                           .echo_last = { -1, -1 }, .echo_last_any = -1,
                           .events = live->events, .init_reports = live->init_reports, .kill = k, .lim = *lim,
-                          .started = started };
+                          .started = started, .watch = live->watch };
     io->out[0] = io->err[0] = -1;
     if (lp.events) sandbox_events_start(lp.events, r, started, lim->output_max);
     int rc = io_loop_run(&lp, r);

@@ -73,7 +73,8 @@ static int run_started(struct launch *L, const struct sandbox_opts *o, const str
         while (waitpid(L->pid, NULL, 0) < 0 && errno == EINTR) {}
         return -1;
     }
-    const struct sandbox_live live = { .echo = o->stream, .events = o->events, .init_reports = true };
+    const struct sandbox_live live = { .echo = o->stream, .events = o->events, .init_reports = true,
+                                       .watch = L->wswatch };
     TRY(sandbox_io_wait(io, L->pid, &k, lim, &live, started, r, err));
     sandbox_stats(L->cg, r);
     r->workspace_full = policy_workspace_full(L->policy, L->spec, L->dirfd);
@@ -147,7 +148,7 @@ static int run_body(const struct sandbox_opts *o, struct sandbox_result *r)
                                          .arg = &slot };
     const struct brig_create_opts co = { .id = r->id, .bundle = "/", .config_text = config,
                                          .userns = o->rootless ? NULL : &own, .cgroup_fresh = true,
-                                         .seal_decided = true };
+                                         .seal_decided = true, .watch_later = true };
     struct launch L;
     if (rc == 0) {
         rc = sandbox_io_swap(&io, &err);

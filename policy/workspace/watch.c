@@ -8,7 +8,12 @@
  *
  *   policy_watch_start   forked before the init is cloned, into a child
  *                        cgroup (WATCH_CGROUP) of the container's: its
- *                        cpu and memory are the sandbox's; it holds the
+ *                        cpu and memory are the sandbox's (a supervised
+ *                        run's is "later": brig measures the workspace
+ *                        now, and policy_watch_spawn forks the watcher
+ *                        only once the command outlives the first look,
+ *                        policy_watch_due: a short command never has
+ *                        one, nor its cgroup); it holds the
  *                        workspace directory (opened once, from the fd
  *                        create pinned) and STATE/wswatch.json, empty;
  *   policy_watch_attach  given the init's pidfd once it exists; it has
@@ -70,12 +75,7 @@
 #define WATCH_CTL_FD 3
 #define WATCH_WS_FD 4
 #define WATCH_REC_FD 5
-
-struct policy_watch {
-    pid_t pid;
-    int ctl;
-    struct brig_cgroup *cg;     /* the watcher's child cgroup, or NULL */
-};
+#define WATCH_PIDFD_FD 6
 
 struct watch_ctx {
     const char *id;
@@ -85,6 +85,18 @@ struct watch_ctx {
     struct watch_walk walk;
     uint64_t base_bytes, base_inodes;       /* what it held at create */
     uint64_t floor, avail;                  /* the free room it keeps, the last seen */
+};
+
+struct policy_watch {
+    pid_t pid;                  /* the watcher, 0 while a later one is not forked yet */
+    int ctl;
+    struct brig_cgroup *cg;     /* the watcher's child cgroup, or NULL */
+    /* later (a supervised run): measured by brig at create, forked only
+     * once the command outlives the first look (policy_watch_due) */
+    bool later;
+    uint64_t due;               /* CLOCK_MONOTONIC ms of the first look */
+    char *id;
+    struct watch_ctx x;         /* its workspace, record and init's pidfd, its baseline */
 };
 
 static uint64_t watch_now_ms(void)
@@ -192,9 +204,8 @@ static int watch_period(uint64_t took_ms)
  * never walked again. Not the period a walk of that length earns: a large
  * workspace (300,000 files: a 5 s period) would give a writer that starts
  * at once gigabytes before the first look. */
-static __attribute__((noreturn)) void watch_loop(struct watch_ctx *x)
+static __attribute__((noreturn)) void watch_loop(struct watch_ctx *x, int wait_ms)
 {
-    int wait_ms = WATCH_MIN_MS;
     for (;;) {
         struct pollfd pf[2] = { { .fd = x->pidfd, .events = POLLIN }, { .fd = x->ctl, .events = POLLIN } };
         int n = poll(pf, x->ctl >= 0 ? 2 : 1, wait_ms);
@@ -224,6 +235,39 @@ static __attribute__((noreturn)) void watch_loop(struct watch_ctx *x)
     }
 }
 
+/* What the workspace holds before the container runs anything: the bound
+ * is on what it grows by. *why (empty on entry) says what stops the watch
+ * (the create fails with it). */
+static void watch_measure(struct watch_ctx *x, char *why, size_t len)
+{
+    struct watch_walk *w = &x->walk;
+    struct stat wst;
+    if (why[0] == '\0' && fstat(x->ws, &wst) < 0) snprintf(why, len, "stat the workspace: %s", strerror(errno));
+    x->ws_dev = why[0] == '\0' ? wst.st_dev : 0;
+    uint64_t bound = w->max_bytes, inodes = w->max_inodes;
+    w->max_bytes = w->max_inodes = UINT64_MAX;
+    if (why[0] == '\0' && watch_walk(w, x->ws))
+        snprintf(why, len, "the workspace is deeper than %d directories: its watch cannot measure it "
+                 "(workspace.bound \"stage\", or a filesystem with project quotas, can bound it)", WATCH_DEPTH);
+    if (why[0] == '\0' && w->setid[0] != '\0')
+        snprintf(why, len, "the workspace holds a writable set-id file (%.200s): a command could rewrite it "
+                 "through a shared mapping, which keeps the bit, and leave a set-id program of its own on the host; "
+                 "clear its bits (chmod ug-s) or its write permission, or stage the workspace "
+                 "(workspace.bound \"stage\": its write-back drops the bits)", w->setid);
+    x->base_bytes = w->bytes;
+    x->base_inodes = w->inodes;
+    x->floor = bound;
+    if (why[0] == '\0' && watch_room(x) < 0)
+        snprintf(why, len, "statfs the workspace: %s", strerror(errno));
+    else if (why[0] == '\0' && x->avail < x->floor)
+        snprintf(why, len, "the workspace's filesystem has %" PRIu64 " bytes free, under the %" PRIu64
+                 " its watch keeps free (the bound): free room there, or "
+                 "bound the workspace by its filesystem, project quotas or the stage (docs/policy.md)",
+                 x->avail, x->floor);
+    w->max_bytes = w->bytes > UINT64_MAX - bound ? UINT64_MAX : w->bytes + bound;
+    w->max_inodes = w->inodes > UINT64_MAX - inodes ? UINT64_MAX : w->inodes + inodes;
+}
+
 /* The watcher's main, in the forked child; never returns. */
 static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const struct brig_cgroup *own, bool cloned_into)
 {
@@ -232,34 +276,8 @@ static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const str
     if (own != NULL && cgroup_attach_self(own, cloned_into, &e) < 0)
         snprintf(why, sizeof(why), "join the sandbox's cgroup: %s", e->msg);
     if (why[0] == '\0') watch_confine(why, sizeof(why));
-    /* What the workspace holds before the container runs anything (the init
-     * is being made meanwhile): the bound is on what it grows by. */
-    struct watch_walk *w = &x->walk;
-    struct stat wst;
-    if (why[0] == '\0' && fstat(x->ws, &wst) < 0) snprintf(why, sizeof(why), "stat the workspace: %s", strerror(errno));
-    x->ws_dev = why[0] == '\0' ? wst.st_dev : 0;
-    uint64_t bound = w->max_bytes, inodes = w->max_inodes;
-    w->max_bytes = w->max_inodes = UINT64_MAX;
-    if (why[0] == '\0' && watch_walk(w, x->ws))
-        snprintf(why, sizeof(why), "the workspace is deeper than %d directories: its watch cannot measure it "
-                 "(workspace.bound \"stage\", or a filesystem with project quotas, can bound it)", WATCH_DEPTH);
-    if (why[0] == '\0' && w->setid[0] != '\0')
-        snprintf(why, sizeof(why), "the workspace holds a writable set-id file (%.200s): a command could rewrite it "
-                 "through a shared mapping, which keeps the bit, and leave a set-id program of its own on the host; "
-                 "clear its bits (chmod ug-s) or its write permission, or stage the workspace "
-                 "(workspace.bound \"stage\": its write-back drops the bits)", w->setid);
-    x->base_bytes = w->bytes;
-    x->base_inodes = w->inodes;
-    x->floor = bound;
-    if (why[0] == '\0' && watch_room(x) < 0)
-        snprintf(why, sizeof(why), "statfs the workspace: %s", strerror(errno));
-    else if (why[0] == '\0' && x->avail < x->floor)
-        snprintf(why, sizeof(why), "the workspace's filesystem has %" PRIu64 " bytes free, under the %" PRIu64
-                 " its watch keeps free (the bound): free room there, or "
-                 "bound the workspace by its filesystem, project quotas or the stage (docs/policy.md)",
-                 x->avail, x->floor);
-    w->max_bytes = w->bytes > UINT64_MAX - bound ? UINT64_MAX : w->bytes + bound;
-    w->max_inodes = w->inodes > UINT64_MAX - inodes ? UINT64_MAX : w->inodes + inodes;
+    /* (the init is being made meanwhile) */
+    if (why[0] == '\0') watch_measure(x, why, sizeof(why));
     char msg[8];
     if (brig_recv_with_fd(x->ctl, msg, sizeof(msg), &x->pidfd, "watch", NULL) <= 0 || x->pidfd < 0)
         _exit(0);   /* brig gave up before the container existed */
@@ -274,7 +292,7 @@ static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const str
     prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
     (void)!send(x->ctl, "ok", 2, MSG_NOSIGNAL);
     setsid();
-    watch_loop(x);
+    watch_loop(x, WATCH_MIN_MS);
 }
 
 /* The workspace mount create marked for a watch, or NULL. */
@@ -286,26 +304,94 @@ static const struct brig_mount *watch_mount(const struct brig_spec *s)
     return NULL;
 }
 
-/* fds onto 3, 4, 5 (and the log onto 2 when it is a file: --log), the rest
- * closed; in the child. */
-static int watch_fds(int ctl, int ws, int rec)
+/* fds onto 3, 4, 5 (and the init's pidfd onto 6, when given; the log onto
+ * 2 when it is a file: --log), the rest closed; in the child. */
+static int watch_fds(int ctl, int ws, int rec, int pidfd)
 {
     int log = brig_log_fd();
     struct stat st;
     bool keep_log = log >= 0 && fstat(log, &st) == 0 && S_ISREG(st.st_mode);
-    int hi[4] = { fcntl(ctl, F_DUPFD, 10), fcntl(ws, F_DUPFD, 10), fcntl(rec, F_DUPFD, 10),
-                  keep_log ? fcntl(log, F_DUPFD, 10) : -1 };
-    if (hi[0] < 0 || hi[1] < 0 || hi[2] < 0) return -1;
+    int hi[5] = { fcntl(ctl, F_DUPFD, 10), fcntl(ws, F_DUPFD, 10), fcntl(rec, F_DUPFD, 10),
+                  keep_log ? fcntl(log, F_DUPFD, 10) : -1, pidfd >= 0 ? fcntl(pidfd, F_DUPFD, 10) : -1 };
+    if (hi[0] < 0 || hi[1] < 0 || hi[2] < 0 || (pidfd >= 0 && hi[4] < 0)) return -1;
     int null = open("/dev/null", O_RDWR);
     if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(hi[3] >= 0 ? hi[3] : null, 2) < 0) return -1;
     if (dup2(hi[0], WATCH_CTL_FD) < 0 || dup2(hi[1], WATCH_WS_FD) < 0 || dup2(hi[2], WATCH_REC_FD) < 0) return -1;
-    syscall(SYS_close_range, WATCH_REC_FD + 1, ~0u, 0);
+    if (pidfd >= 0 && dup2(hi[4], WATCH_PIDFD_FD) < 0) return -1;
+    syscall(SYS_close_range, pidfd >= 0 ? WATCH_PIDFD_FD + 1 : WATCH_REC_FD + 1, ~0u, 0);
     brig_log_set_fd(2);
     return 0;
 }
 
+/* What brig holds of a watch (a later one's fds and baseline). */
+static void watch_release(struct policy_watch *w)
+{
+    if (w->cg != NULL) cgroup_free(w->cg);
+    if (w->later) {
+        brig_closep(&w->x.ws);
+        brig_closep(&w->x.rec);
+        brig_closep(&w->x.pidfd);
+        free(w->x.walk.seen);
+        free(w->id);
+    }
+    free(w);
+}
+
+/* Never the OOM killer's pick when the sandbox fills the memory cgroup it
+ * shares (the bound would go with it): set by brig, where it holds
+ * CAP_SYS_RESOURCE (a root without it leaves the watcher at 0, the
+ * smallest process of the cgroup but not exempt: docs/policy.md). */
+static void watch_oom_exempt(pid_t pid)
+{
+    char oom_path[64];
+    snprintf(oom_path, sizeof(oom_path), "/proc/%d/oom_score_adj", (int)pid);
+    autoclose int oom = open(oom_path, O_WRONLY | O_CLOEXEC);
+    if (oom < 0 || write(oom, "-1000", 5) != 5)
+        brig_debug("workspace watch: oom_score_adj -1000: %s", strerror(errno));
+}
+
+/* The watcher's answer on ctl: "ok", or why it cannot watch. */
+static int watch_answer(int ctl, struct brig_error **err)
+{
+    char msg[700];
+    ssize_t n = recv(ctl, msg, sizeof(msg) - 1, 0);
+    if (n <= 0) return brig_failx(err, "workspace.maxSize: the watcher ended before it started");
+    msg[n] = '\0';
+    if (strcmp(msg, "ok") != 0) return brig_failx(err, "workspace.maxSize: the watcher: %s", msg);
+    return 0;
+}
+
+/* later: brig measures the baseline now, the watcher is forked by
+ * policy_watch_spawn (the one who supervises the run calls it when
+ * policy_watch_due says so). */
+static int watch_start_later(const struct brig_mount *m, const char *id, const struct brig_cgroup *cg, int *ws,
+                             int *rec, struct policy_watch **out, struct brig_error **err)
+{
+    struct policy_watch *w = brig_calloc(1, sizeof(*w));
+    w->ctl = -1;
+    w->later = true;
+    w->id = brig_strdup(id);
+    uint64_t bytes = m->watch_bytes;
+    w->x = (struct watch_ctx){ .id = w->id, .container = cg, .ctl = -1, .ws = *ws, .rec = *rec, .pidfd = -1,
+                               .walk = { .max_bytes = bytes,
+                                         .max_inodes = bytes / 4096 > WATCH_MIN_INODES ? bytes / 4096
+                                                                                       : WATCH_MIN_INODES } };
+    *ws = *rec = -1;
+    char why[640] = "";
+    watch_measure(&w->x, why, sizeof(why));
+    if (why[0] != '\0') {
+        policy_watch_stop(w);
+        return brig_failx(err, "workspace.maxSize: the watcher: %s", why);
+    }
+    *out = w;
+    brig_debug("workspace %s measured (%" PRIu64 " bytes, %" PRIu64 " inodes), its watcher forked if the "
+               "command outlives the first look; %" PRIu64 " bytes", m->source, w->x.base_bytes, w->x.base_inodes,
+               m->watch_bytes);
+    return 0;
+}
+
 int policy_watch_start(const struct brig_spec *s, const char *id, int state_dirfd, const struct brig_cgroup *cg,
-                       struct policy_watch **out, struct brig_error **err)
+                       bool later, struct policy_watch **out, struct brig_error **err)
 {
     *out = NULL;
     const struct brig_mount *m = watch_mount(s);
@@ -324,11 +410,12 @@ int policy_watch_start(const struct brig_spec *s, const char *id, int state_dirf
         brig_fail(err, errno, "workspace.maxSize: %s", WATCH_RECORD);
         return state_root_hint(err);
     }
+    if (later) return watch_start_later(m, id, cg, &ws, &rec, out, err);
     struct launch_helper h;
     pid_t pid = launch_helper_fork(cg, WATCH_CGROUP, "brig-wswatch", &h, err);
     if (pid < 0) return brig_wrap(err, "workspace.maxSize: the watcher");
     if (pid == 0) {
-        if (watch_fds(h.ctl, ws, rec) < 0) _exit(1);
+        if (watch_fds(h.ctl, ws, rec, -1) < 0) _exit(1);
         brig_log_set_tag("wswatch");
         uint64_t bytes = m->watch_bytes;
         struct watch_ctx x = { .id = id, .container = cg, .ctl = WATCH_CTL_FD, .ws = WATCH_WS_FD,
@@ -338,15 +425,7 @@ int policy_watch_start(const struct brig_spec *s, const char *id, int state_dirf
                                                                                        : WATCH_MIN_INODES } };
         watch_child(&x, h.cg, h.cloned_into);
     }
-    /* Never the OOM killer's pick when the sandbox fills the memory cgroup
-     * it shares (the bound would go with it): set by brig, where it holds
-     * CAP_SYS_RESOURCE (a root without it leaves the watcher at 0, the
-     * smallest process of the cgroup but not exempt: docs/policy.md). */
-    char oom_path[64];
-    snprintf(oom_path, sizeof(oom_path), "/proc/%d/oom_score_adj", (int)pid);
-    autoclose int oom = open(oom_path, O_WRONLY | O_CLOEXEC);
-    if (oom < 0 || write(oom, "-1000", 5) != 5)
-        brig_debug("workspace watch: oom_score_adj -1000: %s", strerror(errno));
+    watch_oom_exempt(pid);
     struct policy_watch *w = brig_calloc(1, sizeof(*w));
     w->pid = pid;
     w->ctl = h.ctl;
@@ -361,39 +440,96 @@ int policy_watch_attach(struct policy_watch *w, pid_t init_pid, struct brig_erro
     if (w == NULL) return 0;
     autoclose int pidfd = (int)syscall(SYS_pidfd_open, init_pid, 0);
     if (pidfd < 0) return brig_fail(err, errno, "workspace.maxSize: pidfd_open");
+    if (w->later) {
+        w->x.pidfd = steal_fd(&pidfd);
+        w->due = watch_now_ms() + WATCH_MIN_MS;
+        return 0;
+    }
     TRY(brig_send_with_fd(w->ctl, "P", 1, pidfd, err));
-    char msg[700];
-    ssize_t n = recv(w->ctl, msg, sizeof(msg) - 1, 0);
-    if (n <= 0) return brig_failx(err, "workspace.maxSize: the watcher ended before it started");
-    msg[n] = '\0';
-    if (strcmp(msg, "ok") != 0) return brig_failx(err, "workspace.maxSize: the watcher: %s", msg);
-    return 0;
+    return watch_answer(w->ctl, err);
+}
+
+long policy_watch_due(const struct policy_watch *w)
+{
+    if (w == NULL || !w->later || w->pid > 0 || w->x.pidfd < 0) return -1;
+    uint64_t now = watch_now_ms();
+    return w->due > now ? (long)(w->due - now) : 0;
+}
+
+/* The later watcher, forked by the run's supervisor (it holds the
+ * command's pipes: watch_fds closes them at once), into the container's
+ * cgroup; it looks at once (its first look is due) and from then on as the
+ * one forked at create. */
+int policy_watch_spawn(struct policy_watch *w, struct brig_error **err)
+{
+    if (w == NULL || !w->later || w->pid > 0) return 0;
+    struct launch_helper h;
+    pid_t pid = launch_helper_fork(w->x.container, WATCH_CGROUP, "brig-wswatch", &h, err);
+    if (pid < 0) return brig_wrap(err, "workspace.maxSize: the watcher");
+    if (pid == 0) {
+        if (watch_fds(h.ctl, w->x.ws, w->x.rec, w->x.pidfd) < 0) _exit(1);
+        brig_log_set_tag("wswatch");
+        struct watch_ctx x = w->x;
+        x.ctl = WATCH_CTL_FD;
+        x.ws = WATCH_WS_FD;
+        x.rec = WATCH_REC_FD;
+        x.pidfd = WATCH_PIDFD_FD;
+        char why[640] = "";
+        autoerr struct brig_error *e = NULL;
+        if (h.cg != NULL && cgroup_attach_self(h.cg, h.cloned_into, &e) < 0)
+            snprintf(why, sizeof(why), "join the sandbox's cgroup: %s", e->msg);
+        if (why[0] == '\0') watch_confine(why, sizeof(why));
+        if (why[0] != '\0') {
+            (void)!send(x.ctl, why, strlen(why), MSG_NOSIGNAL);
+            _exit(1);
+        }
+        prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+        (void)!send(x.ctl, "ok", 2, MSG_NOSIGNAL);
+        setsid();
+        watch_loop(&x, 0);
+    }
+    watch_oom_exempt(pid);
+    w->pid = pid;
+    w->ctl = h.ctl;
+    w->cg = h.cg;
+    brig_debug("workspace watched by pid %d from its first look", (int)pid);
+    return watch_answer(w->ctl, err);
 }
 
 void policy_watch_detach(struct policy_watch *w)
 {
     if (w == NULL) return;
+    if (w->later && w->pid == 0) {
+        /* only a supervised run waits to fork it: never left unwatched */
+        autoerr struct brig_error *e = NULL;
+        if (policy_watch_spawn(w, &e) < 0) {
+            brig_errorf("container %s: %s: the container is killed", w->id, e->msg);
+            if (w->x.pidfd >= 0) syscall(SYS_pidfd_send_signal, w->x.pidfd, SIGKILL, NULL, 0);
+        }
+    }
     /* no answer waited for: it may be in a walk */
-    (void)!send(w->ctl, "detach", 6, MSG_NOSIGNAL);
-    close(w->ctl);
+    if (w->ctl >= 0) {
+        (void)!send(w->ctl, "detach", 6, MSG_NOSIGNAL);
+        close(w->ctl);
+    }
     /* its cgroup goes with the container's (delete); a zombie of ours
      * until brig exits */
-    if (w->cg != NULL) cgroup_free(w->cg);
-    free(w);
+    watch_release(w);
 }
 
 void policy_watch_stop(struct policy_watch *w)
 {
     if (w == NULL) return;
-    close(w->ctl);
-    kill(w->pid, SIGKILL);
-    while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR) {}
+    if (w->ctl >= 0) close(w->ctl);
+    if (w->pid > 0) {
+        kill(w->pid, SIGKILL);
+        while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR) {}
+    }
     if (w->cg != NULL) {
         autoerr struct brig_error *err = NULL;
         if (cgroup_destroy(w->cg, &err) < 0) brig_warn("workspace watch: %s", err->msg);
-        cgroup_free(w->cg);
     }
-    free(w);
+    watch_release(w);
 }
 
 bool policy_watch_fired(int state_dirfd)

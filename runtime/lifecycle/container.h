@@ -50,6 +50,8 @@ struct brig_create_opts {
     bool cgroup_fresh;          /* the cgroup's leaf must be made by this create
                                  * (cgroup_create_recorded): a sandbox's leaf
                                  * is named by its id alone, in any state root */
+    bool watch_later;           /* its brig supervises the run: the workspace's watcher is forked
+                                 * only once the command outlives its first look (policy.h) */
     bool seal_decided;          /* the caller decided whether brig runs sealed (sandbox/sandbox_seal.c) */
 };
 

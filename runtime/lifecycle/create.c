@@ -395,8 +395,9 @@ static int launch_init(struct launch *L, const struct brig_create_opts *o, struc
     if (egress_start(L->policy, L->st->id, L->cg, &L->egress, err) < 0)
         return brig_wrap(err, "network (policy %s)", L->policy->name);
     /* The workspace's watcher (workspace.maxSize, policy/workspace/watch.c):
-     * in its cgroup, a child of the container's, forked the same way. */
-    TRY(policy_watch_start(L->spec, L->st->id, L->dirfd, L->cg, &L->wswatch, err));
+     * in its cgroup, a child of the container's, forked the same way (a
+     * supervised run's later: policy.h). */
+    TRY(policy_watch_start(L->spec, L->st->id, L->dirfd, L->cg, o->watch_later, &L->wswatch, err));
     /* Decided here, not in the child: there geteuid() answers in the new
      * user namespace, 0 once the maps this parent writes are in, and a
      * child that looked after them made itself non-dumpable before its

@@ -183,6 +183,36 @@ sbrun symlink 'ln -s / /workspace/root; ln -s /bin /workspace/bin; sleep 1; echo
 check_eq "symlinks to / and to big host directories are not followed (not stopped)" \
     "$(jq -r '"\(.exit_code) \(.limits_hit | length) \(.stdout.preview_head)"' "$T/symlink.json")" "0 0 fine"
 
+# ---- a one-shot run's watcher: forked by brig only once its first look is due ---
+fresh_ws
+timeout -k 5 60 "$BRIG" --debug --log "$T/short.log" sandbox run --policy "$POL" --state-root "$SBS" \
+    --rootfs "$T/root" --workspace "$SW" --json -- /bin/echo short > "$T/short.json" 2>/dev/null
+check "a command shorter than the first look: the workspace measured at create" \
+    grep -q "its watcher forked if the command outlives the first look" "$T/short.log"
+check_not "... and no watcher forked for it" grep -q "watched by pid" "$T/short.log"
+fresh_ws
+timeout -k 5 60 "$BRIG" sandbox run --policy "$POL" --state-root "$SBS" --rootfs "$T/root" --workspace "$SW" \
+    --json -- /bin/sleep 3 > "$T/long.json" 2>/dev/null &
+long=$!
+n=100; while [ $n -gt 0 ] && no_watcher; do sleep 0.05; n=$((n - 1)); done
+w=$(watchers_of "$SW")
+check "a command that outlives the first look gets its watcher ($w)" test -n "$w" -a "$(echo "$w" | wc -w)" = 1
+sid=$(ls "$SBS" | grep '^sb-' | head -n 1)
+sinit=$(jq -r .pid "$SBS/$sid/state.json" 2>/dev/null)
+if [ -n "$w" ] && [ -n "$sinit" ]; then
+    check_eq "... in a child cgroup of the run's, in every hierarchy the run's init is in" \
+        "$(cat "/proc/$w/cgroup" 2>&1)" "$(sed 's|$|/brig-wswatch|' "/proc/$sinit/cgroup" 2>&1)"
+    check_eq "... with no capability but CAP_DAC_READ_SEARCH, CAP_KILL and CAP_SYS_PTRACE" \
+        "$(awk '/^CapEff|^CapBnd/ {print $2}' "/proc/$w/status" | sort -u)" 0000000000080024
+    check_eq "... no_new_privs" "$(awk '/^NoNewPrivs/ {print $2}' "/proc/$w/status")" 1
+    # forked by the run's supervisor: none of its fds (the command's pipes, its signalfd)
+    check_eq "... holding only its own fds (stdio, control, workspace, record, the init's pidfd)" \
+        "$(ls "/proc/$w/fd" | sort -n | tr '\n' ' ')" "0 1 2 3 4 5 6 "
+fi
+wait "$long"
+check_eq "... the run ends as it would have" "$(jq -r '"\(.exit_code) \(.limits_hit | length)"' "$T/long.json")" "0 0"
+check_eq "... and its watcher with it" "$(watchers_of "$SW")" ""
+
 # ---- the watcher, from inside and from the host --------------------------------
 fresh_ws
 if sbx create --policy "$POL" --rootfs "$T/root" --workspace "$SW" "$NAME" >/dev/null 2>"$T/create.err"; then
