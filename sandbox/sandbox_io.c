@@ -6,6 +6,7 @@
  * run, an exec's own cgroup for exec): sandbox_io_wait calls it back. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -145,7 +146,11 @@ static void io_echo(int *fd, const char *buf, size_t n)
         struct pollfd pf = { .fd = *fd, .events = POLLOUT };
         int r = poll(&pf, 1, 1000);
         if (r < 0 && errno == EINTR) continue;
-        ssize_t w = r == 1 && !(pf.revents & (POLLERR | POLLHUP | POLLNVAL)) ? write(*fd, buf, n) : -1;
+        /* at most PIPE_BUF at a time: a pipe that polled writable takes it
+         * without blocking, so a reader that stalls holds brig (its
+         * timeouts, the workspace's watcher) a second at most, never more */
+        size_t chunk = n > PIPE_BUF ? PIPE_BUF : n;
+        ssize_t w = r == 1 && !(pf.revents & (POLLERR | POLLHUP | POLLNVAL)) ? write(*fd, buf, chunk) : -1;
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
             *fd = -1;

@@ -145,6 +145,23 @@ sb --idle-timeout 2s -- sh -c 'for i in 1 2 3 4 5 6 7 8; do echo $i; sleep 0.5; 
 eq "printing every 0.5s under a 2s idle limit: not killed" 0 "$RC"
 eq "printing every 0.5s: idle_timed_out false" false "$(j .idle_timed_out)"
 
+# Streamed output (no --json) to a reader that never reads: brig stops copying to it,
+# the timeout still ends the command on time (it waited on the stalled writes until
+# the reader went: 8 s for a 2 s timeout before).
+mkfifo "$T/stall.fifo"
+( exec 3<"$T/stall.fifo"; sleep 8 ) &
+stall_reader=$!
+s0=$(date +%s%N)
+timeout -k 5 60 "$BRIG" sandbox run --state-root "$SB_STATE" --rootfs "$ROOTFS" --workspace "$WS" \
+    --env "BRIG_IT_TAG=$TAG-sb" --timeout 2s -- sh -c 'printf "%40000s\n" a; sleep 0.3; while :; do printf "%65000s\n" b; done' \
+    > "$T/stall.fifo" 2>/dev/null
+RC=$?
+took=$(( ($(date +%s%N) - s0) / 1000000 ))
+kill "$stall_reader" 2>/dev/null
+eq "streamed to a stalled reader: the wall timeout fires (exit 124)" 124 "$RC"
+check "... on time, not when the reader goes (${took} ms; the reader holds 8 s)" test "$took" -lt 6000
+sb_clean "a stalled reader"
+
 # A timeout kills what detached too.
 sb --timeout 2s -- sh -c 'setsid sh -c "sleep 3171" & (sleep 3172 &) ; sleep 600'
 eq "timeout with detached children: exit 124" 124 "$RC"
