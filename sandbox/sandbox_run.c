@@ -148,7 +148,11 @@ static int run_body(const struct sandbox_opts *o, struct sandbox_result *r)
                                          .arg = &slot };
     const struct brig_create_opts co = { .id = r->id, .bundle = "/", .config_text = config,
                                          .userns = o->rootless ? NULL : &own, .cgroup_fresh = true,
-                                         .seal_decided = true, .watch_later = true };
+                                         .seal_decided = true,
+                                         /* not while output is copied live: a reader that
+                                          * stalls holds the loop that would fork it (a
+                                          * review: GBs past the bound, t-workspace-watch) */
+                                         .watch_later = !o->stream };
     struct launch L;
     if (rc == 0) {
         rc = sandbox_io_swap(&io, &err);

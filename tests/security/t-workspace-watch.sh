@@ -213,6 +213,21 @@ wait "$long"
 check_eq "... the run ends as it would have" "$(jq -r '"\(.exit_code) \(.limits_hit | length)"' "$T/long.json")" "0 0"
 check_eq "... and its watcher with it" "$(watchers_of "$SW")" ""
 
+# Output copied live (no --json) to a reader that takes 4 KiB every 0.1 s, the
+# command flooding stdout while a writer fills the workspace: the loop that copies it
+# must not be what starts the bound (a later watcher forked there was never forked:
+# 6 GB past 4 MiB, stopped only by the timeout).
+fresh_ws
+timeout -k 5 60 "$BRIG" sandbox run --policy "$POL" --state-root "$SBS" --rootfs "$T/root" --workspace "$SW" \
+    --timeout 10s -- /bin/sh -c 'i=0; while :; do dd if=/dev/zero of=/workspace/f$i bs=65536 count=16 2>/dev/null;
+        i=$((i+1)); done & cat /dev/zero' 2> "$T/trickle.err" |
+    { for i in $(seq 200); do [ "$(dd bs=4096 count=1 2>/dev/null | wc -c)" -gt 0 ] || break; sleep 0.1; done
+      cat > /dev/null; }
+used=$(du -sk "$SW" | cut -f1)
+check "a streamed run behind a slow reader is stopped by the watch, not the timeout" \
+    grep -q "the workspace passed workspace.maxSize" "$T/trickle.err"
+check "... with the workspace far from the disk's size: $used KiB (< 512 MiB)" test "$used" -lt 524288
+
 # ---- the watcher, from inside and from the host --------------------------------
 fresh_ws
 if sbx create --policy "$POL" --rootfs "$T/root" --workspace "$SW" "$NAME" >/dev/null 2>"$T/create.err"; then
