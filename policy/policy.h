@@ -318,6 +318,14 @@ int policy_watch_spawn(struct policy_watch *w, struct brig_error **err);
 void policy_watch_detach(struct policy_watch *w);
 /* run, sandbox run, undo: killed (and what brig held of it released). */
 void policy_watch_stop(struct policy_watch *w);
+/* A watched workspace's container: fallocate(2) answered EOPNOTSUPP by its
+ * filter (the config's, or one of its own), since it takes blocks faster
+ * than the watch looks (watch_fallocate.c). */
+struct brig_seccomp;
+void policy_seccomp_no_fallocate(struct brig_seccomp *sc);
+/* The container of the state dir has a watched workspace (create made its
+ * record). */
+bool policy_watch_active(int state_dirfd);
 /* The watch fired: the workspace passed workspace.maxSize and the
  * container was killed; _record: what it measured (JSON), or NULL. */
 bool policy_watch_fired(int state_dirfd);

@@ -90,7 +90,10 @@ static void policy_enforce_quota(const struct brig_policy *p, struct brig_spec *
     for (size_t i = 0; i < rep->n; i++)     /* audit mode: already judged unenforceable */
         if (!rep->r[i].pass && strcmp(rep->r[i].rule, "workspace.quota") == 0) return;
     autoerr struct brig_error *qerr = NULL;
-    if (policy_quota_apply(p, s, m, &qerr) == 0) return;
+    if (policy_quota_apply(p, s, m, &qerr) == 0) {
+        if (m->watch_bytes > 0) policy_seccomp_no_fallocate(&s->linux_cfg.seccomp);
+        return;
+    }
     char path[64];
     snprintf(path, sizeof(path), "mounts[%zu].source", idx);
     policy_fail(rep, "workspace.quota", path, "workspace.maxSize %llu bytes cannot be enforced: %s",

@@ -532,6 +532,12 @@ void policy_watch_stop(struct policy_watch *w)
     watch_release(w);
 }
 
+bool policy_watch_active(int state_dirfd)
+{
+    struct stat st;
+    return fstatat(state_dirfd, WATCH_RECORD, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
 bool policy_watch_fired(int state_dirfd)
 {
     struct stat st;

@@ -301,6 +301,8 @@ static int exec_prepare(const struct brig_globals *g, const struct brig_exec_opt
     autopolicy struct brig_policy *pol = NULL;
     TRY(policy_resolve_text(g->policy, g->policy_text, &pol, err));
     TRY(policy_enforce_resolved(pol, X->spec, "exec", o->id, err));
+    /* as create gave the container's own process (policy_enforce_quota) */
+    if (policy_watch_active(X->dirfd)) policy_seccomp_no_fallocate(&X->spec->linux_cfg.seccomp);
     TRY(egress_exec_env(pol, X->spec, o->env, err));
     if (X->spec->linux_cfg.seccomp.present)
         TRY(seccomp_compile_cached(&X->spec->linux_cfg.seccomp, g->root, &X->bpf, err));
