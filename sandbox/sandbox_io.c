@@ -140,11 +140,22 @@ void sandbox_io_close(struct sandbox_io *io)
 /* The live copy to brig's own stdout/stderr. A reader that stalls for a
  * second (a full pipe nobody reads) or goes away loses the live copy, not
  * the clocks: the loop must keep draining and timing the command. */
-static void io_echo(int *fd, const char *buf, size_t n)
+static void io_echo(int *fd, const char *buf, size_t n, uint64_t deadline)
 {
     while (*fd >= 0 && n > 0) {
+        /* a reader that takes it slowly holds the copy until the command's
+         * wall limit at most: then the copy stops, and the limit is kept */
+        int wait_ms = 1000;
+        if (deadline != 0) {
+            uint64_t now = sandbox_now_ms();
+            if (now >= deadline) {
+                *fd = -1;
+                return;
+            }
+            if (deadline - now < (uint64_t)wait_ms) wait_ms = (int)(deadline - now);
+        }
         struct pollfd pf = { .fd = *fd, .events = POLLOUT };
-        int r = poll(&pf, 1, 1000);
+        int r = poll(&pf, 1, wait_ms);
         if (r < 0 && errno == EINTR) continue;
         /* at most PIPE_BUF at a time: a pipe that polled writable takes it
          * without blocking, so a reader that stalls holds brig (its
@@ -189,7 +200,7 @@ static bool io_drain(struct io_loop *lp, int i, struct sandbox_stream *s)
     }
     bool was_whole = s->bytes <= (uint64_t)s->head_cap + s->tail_cap;
     sandbox_stream_add(s, buf, (size_t)n);
-    io_echo(&lp->echo[i], buf, (size_t)n);
+    io_echo(&lp->echo[i], buf, (size_t)n, lp->lim.wall_ms ? lp->started + lp->lim.wall_ms : 0);
     if (lp->echo[i] >= 0) lp->echo_last[i] = lp->echo_last_any = (unsigned char)buf[n - 1];
     if (lp->events) {
         if (was_whole && s->bytes > (uint64_t)s->head_cap + s->tail_cap)
@@ -386,7 +397,7 @@ void sandbox_not_run(struct sandbox_result *r, const char *argv0, bool echo)
     sandbox_stream_add(&r->err, line, strlen(line));
     if (echo) {
         int fd = 2;
-        io_echo(&fd, line, strlen(line));
+        io_echo(&fd, line, strlen(line), 0);
     }
 }
 

@@ -161,6 +161,18 @@ kill "$stall_reader" 2>/dev/null
 eq "streamed to a stalled reader: the wall timeout fires (exit 124)" 124 "$RC"
 check "... on time, not when the reader goes (${took} ms; the reader holds 8 s)" test "$took" -lt 6000
 sb_clean "a stalled reader"
+# One that takes 4 KiB every half second keeps the copy going: the copy stops at the
+# wall limit (before, a 2 s timeout fired after the whole 64 KiB read was copied: 8 s).
+s0=$(date +%s%N)
+{ timeout -k 5 60 "$BRIG" sandbox run --state-root "$SB_STATE" --rootfs "$ROOTFS" --workspace "$WS" \
+    --env "BRIG_IT_TAG=$TAG-sb" --timeout 2s -- sh -c 'while :; do printf "%65000s\n" b; done' 2>/dev/null
+  date +%s%N > "$T/slow.end"; } |
+    { for i in $(seq 40); do [ "$(dd bs=4096 count=1 2>/dev/null | wc -c)" -gt 0 ] || break
+          [ -e "$T/slow.end" ] || sleep 0.5; done
+      cat > /dev/null; }
+took=$(( ($(cat "$T/slow.end") - s0) / 1000000 ))
+check "streamed to a slow reader: the wall timeout ends the run on time (${took} ms)" test "$took" -lt 6000
+sb_clean "a slow reader"
 
 # A timeout kills what detached too.
 sb --timeout 2s -- sh -c 'setsid sh -c "sleep 3171" & (sleep 3172 &) ; sleep 600'
