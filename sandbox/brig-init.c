@@ -285,8 +285,8 @@ static int init_exec(int argc, char **argv, char **envp)
 }
 
 /* --exec-sync FD PATH -- ARGV0 [ARGS...]: the trampoline of an OCI
- * container's process, started from brig's unsealed binary (`brig
- * create`, `run`, `exec`: docs/security.md): as --exec, but FD is brig's
+ * container's process, started from brig's unsealed binary (`brig run`:
+ * docs/security.md): as --exec, but FD is brig's
  * sync socket, kept open across brig's execveat of this file. PATH's
  * execve closes it (close-on-exec, set here): brig sees EOF, the process
  * runs. A failed execve is told to brig on it, as brig's own child told

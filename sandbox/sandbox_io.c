@@ -253,7 +253,6 @@ static void io_reaped(struct sandbox_result *r, int init_errno, int status)
     r->ran = false;
 }
 
-/* Drain until both pipes close and the command is reaped; enforce the clocks. */
 /* The workspace's watcher, once the command outlives its first look: a
  * watcher that cannot start stops the command (never unwatched), and the
  * result says why. */
@@ -268,6 +267,7 @@ static int io_watch_due(struct io_loop *lp, struct sandbox_result *r)
     return -1;
 }
 
+/* Drain until both pipes close and the command is reaped; enforce the clocks. */
 static int io_loop_run(struct io_loop *lp, struct sandbox_result *r)
 {
     const uint64_t started = lp->started;

@@ -6,8 +6,11 @@
  * answered EOPNOTSUPP, as a filesystem without it answers: glibc's
  * posix_fallocate then writes, at the speed the watch bounds. Added to the
  * config's own filter (every rule that would let it through loses it), or
- * to a filter of its own that allows everything else. */
+ * to a filter of its own that allows everything else; a filter that stops
+ * it whatever its arguments already is left as it is (its action may be
+ * the stricter one). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,8 +50,35 @@ static void watch_filter_new(struct brig_seccomp *sc)
     sc->n_architectures = n;
 }
 
+/* An action under which the call does not run (a notifier or tracer may
+ * let it go on). */
+static bool watch_action_stops(enum brig_scmp_action a)
+{
+    return a != BRIG_SCMP_ALLOW && a != BRIG_SCMP_LOG && a != BRIG_SCMP_TRACE && a != BRIG_SCMP_NOTIFY;
+}
+
+/* The filter stops fallocate whatever its arguments: a rule without
+ * conditions that stops it and none that could let it run, or no rule for
+ * it and a default that stops it. */
+static bool watch_fallocate_stopped(const struct brig_seccomp *sc)
+{
+    if (!sc->present) return false;
+    bool named = false, stopped = false;
+    for (size_t i = 0; i < sc->n_syscalls; i++) {
+        const struct brig_seccomp_rule *r = &sc->syscalls[i];
+        for (size_t j = 0; j < r->n_names; j++) {
+            if (strcmp(r->names[j], WATCH_FALLOCATE) != 0) continue;
+            named = true;
+            if (!watch_action_stops(r->action)) return false;
+            if (r->n_args == 0) stopped = true;
+        }
+    }
+    return named ? stopped : watch_action_stops(sc->default_action);
+}
+
 void policy_seccomp_no_fallocate(struct brig_seccomp *sc)
 {
+    if (watch_fallocate_stopped(sc)) return;
     if (!sc->present) watch_filter_new(sc);
     size_t kept = 0;
     for (size_t i = 0; i < sc->n_syscalls; i++) {

@@ -2,6 +2,7 @@
  * failing one (one mutation of it), and the failure names the rule and the
  * offending JSON path; apply then check passes, and apply is idempotent. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -667,4 +668,65 @@ Test(policy_rules, every_blocked_syscall_allowed_fails)
         policy_report_free(&rep);
     }
     cr_expect_gt(n, 10);
+}
+
+/* A watched workspace's filter (policy/workspace/watch_fallocate.c): the
+ * config's allowing rule loses fallocate, which then gets EOPNOTSUPP; a
+ * filter that already stops it keeps its own action; none: one of its own. */
+static struct brig_spec *fallocate_spec(const char *seccomp)
+{
+    char json[1024];
+    snprintf(json, sizeof(json), "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
+             "\"process\":{\"args\":[\"/bin/true\"],\"cwd\":\"/\"},\"linux\":{%s}}", seccomp);
+    struct brig_spec *s = NULL;
+    struct brig_error *err = NULL;
+    cr_assert_eq(spec_parse(json, strlen(json), "/b", &s, &err), 0, "%s", err ? err->msg : "");
+    policy_seccomp_no_fallocate(&s->linux_cfg.seccomp);
+    return s;
+}
+
+static const struct brig_seccomp_rule *fallocate_rule(const struct brig_seccomp *sc, size_t *rules_naming)
+{
+    const struct brig_seccomp_rule *found = NULL;
+    *rules_naming = 0;
+    for (size_t i = 0; i < sc->n_syscalls; i++)
+        for (size_t j = 0; j < sc->syscalls[i].n_names; j++)
+            if (strcmp(sc->syscalls[i].names[j], "fallocate") == 0) found = &sc->syscalls[i], (*rules_naming)++;
+    return found;
+}
+
+Test(watch_fallocate, allowing_rule_loses_it)
+{
+    struct brig_spec *s = fallocate_spec("\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"syscalls\":["
+                                         "{\"names\":[\"read\",\"fallocate\"],\"action\":\"SCMP_ACT_ALLOW\"}]}");
+    size_t n;
+    const struct brig_seccomp_rule *r = fallocate_rule(&s->linux_cfg.seccomp, &n);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(r->action, BRIG_SCMP_ERRNO);
+    cr_assert_eq(r->errno_ret, EOPNOTSUPP);
+    cr_assert_eq(s->linux_cfg.seccomp.syscalls[0].n_names, 1, "read stays allowed");
+    spec_free(s);
+}
+
+Test(watch_fallocate, a_stricter_denial_is_kept)
+{
+    struct brig_spec *s = fallocate_spec("\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":["
+                                         "{\"names\":[\"fallocate\"],\"action\":\"SCMP_ACT_KILL\"}]}");
+    size_t n;
+    const struct brig_seccomp_rule *r = fallocate_rule(&s->linux_cfg.seccomp, &n);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(r->action, BRIG_SCMP_KILL);
+    spec_free(s);
+}
+
+Test(watch_fallocate, no_filter_gets_one)
+{
+    struct brig_spec *s = fallocate_spec("\"namespaces\":[]");
+    size_t n;
+    cr_assert(s->linux_cfg.seccomp.present);
+    cr_assert_eq(s->linux_cfg.seccomp.default_action, BRIG_SCMP_ALLOW);
+    const struct brig_seccomp_rule *r = fallocate_rule(&s->linux_cfg.seccomp, &n);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(r->errno_ret, EOPNOTSUPP);
+    spec_free(s);
 }
