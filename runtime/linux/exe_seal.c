@@ -214,10 +214,15 @@ static int exe_memfd(const struct stat *st, struct brig_error **err)
                      (uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
                      (uint64_t)st->st_mtim.tv_sec, (unsigned long)st->st_mtim.tv_nsec, path);
     if (n < 0 || (size_t)n >= sizeof(name)) *strrchr(name, ':') = '\0';     /* no path: too long */
+    return exe_memfd_open(name, "a sealed copy of brig", err);
+}
+
+int exe_memfd_open(const char *name, const char *what, struct brig_error **err)
+{
     int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
     if (fd < 0 && errno == EINVAL) fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
-        return brig_fail(err, errno, "memfd_create for a sealed copy of brig%s",
+        return brig_fail(err, errno, "memfd_create for %s%s", what,
                          errno == EACCES ? " (vm.memfd_noexec=2 forbids executable memfds)" : "");
     return fd;
 }
@@ -266,11 +271,11 @@ static int exe_copy(int dst, int src, off_t size, struct brig_error **err)
     return 0;
 }
 
-static int exe_seal_fd(int fd, struct brig_error **err)
+int exe_memfd_seal(int fd, const char *what, struct brig_error **err)
 {
     if (fcntl(fd, F_ADD_SEALS, EXE_SEALS | F_SEAL_EXEC) == 0) return 0;
     if (errno == EINVAL && fcntl(fd, F_ADD_SEALS, EXE_SEALS) == 0) return 0;
-    return brig_fail(err, errno, "seal the memfd copy of brig (F_ADD_SEALS)");
+    return brig_fail(err, errno, "seal %s (F_ADD_SEALS)", what);
 }
 
 static void exe_guard_value(const struct stat *st, char *buf, size_t len)
@@ -353,7 +358,7 @@ int exe_seal_ensure(char **argv, struct brig_error **err)
     if (fd < 0) return -1;
     off_t len = exe_load_extent(src, st.st_size);
     TRY(exe_copy(fd, src, len, err));
-    TRY(exe_seal_fd(fd, err));
+    TRY(exe_memfd_seal(fd, "the memfd copy of brig", err));
     autofree char **env = exe_env_with_guard(fd, guard_env, sizeof(guard_env), NULL);
     if (env == NULL) return brig_fail(err, errno ? errno : ENOMEM, "re-exec brig");
     brig_debug("re-executing from a sealed memfd copy of /proc/self/exe (%jd of %jd bytes)", (intmax_t)len,

@@ -34,6 +34,13 @@ bool exe_seal_active(void);
  * /proc/self/exe itself when not sealed. For caches keyed on the binary. */
 int exe_seal_origin(struct stat *st);
 
+/* An executable memfd (MFD_EXEC where the kernel has it), sealable, closed
+ * on exec: its fd, or -1 (err names what, and vm.memfd_noexec=2). */
+int exe_memfd_open(const char *name, const char *what, struct brig_error **err);
+/* Every seal the copy gets (write, grow, shrink, seal, and exec where the
+ * kernel has it): nothing can change what runs from it. */
+int exe_memfd_seal(int fd, const char *what, struct brig_error **err);
+
 /* The path of that binary on disk (kept in the memfd's name), or of
  * /proc/self/exe when not sealed; -1 when unknown (a path too long for a
  * memfd name, an admin's own sealed copy). For helpers installed beside it. */

@@ -25,24 +25,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <stddef.h>
 #include <string.h>
-#include <limits.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../util/cleanup.h"
 #include "caps.h"
-
-#ifndef MFD_EXEC
-#define MFD_EXEC 0x0010U
-#endif
-#ifndef F_SEAL_EXEC
-#define F_SEAL_EXEC 0x0020
-#endif
+#include "exe_seal.h"
 
 /* sandbox/embed_init.py */
 extern const unsigned char brig_init_image[];
@@ -55,33 +47,19 @@ bool exe_trampoline_available(void)
 
 int exe_trampoline_open(int *out, struct brig_error **err)
 {
+    static const char what[] = "brig's exec trampoline";
     *out = -1;
     if (!exe_trampoline_available()) return brig_failx(err, "this build of brig has no exec trampoline");
-    const unsigned int flags = MFD_CLOEXEC | MFD_ALLOW_SEALING;
-    long fd = syscall(SYS_memfd_create, EXE_TRAMPOLINE_NAME, flags | MFD_EXEC);
-    if (fd < 0 && errno == EINVAL) fd = syscall(SYS_memfd_create, EXE_TRAMPOLINE_NAME, flags);
-    if (fd < 0)
-        return brig_fail(err, errno, "memfd_create for brig's exec trampoline%s",
-                         errno == EACCES ? " (vm.memfd_noexec=2 forbids executable memfds)" : "");
-    size_t done = 0;
-    while (done < brig_init_image_size) {
-        long n = syscall(SYS_write, fd, brig_init_image + done, brig_init_image_size - done);
+    autoclose int fd = exe_memfd_open(EXE_TRAMPOLINE_NAME, what, err);
+    if (fd < 0) return -1;
+    for (size_t done = 0; done < brig_init_image_size;) {
+        ssize_t n = write(fd, brig_init_image + done, brig_init_image_size - done);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            int e = n < 0 ? errno : EIO;
-            syscall(SYS_close, fd);
-            return brig_fail(err, e, "write brig's exec trampoline into its memfd");
-        }
+        if (n <= 0) return brig_fail(err, n < 0 ? errno : EIO, "write %s into its memfd", what);
         done += (size_t)n;
     }
-    const int seals = F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
-    if (syscall(SYS_fcntl, fd, F_ADD_SEALS, seals | F_SEAL_EXEC) < 0 &&
-        (errno != EINVAL || syscall(SYS_fcntl, fd, F_ADD_SEALS, seals) < 0)) {
-        int e = errno;
-        syscall(SYS_close, fd);
-        return brig_fail(err, e, "seal brig's exec trampoline (F_ADD_SEALS)");
-    }
-    *out = (int)fd;
+    TRY(exe_memfd_seal(fd, what, err));
+    *out = steal_fd(&fd);
     return 0;
 }
 

@@ -20,8 +20,7 @@
 bool exe_trampoline_available(void);
 
 /* A sealed, executable memfd holding the trampoline (close-on-exec): no
- * write, resize or further seal. Raw system calls, no heap (util/noheap.h:
- * `exec`'s child may share brig's memory when it calls this). */
+ * write, resize or further seal (linux/exe_seal.h's, as brig's own copy). */
 int exe_trampoline_open(int *out, struct brig_error **err);
 
 /* Whether the seccomp filter f (absent: none) lets name through whatever
