@@ -268,18 +268,21 @@ static void watch_measure(struct watch_ctx *x, char *why, size_t len)
     w->max_inodes = w->inodes > UINT64_MAX - inodes ? UINT64_MAX : w->inodes + inodes;
 }
 
-/* The watcher's main, in the forked child; never returns. */
+/* The watcher's main, in the forked child; never returns. Forked at create
+ * it measures the workspace and waits for the init's pidfd; a later one
+ * has both (x->pidfd set) and its first look is due at once. */
 static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const struct brig_cgroup *own, bool cloned_into)
 {
+    bool later = x->pidfd >= 0;
     char why[640] = "";
     autoerr struct brig_error *e = NULL;
     if (own != NULL && cgroup_attach_self(own, cloned_into, &e) < 0)
         snprintf(why, sizeof(why), "join the sandbox's cgroup: %s", e->msg);
     if (why[0] == '\0') watch_confine(why, sizeof(why));
     /* (the init is being made meanwhile) */
-    if (why[0] == '\0') watch_measure(x, why, sizeof(why));
+    if (!later && why[0] == '\0') watch_measure(x, why, sizeof(why));
     char msg[8];
-    if (brig_recv_with_fd(x->ctl, msg, sizeof(msg), &x->pidfd, "watch", NULL) <= 0 || x->pidfd < 0)
+    if (!later && (brig_recv_with_fd(x->ctl, msg, sizeof(msg), &x->pidfd, "watch", NULL) <= 0 || x->pidfd < 0))
         _exit(0);   /* brig gave up before the container existed */
     if (why[0] != '\0') {
         (void)!send(x->ctl, why, strlen(why), MSG_NOSIGNAL);
@@ -292,7 +295,7 @@ static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const str
     prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
     (void)!send(x->ctl, "ok", 2, MSG_NOSIGNAL);
     setsid();
-    watch_loop(x, WATCH_MIN_MS);
+    watch_loop(x, later ? 0 : WATCH_MIN_MS);
 }
 
 /* The workspace mount create marked for a watch, or NULL. */
@@ -321,6 +324,18 @@ static int watch_fds(int ctl, int ws, int rec, int pidfd)
     syscall(SYS_close_range, pidfd >= 0 ? WATCH_PIDFD_FD + 1 : WATCH_REC_FD + 1, ~0u, 0);
     brig_log_set_fd(2);
     return 0;
+}
+
+/* A watch of mount m's bound (its inodes: one per 4 KiB of it, at least
+ * WATCH_MIN_INODES), before its baseline; no pidfd yet. */
+static struct watch_ctx watch_ctx_new(const struct brig_mount *m, const char *id, const struct brig_cgroup *cg,
+                                      int ctl, int ws, int rec)
+{
+    uint64_t bytes = m->watch_bytes;
+    return (struct watch_ctx){ .id = id, .container = cg, .ctl = ctl, .ws = ws, .rec = rec, .pidfd = -1,
+                               .walk = { .max_bytes = bytes,
+                                         .max_inodes = bytes / 4096 > WATCH_MIN_INODES ? bytes / 4096
+                                                                                       : WATCH_MIN_INODES } };
 }
 
 /* What brig holds of a watch (a later one's fds and baseline). */
@@ -371,11 +386,7 @@ static int watch_start_later(const struct brig_mount *m, const char *id, const s
     w->ctl = -1;
     w->later = true;
     w->id = brig_strdup(id);
-    uint64_t bytes = m->watch_bytes;
-    w->x = (struct watch_ctx){ .id = w->id, .container = cg, .ctl = -1, .ws = *ws, .rec = *rec, .pidfd = -1,
-                               .walk = { .max_bytes = bytes,
-                                         .max_inodes = bytes / 4096 > WATCH_MIN_INODES ? bytes / 4096
-                                                                                       : WATCH_MIN_INODES } };
+    w->x = watch_ctx_new(m, w->id, cg, -1, *ws, *rec);
     *ws = *rec = -1;
     char why[640] = "";
     watch_measure(&w->x, why, sizeof(why));
@@ -417,12 +428,7 @@ int policy_watch_start(const struct brig_spec *s, const char *id, int state_dirf
     if (pid == 0) {
         if (watch_fds(h.ctl, ws, rec, -1) < 0) _exit(1);
         brig_log_set_tag("wswatch");
-        uint64_t bytes = m->watch_bytes;
-        struct watch_ctx x = { .id = id, .container = cg, .ctl = WATCH_CTL_FD, .ws = WATCH_WS_FD,
-                               .rec = WATCH_REC_FD, .pidfd = -1,
-                               .walk = { .max_bytes = bytes,
-                                         .max_inodes = bytes / 4096 > WATCH_MIN_INODES ? bytes / 4096
-                                                                                       : WATCH_MIN_INODES } };
+        struct watch_ctx x = watch_ctx_new(m, id, cg, WATCH_CTL_FD, WATCH_WS_FD, WATCH_REC_FD);
         watch_child(&x, h.cg, h.cloned_into);
     }
     watch_oom_exempt(pid);
@@ -474,19 +480,7 @@ int policy_watch_spawn(struct policy_watch *w, struct brig_error **err)
         x.ws = WATCH_WS_FD;
         x.rec = WATCH_REC_FD;
         x.pidfd = WATCH_PIDFD_FD;
-        char why[640] = "";
-        autoerr struct brig_error *e = NULL;
-        if (h.cg != NULL && cgroup_attach_self(h.cg, h.cloned_into, &e) < 0)
-            snprintf(why, sizeof(why), "join the sandbox's cgroup: %s", e->msg);
-        if (why[0] == '\0') watch_confine(why, sizeof(why));
-        if (why[0] != '\0') {
-            (void)!send(x.ctl, why, strlen(why), MSG_NOSIGNAL);
-            _exit(1);
-        }
-        prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
-        (void)!send(x.ctl, "ok", 2, MSG_NOSIGNAL);
-        setsid();
-        watch_loop(&x, 0);
+        watch_child(&x, h.cg, h.cloned_into);
     }
     watch_oom_exempt(pid);
     w->pid = pid;
