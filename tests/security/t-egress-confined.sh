@@ -59,11 +59,18 @@ check_confined() {
 }
 
 # ---- sandbox run: the proxy while it serves ----
-"$BRIG" sandbox run --policy "$T/pol.json" --state-root "$SB_STATE" --rootfs "$ROOTFS" --env "BRIG_IT_TAG=$TAG-sb" -- \
-    sh -c "/usr/bin/egress-client send 127.0.0.1 3128 'GET http://$API/ HTTP/1.0\r\nHost: $API\r\n\r\n'; \
-           /usr/bin/egress-client send 127.0.0.1 3128 'GET http://evil.example.test:$PORT/ HTTP/1.0\r\nHost: evil.example.test:$PORT\r\n\r\n'; \
-           sleep 3" > "$T/out" 2> "$T/err" &
+# The command says "ready" and waits on its stdin (a fifo) until the
+# proxy has been looked at: the look sees the proxy idle, not serving one
+# of the requests (an extra socket) nor gone because the command ended.
+mkfifo "$T/go"
+"$BRIG" sandbox run --policy "$T/pol.json" --state-root "$SB_STATE" --rootfs "$ROOTFS" --env "BRIG_IT_TAG=$TAG-sb" --stdin - -- \
+    sh -c "echo ready; read -r _; /usr/bin/egress-client send 127.0.0.1 3128 'GET http://$API/ HTTP/1.0\r\nHost: $API\r\n\r\n'; \
+           /usr/bin/egress-client send 127.0.0.1 3128 'GET http://evil.example.test:$PORT/ HTTP/1.0\r\nHost: evil.example.test:$PORT\r\n\r\n'" \
+    < "$T/go" > "$T/out" 2> "$T/err" &
 SB=$!
+exec 7> "$T/go"
+for _ in $(seq 300); do grep -qx ready "$T/out" && break; sleep 0.1; done
+check "sandbox run: its command runs (it said ready)" grep -qx ready "$T/out"
 proxy=$(our_proxy "$SB_STATE")
 check "sandbox run: its proxy runs" test -n "$proxy"
 [ -z "$proxy" ] || check_confined "$proxy" "sandbox run proxy" \
@@ -88,6 +95,8 @@ if [ -n "$proxy" ]; then
             mmap-exec mprotect-exec setuid unshare)"
     [ -s "$T/replay.err" ] && diag "replay: $(cat "$T/replay.err")"
 fi
+echo go >&7
+exec 7>&-
 wait "$SB"
 check_eq "sandbox run: exit 0" "$?" 0
 check "confined, the proxy still serves an allowed name: 200 and the body" bash -c "grep -q '^HTTP/1.0 200 OK' '$T/out' && grep -qx hello '$T/out'"
