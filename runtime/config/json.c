@@ -613,10 +613,22 @@ int json_as_kv(brig_json v, const char *path, struct brig_kv **out, size_t *n,
 
 /* ---- member reads ----------------------------------------------------- */
 
+/* Called for every member a parse reads, for a path that only an error
+ * prints: copied, not formatted (snprintf was a fifth of a config's parse).
+ * Cut at len - 1 bytes as snprintf cuts. */
 void json_path_join(char *buf, size_t len, const char *path, const char *key)
 {
-    if (path == NULL || path[0] == '\0') snprintf(buf, len, "%s", key);
-    else snprintf(buf, len, "%s.%s", path, key);
+    if (len == 0) return;
+    size_t at = 0;
+    const char *parts[3] = { path != NULL && path[0] != '\0' ? path : NULL, NULL, key };
+    if (parts[0] != NULL) parts[1] = ".";
+    for (size_t i = 0; i < 3 && at < len - 1; i++) {
+        if (parts[i] == NULL) continue;
+        size_t n = strnlen(parts[i], len - 1 - at);
+        memcpy(buf + at, parts[i], n);
+        at += n;
+    }
+    buf[at] = '\0';
 }
 
 /* 1: absent or null, 0: found (*v set), -1: required but absent. */

@@ -456,3 +456,25 @@ Test(json, tree_refuses_what_yajl_refuses)
         cr_assert(strncmp(err->msg, "invalid JSON: ", 14) == 0, "%s: %s", bad[i], err->msg);
     }
 }
+
+/* json_path_join copies what snprintf("%s.%s") printed, cut where it cut:
+ * the path of every member a parse reads, printed only in its errors. */
+Test(json, path_join_as_snprintf)
+{
+    const char *paths[] = { NULL, "", "a", "linux.seccomp.syscalls[12]", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" };
+    const char *keys[] = { "", "k", "names", "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy" };
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++) {
+            for (size_t len = 1; len < 80; len++) {
+                char want[80], got[80];
+                memset(got, '#', sizeof(got));
+                if (paths[i] == NULL || paths[i][0] == '\0') snprintf(want, len, "%s", keys[j]);
+                else snprintf(want, len, "%s.%s", paths[i], keys[j]);
+                json_path_join(got, len, paths[i], keys[j]);
+                cr_assert_str_eq(got, want, "path %s key %s len %zu", paths[i] ? paths[i] : "(null)", keys[j], len);
+                for (size_t k = strlen(got) + 1; k < sizeof(got); k++)
+                    cr_assert_eq(got[k], '#', "nothing written past the end (len %zu, byte %zu)", len, k);
+            }
+        }
+    }
+}
