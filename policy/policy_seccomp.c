@@ -233,7 +233,19 @@ RULE(policy_rule_seccomp_netlink)
         static const uint32_t types[] = { 2, 3, 2 | 0x800, 3 | 0x800, 2 | 0x80000, 3 | 0x80000,
                                           2 | 0x80800, 3 | 0x80800 };
         const bool fixed[6] = { true, true, true, false, false, false };
+        /* An argument left free only widens what a rule lets through (each
+         * argument's conditions are judged alone, ANDed or ORed): a rule
+         * that lets no AF_NETLINK socket, or none of a protocol, whatever
+         * the type, lets none of each type. One look for the rule and one
+         * per protocol before the eight types (the profile's other socket
+         * rules, of families 1, 2, 10 and 17, end at the first). */
+        const bool family_only[6] = { true, false, false, false, false, false };
+        const bool family_proto[6] = { true, false, true, false, false, false };
+        const uint32_t netlink[6] = { AF_NETLINK_, 0, 0, 0, 0, 0 };
+        if (!rule_lets_call(r, family_only, netlink)) continue;
         for (unsigned proto = 1; proto < NETLINK_PROTOCOLS; proto++) {
+            const uint32_t any_type[6] = { AF_NETLINK_, 0, proto, 0, 0, 0 };
+            if (!rule_lets_call(r, family_proto, any_type)) continue;
             bool lets = false;
             for (size_t t = 0; t < sizeof(types) / sizeof(types[0]) && !lets; t++) {
                 const uint32_t want[6] = { AF_NETLINK_, types[t], proto, 0, 0, 0 };
