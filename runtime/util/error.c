@@ -26,6 +26,9 @@ static struct brig_error *error_new(struct brig_error **err)
 __attribute__((format(printf, 3, 0)))
 static int error_vset(struct brig_error **err, int errnum, const char *fmt, va_list ap)
 {
+    /* Nobody to tell: no message to make (a path search, a sweep's
+     * skipped names) unless the debug log would show it. */
+    if (err == NULL && !brig_log_debug_enabled()) return -1;
     struct brig_error tmp = {0};
     int n = vsnprintf(tmp.msg, sizeof(tmp.msg), fmt, ap);
     /* Not strerror: for an unknown errnum glibc's mallocs its text
@@ -66,12 +69,12 @@ int brig_failx(struct brig_error **err, const char *fmt, ...)
 
 int brig_wrap(struct brig_error **err, const char *fmt, ...)
 {
+    if (err == NULL) return -1;
     char ctx[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(ctx, sizeof(ctx), fmt, ap);
     va_end(ap);
-    if (err == NULL) return -1;
     if (*err == NULL) return brig_failx(err, "%s: unknown error", ctx);
 
     char old[sizeof((*err)->msg)];

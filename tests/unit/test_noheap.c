@@ -7,10 +7,15 @@
 #include <linux/capability.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "linux/proc_exec.h"
 #include "util/error.h"
+#include "util/log.h"
 #include "util/noheap.h"
 #include "util/strutil.h"
 #include "sec_child.h"
@@ -153,4 +158,34 @@ Test(noheap, an_allocation_helper_ends_the_process)
     cr_assert_eq(rc, 0);
     cr_expect_eq(sec_exit_code(&r), 127);
     cr_expect(strstr(buf, "brig: BUG: brig_strdup called where the heap is off limits") != NULL, "%s", buf);
+}
+
+/* An error nobody is given (err NULL) is made only to be logged: under
+ * --debug its line is written, with its cause; without, nothing is made
+ * (a path search makes one per directory tried) and nothing written. */
+Test(noheap, unreported_errors_logged_only_under_debug)
+{
+    for (int debug = 0; debug < 2; debug++) {
+        char path[] = "/tmp/brig-unit-log-XXXXXX";
+        int fd = mkstemp(path);
+        cr_assert_geq(fd, 0);
+        close(fd);
+        cr_assert_eq(brig_log_init(path, BRIG_LOG_TEXT, debug), 0);
+        cr_assert_eq(brig_fail(NULL, ENOENT, "open %s", "/usr/local/bin/x"), -1);
+        cr_assert_eq(brig_failx(NULL, "invalid container id \"%s\"", ".roots"), -1);
+        cr_assert_eq(brig_wrap(NULL, "ctx %d", 1), -1);
+        char buf[1024] = "";
+        FILE *f = fopen(path, "r");
+        cr_assert_not_null(f);
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        unlink(path);
+        buf[n] = '\0';
+        if (debug) {
+            cr_expect(strstr(buf, "error (unreported): open /usr/local/bin/x: No such file or directory") != NULL, "%s", buf);
+            cr_expect(strstr(buf, "error (unreported): invalid container id \".roots\"") != NULL, "%s", buf);
+        } else {
+            cr_expect_eq(n, 0, "without --debug nothing is written: %s", buf);
+        }
+    }
 }
