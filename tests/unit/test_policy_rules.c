@@ -685,13 +685,15 @@ static struct brig_spec *fallocate_spec(const char *seccomp)
     return s;
 }
 
-static const struct brig_seccomp_rule *fallocate_rule(const struct brig_seccomp *sc, size_t *rules_naming)
+/* The one rule of the filter that names fallocate (asserted: exactly one). */
+static const struct brig_seccomp_rule *fallocate_rule(const struct brig_seccomp *sc)
 {
     const struct brig_seccomp_rule *found = NULL;
-    *rules_naming = 0;
+    size_t rules_naming = 0;
     for (size_t i = 0; i < sc->n_syscalls; i++)
         for (size_t j = 0; j < sc->syscalls[i].n_names; j++)
-            if (strcmp(sc->syscalls[i].names[j], "fallocate") == 0) found = &sc->syscalls[i], (*rules_naming)++;
+            if (strcmp(sc->syscalls[i].names[j], "fallocate") == 0) found = &sc->syscalls[i], rules_naming++;
+    cr_assert_eq(rules_naming, 1);
     return found;
 }
 
@@ -699,9 +701,7 @@ Test(watch_fallocate, allowing_rule_loses_it)
 {
     struct brig_spec *s = fallocate_spec("\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"syscalls\":["
                                          "{\"names\":[\"read\",\"fallocate\"],\"action\":\"SCMP_ACT_ALLOW\"}]}");
-    size_t n;
-    const struct brig_seccomp_rule *r = fallocate_rule(&s->linux_cfg.seccomp, &n);
-    cr_assert_eq(n, 1);
+    const struct brig_seccomp_rule *r = fallocate_rule(&s->linux_cfg.seccomp);
     cr_assert_eq(r->action, BRIG_SCMP_ERRNO);
     cr_assert_eq(r->errno_ret, EOPNOTSUPP);
     cr_assert_eq(s->linux_cfg.seccomp.syscalls[0].n_names, 1, "read stays allowed");
@@ -712,21 +712,15 @@ Test(watch_fallocate, a_stricter_denial_is_kept)
 {
     struct brig_spec *s = fallocate_spec("\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":["
                                          "{\"names\":[\"fallocate\"],\"action\":\"SCMP_ACT_KILL\"}]}");
-    size_t n;
-    const struct brig_seccomp_rule *r = fallocate_rule(&s->linux_cfg.seccomp, &n);
-    cr_assert_eq(n, 1);
-    cr_assert_eq(r->action, BRIG_SCMP_KILL);
+    cr_assert_eq(fallocate_rule(&s->linux_cfg.seccomp)->action, BRIG_SCMP_KILL);
     spec_free(s);
 }
 
 Test(watch_fallocate, no_filter_gets_one)
 {
     struct brig_spec *s = fallocate_spec("\"namespaces\":[]");
-    size_t n;
     cr_assert(s->linux_cfg.seccomp.present);
     cr_assert_eq(s->linux_cfg.seccomp.default_action, BRIG_SCMP_ALLOW);
-    const struct brig_seccomp_rule *r = fallocate_rule(&s->linux_cfg.seccomp, &n);
-    cr_assert_eq(n, 1);
-    cr_assert_eq(r->errno_ret, EOPNOTSUPP);
+    cr_assert_eq(fallocate_rule(&s->linux_cfg.seccomp)->errno_ret, EOPNOTSUPP);
     spec_free(s);
 }
