@@ -55,8 +55,15 @@ check "the survivor tried every way out" grep -q '^done' "$WS/attempts"
 check_not "no cgroup.procs write and no cgroup mount succeeded inside" grep -q "^MOVED\|^MOUNTED" "$WS/attempts" ||
     diag "$(grep "^MOVED\|^MOUNTED" "$WS/attempts")"
 check "the exec's processes were seen from the host" grep -q '^pid' "$T/cgroups.txt"
-check_not "while it ran, each of its processes was in the exec's own cgroup in every hierarchy" \
-    grep -v "^pid\|^[0-9]*:[^:]*:/brig-sandbox/$NAME/x-[0-9a-f]*\$" "$T/cgroups.txt"
+# where the exec is killed, measured and listed (v2, freezer, memory, cpuacct,
+# pids): its own cgroup; in the other v1 hierarchies: the sandbox's own
+# (cgroup_child.c); never anywhere else, such as brig's
+own_ctrl='[^:]*\(freezer\|memory\|cpuacct\|pids\)[^:]*'
+check_eq "while it ran, each of its processes was in the exec's own cgroup where it is killed and measured" \
+    "$(grep "^0::\|^[0-9]*:$own_ctrl:" "$T/cgroups.txt" | grep -v ":/brig-sandbox/$NAME/x-[0-9a-f]*\$")" ""
+check_eq "... and in the sandbox's own cgroup in every other hierarchy" \
+    "$(grep -v "^pid\|^0::\|^[0-9]*:$own_ctrl:" "$T/cgroups.txt" | grep -v ":/brig-sandbox/$NAME\$")" ""
+check "... (the exec's own cgroups were seen)" grep -q "^\(0:\|[0-9]*:$own_ctrl\):/brig-sandbox/$NAME/x-" "$T/cgroups.txt"
 sleep 0.5
 hb1=$(cat "$WS/heartbeat" 2>/dev/null; stat -c %Y "$WS/heartbeat")
 sleep 1.2

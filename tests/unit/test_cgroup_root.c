@@ -641,3 +641,111 @@ Test(cgroup_root, destroy_removes_only_what_it_created)
     cgroup_free(b);
     cgroup_free(c);
 }
+
+/* A process forked and joined to cg by itself (cgroup_attach_self); it
+ * sleeps until killed. */
+static pid_t joined_sleeper(const struct brig_cgroup *cg)
+{
+    int rep[2];
+    cr_assert_eq(pipe(rep), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        char r = cgroup_attach_self(cg, false, NULL) == 0 ? 'y' : 'n';
+        if (write(rep[1], &r, 1) != 1) _exit(1);
+        for (;;) pause();
+    }
+    close(rep[1]);
+    char r = 0;
+    cr_assert_eq(read(rep[0], &r, 1), 1);
+    close(rep[0]);
+    cr_assert_eq(r, 'y', "cgroup_attach_self failed");
+    return pid;
+}
+
+static bool lists(const char *dir, pid_t pid)
+{
+    autofree pid_t *pids = NULL;
+    size_t n = 0;
+    if (cg_read_pids(dir, &pids, &n, NULL) < 0) return false;
+    for (size_t i = 0; i < n; i++)
+        if (pids[i] == pid) return true;
+    return false;
+}
+
+/* An exec's child cgroup (cgroup_child.c) has a directory of its own where
+ * it is killed, measured and listed (v2, freezer, memory, cpuacct, pids);
+ * in the other v1 hierarchies its process joins the container's own
+ * directory, never stays where it was. Killing the child kills only it,
+ * and removing it leaves the container's cgroup and its init. */
+Test(cgroup_root, child_owns_kill_and_stat_hierarchies_and_joins_the_rest)
+{
+    need_root();
+    autofree char *inner = unit_path();
+    struct brig_spec s;
+    spec_for(&s, inner);
+    struct brig_cgroup *cg = NULL, *child = NULL;
+    autoerr struct brig_error *e = NULL;
+    cr_assert_eq(cgroup_create(&s, "c9", false, &cg, &e), 0, "%s", e ? e->msg : "");
+    pid_t init = joined_sleeper(cg);
+    cr_assert_eq(cgroup_child_create(cg, "x-0123456789ab", &child, &e), 0, "%s", e ? e->msg : "");
+    pid_t cmd = joined_sleeper(child);
+
+    size_t owned = 0, joined = 0;
+    for (size_t i = 0; i < cg->n_dirs; i++) {
+        const struct cg_dir *d = &cg->dirs[i];
+        autofree char *own = brig_asprintf("%s/x-0123456789ab", d->path);
+        bool kills_or_measures = d->v2 || cg_list_has(d->controllers, "freezer") ||
+                                 cg_list_has(d->controllers, "memory") || cg_list_has(d->controllers, "cpuacct") ||
+                                 cg_list_has(d->controllers, "pids");
+        cr_assert(lists(d->path, init), "%s: the init left the container's cgroup", d->path);
+        if (kills_or_measures) {
+            owned++;
+            cr_assert(lists(own, cmd), "%s: the command is not in the child", own);
+            cr_assert(!lists(d->path, cmd), "%s: the command is in the container's own", d->path);
+        } else {
+            joined++;
+            cr_assert(access(own, F_OK) < 0 && errno == ENOENT, "%s: made where nothing needs it", own);
+            cr_assert(lists(d->path, cmd), "%s: the command did not join the container's own", d->path);
+        }
+    }
+    cr_log_info("child: own directory in %zu hierarchies, the container's in %zu", owned, joined);
+    cr_assert_gt(owned, 0);
+    cr_assert_eq(child->n_dirs, owned);
+    cr_assert_eq(child->n_joins, joined);
+
+    /* The exec's lock and reaper look where it was made. */
+    char **names = NULL;
+    size_t n = 0;
+    cr_assert_eq(cgroup_child_list_lockable(cg, "x-", &names, &n, NULL), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_str_eq(names[0], "x-0123456789ab");
+    brig_strv_free(names);
+    cr_assert(cgroup_child_busy(cg, "x-0123456789ab"));
+
+    autoerr struct brig_error *de = NULL;
+    cr_assert_eq(cgroup_destroy(child, &de), 0, "%s", de ? de->msg : "");
+    int st;
+    cr_assert_eq(waitpid(cmd, &st, 0), cmd);
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    cr_assert_eq(waitpid(init, &st, WNOHANG), 0, "the container's init was killed with the child");
+    cr_assert(!cgroup_child_busy(cg, "x-0123456789ab"));
+    cgroup_free(child);
+
+    /* One made by an older brig, in every hierarchy: opened, it is
+     * removed from all of them. */
+    for (size_t i = 0; i < cg->n_dirs; i++) {
+        autofree char *old = brig_asprintf("%s/x-ba9876543210", cg->dirs[i].path);
+        cr_assert_eq(mkdir(old, 0755), 0, "%s", old);
+    }
+    cr_assert_eq(cgroup_child_open(cg, "x-ba9876543210", &child, NULL), 0);
+    cr_assert_eq(cgroup_destroy(child, NULL), 0);
+    cgroup_free(child);
+    cr_assert(dirs_exist(cg, "/x-ba9876543210", false));
+
+    kill(init, SIGKILL);
+    waitpid(init, NULL, 0);
+    cr_assert_eq(cgroup_destroy(cg, NULL), 0);
+    cr_assert(nothing_created(inner));
+    cgroup_free(cg);
+}

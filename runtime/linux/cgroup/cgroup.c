@@ -42,6 +42,8 @@ void cgroup_free(struct brig_cgroup *cg)
         free(cg->dirs[i].controllers);
     }
     free(cg->dirs);
+    for (size_t i = 0; i < cg->n_joins; i++) free(cg->joins[i]);
+    free(cg->joins);
     if (cg->v2_fd >= 0) close(cg->v2_fd);
     free(cg);
 }
@@ -302,6 +304,9 @@ int cgroup_attach(const struct brig_cgroup *cg, pid_t pid, bool cloned_into,
         if (cg_writef(d->path, "cgroup.procs", NULL, err, "%d", (int)pid) < 0)
             return brig_wrap(err, "cgroup: attach pid %d", (int)pid);
     }
+    for (size_t i = 0; i < cg->n_joins; i++)
+        if (cg_writef(cg->joins[i], "cgroup.procs", NULL, err, "%d", (int)pid) < 0)
+            return brig_wrap(err, "cgroup: attach pid %d", (int)pid);
     brig_debug("cgroup: pid %d attached (%s)", (int)pid, cloned_into ? "cloned into v2" : "all");
     return 0;
 }
@@ -318,27 +323,29 @@ int cgroup_attach_self(const struct brig_cgroup *cg, bool cloned_into, struct br
      * close_range per run of adjacent fds instead of one close each. On
      * the stack, not the heap: this runs in the freshly cloned init, where
      * every heap page malloc writes is a copy-on-write fault. */
-    int fds[cg->n_dirs + 1];
+    int fds[cg->n_dirs + cg->n_joins + 1];
     size_t n = 0;
     int r = 0;
-    for (size_t i = 0; r == 0 && i < cg->n_dirs; i++) {
-        const struct cg_dir *d = &cg->dirs[i];
-        if (d->v2 && cloned_into) continue;
+    for (size_t i = 0; r == 0 && i < cg->n_dirs + cg->n_joins; i++) {
+        bool own = i < cg->n_dirs;
+        const struct cg_dir *d = own ? &cg->dirs[i] : NULL;
+        const char *dir = own ? d->path : cg->joins[i - cg->n_dirs];
+        if (own && d->v2 && cloned_into) continue;
         /* v2 has no per-thread move for domain cgroups: cgroup.procs. */
-        const char *file = d->v2 ? "cgroup.procs" : "tasks";
+        const char *file = own && d->v2 ? "cgroup.procs" : "tasks";
         char path[PATH_MAX];
-        int len = snprintf(path, sizeof(path), "%s/%s", d->path, file);
+        int len = snprintf(path, sizeof(path), "%s/%s", dir, file);
         if (len < 0 || (size_t)len >= sizeof(path)) {
-            r = brig_failx(err, "cgroup: join %s: path too long", d->path);
+            r = brig_failx(err, "cgroup: join %s: path too long", dir);
             break;
         }
         fds[n] = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
         if (fds[n] < 0) {
-            r = brig_fail(err, errno, "cgroup: join %s: open %s", d->path, path);
+            r = brig_fail(err, errno, "cgroup: join %s: open %s", dir, path);
             break;
         }
         if (write(fds[n++], "0", 1) != 1)
-            r = brig_fail(err, errno, "cgroup: join %s: write \"0\" to %s", d->path, path);
+            r = brig_fail(err, errno, "cgroup: join %s: write \"0\" to %s", dir, path);
     }
     brig_close_all(fds, n);
     if (r < 0) return -1;

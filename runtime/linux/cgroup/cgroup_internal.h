@@ -140,6 +140,11 @@ struct brig_cgroup {
     int v2_fd;           /* leaf dir fd (for CLONE_INTO_CGROUP), -1 */
     bool made_here;      /* by cgroup_create in this process (not loaded from a
                           * state file): paths and "created" are exact */
+    char **joins;        /* v1 directories a process of this cgroup joins that
+                          * are not its own (a child's parent where the child
+                          * has no directory, cgroup_child.c): written by
+                          * cgroup_attach*, never listed, killed or removed */
+    size_t n_joins;
 };
 
 const struct cg_dir *cg_dir_v2(const struct brig_cgroup *cg);
