@@ -172,6 +172,10 @@ struct policy_apply_opts {
      * brig_globals.policy_text), whose policy_enforce_resolved checks it
      * before anything is made: in enforce mode the verify is left to it. */
     bool checked_by_create;
+    /* The config is brig's own (sandbox_config's), not a caller's: not
+     * parsed as a spec before it is patched (create parses the result), only
+     * when a seccomp filter of its own must be judged (it has none). */
+    bool config_ours;
     /* The workspace mount (workspace_source) idmapped, as a sandbox's is:
      * its owner on disk (disk_uid:disk_gid) is host_uid:host_gid to the
      * container, and what the container makes as those is the owner's. */

@@ -215,9 +215,13 @@ int policy_apply(const struct brig_policy *p, const char *config, size_t len,
 {
     /* Bad input is refused before anything is patched (exit 2 in the CLI). */
     autospec struct brig_spec *before = NULL;
-    if (spec_parse(config, len, "/", &before, err) < 0) return brig_wrap(err, "config.json");
+    bool ours = o != NULL && o->config_ours;
+    if (!ours && spec_parse(config, len, "/", &before, err) < 0) return brig_wrap(err, "config.json");
     autoptree struct ptree *cfg = NULL;
     TRY(ptree_parse(config, len, &cfg, err));
+    struct ptree *lx = ptree_get(cfg, "linux");
+    if (ours && lx != NULL && ptree_get(lx, "seccomp") != NULL && spec_parse(config, len, "/", &before, err) < 0)
+        return brig_wrap(err, "config.json");
 
     struct ptree *root = ptree_get(cfg, "root");
     if (p->root_readonly && root != NULL && root->type == PT_OBJ)
@@ -227,7 +231,7 @@ int policy_apply(const struct brig_policy *p, const char *config, size_t len,
     TRY(apply_mounts(p, cfg, o, err));
     apply_linux_misc(p, cfg);
     apply_resources(p, cfg);
-    TRY(apply_seccomp(p, cfg, seccomp_passes(p, before), o != NULL && o->profile_as_text, err));
+    TRY(apply_seccomp(p, cfg, before != NULL && seccomp_passes(p, before), o != NULL && o->profile_as_text, err));
 
     autofree char *text = NULL;
     TRY(ptree_write(cfg, &text, err));

@@ -376,7 +376,7 @@ int sandbox_config(const struct brig_policy *p, const struct sandbox_opts *o, co
     /* Both callers hand the text to create with p's own text as the
      * policy in force (run, create): create parses and checks it. */
     struct policy_apply_opts ao = { .workspace_source = o->workspace ? ws : NULL, .profile_as_text = true,
-                                    .checked_by_create = true, .workspace_idmap = o->workspace != NULL && !o->rootless,
+                                    .checked_by_create = true, .config_ours = true, .workspace_idmap = o->workspace != NULL && !o->rootless,
                                     .disk_uid = ws_st.st_uid, .disk_gid = ws_st.st_gid,
                                     .host_uid = ids_base + p->user.uid, .host_gid = ids_base + p->user.gid };
     if (policy_apply(p, base, len, &ao, out, err) < 0) return brig_wrap(err, "policy %s", p->name);

@@ -132,6 +132,28 @@ Test(policy_rules, apply_for_create_passes_with_the_same_filter)
     }
 }
 
+/* Sandbox run and create mark the config as brig's own (config_ours): it
+ * is not parsed before it is patched, yet what comes out is the same text,
+ * for a config without a filter of its own and for one whose filter must
+ * be judged (kept when it passes, as for any caller's). */
+Test(policy_rules, apply_of_brigs_own_config_is_the_same_text)
+{
+    autopolicy struct brig_policy *p = agent();
+    autofree char *with_filter = applied(p);
+    const char *inputs[] = { base, with_filter };
+    for (size_t i = 0; i < BRIG_ARRAY_SIZE(inputs); i++) {
+        autofree char *theirs = NULL;
+        autofree char *ours = NULL;
+        autoerr struct brig_error *err = NULL;
+        struct policy_apply_opts o = { .workspace_source = "/srv/ws", .profile_as_text = true,
+                                       .checked_by_create = true };
+        cr_assert_eq(policy_apply(p, inputs[i], strlen(inputs[i]), &o, &theirs, &err), 0, "%s", err ? err->msg : "");
+        o.config_ours = true;
+        cr_assert_eq(policy_apply(p, inputs[i], strlen(inputs[i]), &o, &ours, &err), 0, "%s", err ? err->msg : "");
+        cr_expect_str_eq(ours, theirs, "input %zu", i);
+    }
+}
+
 Test(policy_rules, apply_needs_a_workspace_source)
 {
     autopolicy struct brig_policy *p = agent();
