@@ -317,7 +317,7 @@ static int exec_body(const struct sandbox_opts *o, struct sandbox_result *r)
     autoclose int plock = -1;
     if (rc == 0 && parent != NULL && (plock = cgroup_lock(parent, LOCK_SH)) < 0)
         rc = brig_fail(&err, errno, "the sandbox's cgroup is gone (removed, or its init died)");
-    if (rc == 0 && parent != NULL && cgroup_child_create(parent, r->id, &child, &err) < 0)
+    if (rc == 0 && parent != NULL && cgroup_child_create(parent, r->id, true, &child, &err) < 0)
         rc = brig_wrap(&err, "the sandbox's cgroup is gone (removed, or its init died)");
     /* Held until the child is removed: who runs it is alive. */
     autoclose int lock = -1;

@@ -17,7 +17,7 @@ pid_t launch_helper_fork(const struct brig_cgroup *cg, const char *cgname, const
                          struct launch_helper *h, struct brig_error **err)
 {
     *h = (struct launch_helper){ .ctl = -1 };
-    if (cg != NULL && cgroup_child_create(cg, cgname, &h->cg, err) < 0) return brig_wrap(err, "%s's cgroup", comm);
+    if (cg != NULL && cgroup_child_create(cg, cgname, false, &h->cg, err) < 0) return brig_wrap(err, "%s's cgroup", comm);
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
         int e = errno;

@@ -56,14 +56,21 @@ check_not "no cgroup.procs write and no cgroup mount succeeded inside" grep -q "
     diag "$(grep "^MOVED\|^MOUNTED" "$WS/attempts")"
 check "the exec's processes were seen from the host" grep -q '^pid' "$T/cgroups.txt"
 # where the exec is killed, measured and listed (v2, freezer, memory, cpuacct,
-# pids): its own cgroup; in the other v1 hierarchies: the sandbox's own
-# (cgroup_child.c); never anywhere else, such as brig's
+# pids) and where it is locked (the sandbox's first hierarchy, one more):
+# its own cgroup; in the other v1 hierarchies: the sandbox's own
+# (cgroup_child.c, lean); never anywhere else, such as brig's
 own_ctrl='[^:]*\(freezer\|memory\|cpuacct\|pids\)[^:]*'
 check_eq "while it ran, each of its processes was in the exec's own cgroup where it is killed and measured" \
     "$(grep "^0::\|^[0-9]*:$own_ctrl:" "$T/cgroups.txt" | grep -v ":/brig-sandbox/$NAME/x-[0-9a-f]*\$")" ""
-check_eq "... and in the sandbox's own cgroup in every other hierarchy" \
-    "$(grep -v "^pid\|^0::\|^[0-9]*:$own_ctrl:" "$T/cgroups.txt" | grep -v ":/brig-sandbox/$NAME\$")" ""
+check_eq "... and in the exec's own or the sandbox's own cgroup in every other hierarchy" \
+    "$(grep -v "^pid" "$T/cgroups.txt" | grep -v ":/brig-sandbox/$NAME\(/x-[0-9a-f]*\)\?\$")" ""
+lock_only=$(grep -v "^pid\|^0::\|^[0-9]*:$own_ctrl:" "$T/cgroups.txt" | grep ":/brig-sandbox/$NAME/x-" |
+    cut -d: -f2 | sort -u)
+check "... its own in one other hierarchy at most (its lock's): ${lock_only:-none}" \
+    test "$(printf '%s' "$lock_only" | grep -c .)" -le 1
 check "... (the exec's own cgroups were seen)" grep -q "^\(0:\|[0-9]*:$own_ctrl\):/brig-sandbox/$NAME/x-" "$T/cgroups.txt"
+grep -q "^[1-9][0-9]*:" "$T/cgroups.txt" &&     # v1 hierarchies (a pure v2 host has one cgroup)
+    check "... (the sandbox's own was seen, in a hierarchy the exec joins)" grep -q ":/brig-sandbox/$NAME\$" "$T/cgroups.txt"
 sleep 0.5
 hb1=$(cat "$WS/heartbeat" 2>/dev/null; stat -c %Y "$WS/heartbeat")
 sleep 1.2

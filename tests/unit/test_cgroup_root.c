@@ -673,12 +673,13 @@ static bool lists(const char *dir, pid_t pid)
     return false;
 }
 
-/* An exec's child cgroup (cgroup_child.c) has a directory of its own where
- * it is killed, measured and listed (v2, freezer, memory, cpuacct, pids);
+/* An exec's lean child cgroup (cgroup_child.c) has a directory of its own
+ * where it is killed, measured, listed and locked (v2, freezer, memory,
+ * cpuacct, pids, the container's first hierarchy);
  * in the other v1 hierarchies its process joins the container's own
  * directory, never stays where it was. Killing the child kills only it,
  * and removing it leaves the container's cgroup and its init. */
-Test(cgroup_root, child_owns_kill_and_stat_hierarchies_and_joins_the_rest)
+Test(cgroup_root, lean_child_owns_kill_stat_and_lock_hierarchies_and_joins_the_rest)
 {
     need_root();
     autofree char *inner = unit_path();
@@ -688,14 +689,14 @@ Test(cgroup_root, child_owns_kill_and_stat_hierarchies_and_joins_the_rest)
     autoerr struct brig_error *e = NULL;
     cr_assert_eq(cgroup_create(&s, "c9", false, &cg, &e), 0, "%s", e ? e->msg : "");
     pid_t init = joined_sleeper(cg);
-    cr_assert_eq(cgroup_child_create(cg, "x-0123456789ab", &child, &e), 0, "%s", e ? e->msg : "");
+    cr_assert_eq(cgroup_child_create(cg, "x-0123456789ab", true, &child, &e), 0, "%s", e ? e->msg : "");
     pid_t cmd = joined_sleeper(child);
 
     size_t owned = 0, joined = 0;
     for (size_t i = 0; i < cg->n_dirs; i++) {
         const struct cg_dir *d = &cg->dirs[i];
         autofree char *own = brig_asprintf("%s/x-0123456789ab", d->path);
-        bool kills_or_measures = d->v2 || cg_list_has(d->controllers, "freezer") ||
+        bool kills_or_measures = i == 0 /* the lock */ || d->v2 || cg_list_has(d->controllers, "freezer") ||
                                  cg_list_has(d->controllers, "memory") || cg_list_has(d->controllers, "cpuacct") ||
                                  cg_list_has(d->controllers, "pids");
         cr_assert(lists(d->path, init), "%s: the init left the container's cgroup", d->path);
@@ -713,6 +714,9 @@ Test(cgroup_root, child_owns_kill_and_stat_hierarchies_and_joins_the_rest)
     cr_assert_gt(owned, 0);
     cr_assert_eq(child->n_dirs, owned);
     cr_assert_eq(child->n_joins, joined);
+    /* locked where every brig locks and reaps it: the container's first */
+    autofree char *lockdir = brig_asprintf("%s/x-0123456789ab", cg->dirs[0].path);
+    cr_assert_str_eq(child->dirs[0].path, lockdir);
 
     /* The exec's lock and reaper look where it was made. */
     char **names = NULL;
@@ -731,6 +735,16 @@ Test(cgroup_root, child_owns_kill_and_stat_hierarchies_and_joins_the_rest)
     cr_assert_eq(waitpid(init, &st, WNOHANG), 0, "the container's init was killed with the child");
     cr_assert(!cgroup_child_busy(cg, "x-0123456789ab"));
     cgroup_free(child);
+
+    /* A helper's (not lean): a directory in every hierarchy, none joined. */
+    struct brig_cgroup *helper = NULL;
+    cr_assert_eq(cgroup_child_create(cg, "brig-wswatch", false, &helper, NULL), 0);
+    cr_assert_eq(helper->n_dirs, cg->n_dirs);
+    cr_assert_eq(helper->n_joins, 0);
+    cr_assert(dirs_exist(cg, "/brig-wswatch", true));
+    cr_assert_eq(cgroup_destroy(helper, NULL), 0);
+    cgroup_free(helper);
+    cr_assert(dirs_exist(cg, "/brig-wswatch", false));
 
     /* One made by an older brig, in every hierarchy: opened, it is
      * removed from all of them. */

@@ -108,11 +108,14 @@ void cgroup_stats_brief(const struct brig_cgroup *cg, struct cgroup_stats *st);
 void cgroup_stats_clear(struct cgroup_stats *st);
 
 /* cgroup_child.c: a child cgroup named name (no '/') of a running
- * container's, in every hierarchy cg uses (`sandbox exec`: one per command,
- * to kill it and all it started alone). cgroup_kill/destroy/stats work on
- * the result; destroy removes the child only. create fails if the
- * container's cgroup is gone; open is for one made by another brig. */
-int cgroup_child_create(const struct brig_cgroup *cg, const char *name, struct brig_cgroup **out,
+ * container's (`sandbox exec`: one per command, to kill it and all it
+ * started alone; a helper process's). In every hierarchy cg uses, or, lean,
+ * only in those that kill, measure, list or lock it, its process joining
+ * the container's own directory in the others (cgroup_child.c).
+ * cgroup_kill/destroy/stats work on the result; destroy removes the child
+ * only. create fails if the container's cgroup is gone; open is for one
+ * made by another brig (every hierarchy). */
+int cgroup_child_create(const struct brig_cgroup *cg, const char *name, bool lean, struct brig_cgroup **out,
                         struct brig_error **err);
 int cgroup_child_open(const struct brig_cgroup *cg, const char *name, struct brig_cgroup **out,
                       struct brig_error **err);

@@ -4,16 +4,21 @@
  * and only them, while the sandbox's limits (on the parent, hierarchical in
  * v1 and v2 alike) stay shared.
  *
- * v1: a directory of the same name in the hierarchies that kill it
- * (freezer), measure it (memory, cpuacct) or list its processes (pids);
- * cgroup_kill then freezes the child's freezer, signals its cgroup.procs
- * and thaws. In the container's other hierarchies (cpu, cpuset, devices,
- * blkio, net_cls, perf_event, hugetlb, named ones such as systemd) the
- * child's processes join the container's own directory (brig_cgroup.joins):
- * the same limits, and one mkdir, rmdir (and a cpuset's two copies) less
- * each, about an eighth of a `sandbox exec` on a hybrid host. A child
- * opened to be removed (cgroup_child_open) has every hierarchy as its own,
- * so one made by an older brig in each goes too.
+ * v1: a directory of the same name in every hierarchy the container uses
+ * (a cpuset one filled from its parent, as at create); cgroup_kill then
+ * freezes the child's freezer, signals its cgroup.procs and thaws. A lean
+ * child (`sandbox exec`'s) has one only in the hierarchies that kill it
+ * (freezer), measure it (memory, cpuacct), list its processes (pids) or
+ * hold its lock (the container's first, where every brig since the first
+ * looks for it); in the container's other hierarchies (cpu, cpuset,
+ * devices, blkio, net_cls, perf_event, hugetlb, named ones such as
+ * systemd) its process joins the container's own directory
+ * (brig_cgroup.joins): the same limits, one mkdir and rmdir (and a
+ * cpuset's two copies) less each. Helpers (egress, the watcher) keep one
+ * in every hierarchy: a helper left in the container's own directory at
+ * its delete would hold its rmdir. A child opened to be removed
+ * (cgroup_child_open) has every hierarchy as its own, so one made either
+ * way, or by an older brig, goes whole.
  * v2: one directory; no controller is enabled in the parent's
  * subtree_control, so the no-internal-process rule does not apply (the
  * parent keeps its init, the child's usage is charged to the parent) and
@@ -42,8 +47,8 @@ static int child_name_check(const char *name, struct brig_error **err)
     return 0;
 }
 
-/* A child's own directory in d's hierarchy (else it joins the parent's):
- * where it is killed, measured and listed. */
+/* A lean child's own directory in d's hierarchy (else it joins the
+ * parent's): where it is killed, measured and listed. */
 static bool child_owns(const struct cg_dir *d)
 {
     static const char *const own[] = {"freezer", "memory", "cpuacct", "pids"};
@@ -53,11 +58,12 @@ static bool child_owns(const struct cg_dir *d)
     return false;
 }
 
-/* Whether the child owns a directory in the parent's dirs[i]: all of them
- * when none of those hierarchies is mounted (the child still needs a
- * directory to be killed and locked by). */
+/* Whether a lean child owns a directory in the parent's dirs[i]: the
+ * first always (its lock, where older brigs lock and reap it too), and
+ * all of them when none of those hierarchies is mounted. */
 static bool child_owns_at(const struct brig_cgroup *cg, size_t i)
 {
+    if (i == 0) return true;
     for (size_t j = 0; j < cg->n_dirs; j++)
         if (child_owns(&cg->dirs[j])) return child_owns(&cg->dirs[i]);
     return true;
@@ -74,8 +80,8 @@ static void child_add_dir(struct brig_cgroup *c, const struct cg_dir *parent, co
 }
 
 /* The owned hierarchies first, in the parent's order (dirs[0], the lock,
- * is the same for a child made and one opened); then, for one opened
- * (all), the others as its own too, else as joins of the parent's. */
+ * is the parent's dirs[0] either way); then, all (not lean), the others
+ * as its own too, else as joins of the parent's. */
 static struct brig_cgroup *child_of(const struct brig_cgroup *cg, const char *name, bool all)
 {
     struct brig_cgroup *c = brig_calloc(1, sizeof(*c));
@@ -93,11 +99,11 @@ static struct brig_cgroup *child_of(const struct brig_cgroup *cg, const char *na
     return c;
 }
 
-int cgroup_child_create(const struct brig_cgroup *cg, const char *name, struct brig_cgroup **out,
+int cgroup_child_create(const struct brig_cgroup *cg, const char *name, bool lean, struct brig_cgroup **out,
                         struct brig_error **err)
 {
     TRY(child_name_check(name, err));
-    struct brig_cgroup *c = child_of(cg, name, false);
+    struct brig_cgroup *c = child_of(cg, name, !lean);
     c->made_here = true;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < c->n_dirs; i++) {
