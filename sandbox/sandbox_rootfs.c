@@ -169,7 +169,10 @@ int sandbox_rootfs_default(bool rootless, char **out, struct brig_error **err)
     const char *env = getenv("BRIG_ROOTFS_DIR");
     autofree char *own = NULL;
     if (rootless && !(env && env[0])) {
-        if (rootfs_system_tree(ROOTFS_CACHE_DIR, out) != 0) return 0;
+        if (rootfs_system_tree(ROOTFS_CACHE_DIR, out) != 0) {
+            brig_debug("default runner rootfs: root's %s", *out);
+            return 0;
+        }
         TRY(rootfs_user_dir(&own, err));
     }
     const char *dir = own ? own : env && env[0] ? env : ROOTFS_CACHE_DIR;
@@ -192,5 +195,6 @@ int sandbox_rootfs_default(bool rootless, char **out, struct brig_error **err)
     }
     if (r < 0) return -1;
     *out = brig_asprintf("%s/%s", dir, ROOTFS_DEFAULT);
+    brig_debug("default runner rootfs: %s", *out);
     return 0;
 }

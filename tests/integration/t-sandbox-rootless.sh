@@ -179,7 +179,8 @@ if [ -f /var/lib/brig/rootfs/default-2.manifest ]; then
     rl timeout -k 5 60 "$RL_BRIG" --debug sandbox run --policy "$T/opt.json" --workspace "$WS" --json -- true \
         >"$T/out.json" 2>"$T/err.txt"
     check_eq "no --rootfs: root's default runner rootfs, exit 0" \
-        "$?:$(grep -m 1 -o 'root /var/lib/brig/rootfs/default-2$' "$T/err.txt")" "0:root /var/lib/brig/rootfs/default-2"
+        "$?:$(grep -m 1 -o "default runner rootfs: root's /var/lib/brig/rootfs/default-2\$" "$T/err.txt")" \
+        "0:default runner rootfs: root's /var/lib/brig/rootfs/default-2"
 else
     skip "no --rootfs: root's default runner rootfs" "a root brig has not built /var/lib/brig/rootfs/default-2 here"
 fi
