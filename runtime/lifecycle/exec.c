@@ -99,16 +99,22 @@ static bool exec_userns_child(pid_t pid)
  * it or joined it by path: the exec'd process sees what the init sees. */
 static int exec_ns_plan(pid_t pid, struct exec_run *X, struct brig_error **err)
 {
+    /* Each namespace looked up from the two directories, opened once (a
+     * walk of /proc/PID/ns/... each time was most of this step). */
+    char dir[64];
+    snprintf(dir, sizeof(dir), "/proc/%d/ns", (int)pid);
+    autoclose int theirs_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (theirs_fd < 0) return brig_fail(err, errno, "open %s", dir);
+    autoclose int ours_fd = open("/proc/self/ns", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (ours_fd < 0) return brig_fail(err, errno, "open /proc/self/ns");
     for (size_t i = 0; i < BRIG_ARRAY_SIZE(exec_ns); i++) {
-        char path[64];
         struct stat theirs, ours;
-        snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, exec_ns[i].name);
-        if (stat(path, &theirs) < 0) {
+        if (fstatat(theirs_fd, exec_ns[i].name, &theirs, 0) < 0) {
             if (errno == ENOENT && strcmp(exec_ns[i].name, "time") == 0) continue;
-            return brig_fail(err, errno, "stat %s", path);
+            return brig_fail(err, errno, "stat %s/%s", dir, exec_ns[i].name);
         }
-        snprintf(path, sizeof(path), "/proc/self/ns/%s", exec_ns[i].name);
-        if (stat(path, &ours) < 0) return brig_fail(err, errno, "stat %s", path);
+        if (fstatat(ours_fd, exec_ns[i].name, &ours, 0) < 0)
+            return brig_fail(err, errno, "stat /proc/self/ns/%s", exec_ns[i].name);
         if (theirs.st_ino == ours.st_ino && theirs.st_dev == ours.st_dev) {
             /* The init's root is then only a chroot, which setns would not
              * give us: the process would run in the host's root. */
