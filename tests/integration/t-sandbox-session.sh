@@ -2,7 +2,8 @@
 # brig sandbox create/exec/ls/rm (docs/sandbox.md): a long-lived sandbox
 # seen from outside: each exec's own result and exit status, one exec
 # killed at its timeout (with what it detached) while another goes on,
-# limits shared by the execs, the audit line, and what the host has left
+# limits shared by the execs, the audit line, an older brig's running exec left to
+# it (a rolling upgrade), and what the host has left
 # after rm (no process, cgroup, mount or state).
 . "$(dirname "$0")/lib.sh"
 it_init
@@ -152,6 +153,34 @@ check "brig exec killed: its command outlives it for now" pgrep -f "^sleep 3078"
 eq "brig exec killed: ls reaps the orphaned exec" 0 "$(sbx ls --json | jq -r --arg n "$NAME" '.[] | select(.name == $n) | .execs')"
 sleep 0.2
 check_not "brig exec killed: the orphan and what it detached are dead" pgrep -f "^sleep 307[78]"
+
+# ---- an exec an older brig runs is not an orphan to a newer one ----
+# (a rolling upgrade) An older brig made its exec's cgroup in every hierarchy and
+# locks it in the sandbox's first one (runtime/linux/cgroup/cgroup_child.c); a newer
+# brig's reaper must look for that lock there. Played here by hand: a host process
+# in such a cgroup, the lock held in the first hierarchy only.
+SB_CG=$(jq -r '.cgroup | fromjson | [.dirs[].path] | join(" ")' "$SB_STATE/$NAME/state.json")
+OLD=x-0123456789ab
+sleep 3079 & OLD_CMD=$!
+for d in $SB_CG; do
+    mkdir "$d/$OLD" || bail "cannot play the older exec in $d"
+    if [ -e "$d/cpuset.cpus" ]; then cat "$d/cpuset.cpus" > "$d/$OLD/cpuset.cpus"; cat "$d/cpuset.mems" > "$d/$OLD/cpuset.mems"; fi
+    echo "$OLD_CMD" > "$d/$OLD/cgroup.procs" || bail "cannot put the older exec's command in $d/$OLD"
+done
+exec {old_lock}<"${SB_CG%% *}/$OLD"     # its brig's lock: the first hierarchy's directory
+flock -x "$old_lock"
+ex "$NAME" -- true
+eq "an older brig's running exec: a newer exec beside it runs" 0 "$RC"
+sbx ls --json > /dev/null
+check "... and neither it nor ls takes the older one for an orphan (its command lives)" kill -0 "$OLD_CMD"
+eq "... which ls counts" 1 "$(sbx ls --json | jq -r --arg n "$NAME" '.[] | select(.name == $n) | .execs')"
+exec {old_lock}<&-
+kill "$OLD_CMD" 2>/dev/null
+wait "$OLD_CMD" 2>/dev/null
+for _ in $(seq 100); do [ "$(sbx ls --json | jq -r --arg n "$NAME" '.[] | select(.name == $n) | .execs')" = 0 ] && break
+    sleep 0.05; done
+check_eq "... once it ended, ls removed its cgroup in every hierarchy" \
+    "$(for d in $SB_CG; do [ -d "$d/$OLD" ] && echo "$d/$OLD"; done)" ""
 
 # ---- an exec into a sandbox whose init died ----
 sbx create --rootfs "$ROOTFS" --workspace "$WS" --env "BRIG_IT_TAG=$TAG-sb" "$N2" > /dev/null
