@@ -219,8 +219,7 @@ int policy_apply(const struct brig_policy *p, const char *config, size_t len,
     if (!ours && spec_parse(config, len, "/", &before, err) < 0) return brig_wrap(err, "config.json");
     autoptree struct ptree *cfg = NULL;
     TRY(ptree_parse(config, len, &cfg, err));
-    struct ptree *lx = ptree_get(cfg, "linux");
-    if (ours && lx != NULL && ptree_get(lx, "seccomp") != NULL && spec_parse(config, len, "/", &before, err) < 0)
+    if (ours && ptree_get(ptree_get(cfg, "linux"), "seccomp") != NULL && spec_parse(config, len, "/", &before, err) < 0)
         return brig_wrap(err, "config.json");
 
     struct ptree *root = ptree_get(cfg, "root");

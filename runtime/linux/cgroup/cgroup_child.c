@@ -135,21 +135,16 @@ int cgroup_child_open(const struct brig_cgroup *cg, const char *name, struct bri
     return 0;
 }
 
-static int child_list(const struct brig_cgroup *cg, bool lockable, const char *prefix, char ***names, size_t *n,
-                      struct brig_error **err)
+static int child_list(const struct brig_cgroup *cg, size_t n_dirs, const char *prefix, char ***names,
+                      size_t *n, struct brig_error **err)
 {
     *names = NULL;
     *n = 0;
     size_t cap = 0;
-    for (size_t i = 0; i < cg->n_dirs; i++) {
-        /* lockable: the first owned hierarchy's only, where the lock is */
-        if (lockable && !child_owns_at(cg, i)) continue;
+    for (size_t i = 0; i < n_dirs && i < cg->n_dirs; i++) {
         DIR *d = opendir(cg->dirs[i].path);
         if (d == NULL) {
-            if (errno == ENOENT) {
-                if (lockable) break;
-                continue;
-            }
+            if (errno == ENOENT) continue;
             return brig_fail(err, errno, "cgroup: list %s", cg->dirs[i].path);
         }
         struct dirent *e;
@@ -168,7 +163,6 @@ static int child_list(const struct brig_cgroup *cg, bool lockable, const char *p
             (*names)[*n] = NULL;
         }
         closedir(d);
-        if (lockable) break;
     }
     return 0;
 }
@@ -176,30 +170,29 @@ static int child_list(const struct brig_cgroup *cg, bool lockable, const char *p
 int cgroup_child_list(const struct brig_cgroup *cg, const char *prefix, char ***names, size_t *n,
                       struct brig_error **err)
 {
-    /* A child is made in every owned hierarchy in turn, and an older brig's
+    /* A child is made in every hierarchy it owns in turn, an older brig's
      * in every one: list them all, once each. */
-    return child_list(cg, false, prefix, names, n, err);
+    return child_list(cg, cg->n_dirs, prefix, names, n, err);
 }
 
 int cgroup_child_list_lockable(const struct brig_cgroup *cg, const char *prefix, char ***names, size_t *n,
                                struct brig_error **err)
 {
-    return child_list(cg, true, prefix, names, n, err);
+    /* Every child, lean or not, has the container's first (its lock). */
+    return child_list(cg, 1, prefix, names, n, err);
 }
 
 bool cgroup_child_busy(const struct brig_cgroup *cg, const char *name)
 {
-    bool first = true;
     for (size_t i = 0; i < cg->n_dirs; i++) {
-        if (!child_owns_at(cg, i)) continue;
         char path[PATH_MAX];
         if (snprintf(path, sizeof(path), "%s/%s/cgroup.procs", cg->dirs[i].path, name) >= (int)sizeof(path))
             continue;
         autoclose int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        /* A child is made in every owned hierarchy, the first one first:
-         * none there, none at all (the usual case: one failed open). */
-        if (fd < 0 && first && errno == ENOENT) return false;
-        first = false;
+        /* A child is made in the container's first hierarchy first (lean
+         * or not): none there, none at all (the usual case: one failed
+         * open). Where a lean one has none, the open fails: skipped. */
+        if (fd < 0 && i == 0 && errno == ENOENT) return false;
         char c;
         if (fd >= 0 && read(fd, &c, 1) == 1) return true;
     }
