@@ -130,6 +130,13 @@ int rootfs_manifest_load(int dirfd, const char *name, struct rootfs_manifest *ou
  * the config's mounts), and a directory's ctime (adding one touches it; the
  * entries themselves are still compared). */
 #define ROOTFS_DIFF_MOUNTPOINTS 1u
+/* Whether the tree under rootfd is still as want says, proven without
+ * listing it (rootfs_quick.c): every entry there as recorded, on the
+ * root's mount, and none changed (ctime) after not_after, so that no
+ * directory but the root (listed) gained or lost an entry. Never true
+ * where the diff of a fresh scan with the same not_after finds a
+ * difference; false says only "not proven": scan and diff to know. */
+bool rootfs_manifest_quick(int rootfd, const struct rootfs_manifest *want, const struct timespec *not_after);
 size_t rootfs_manifest_diff(const struct rootfs_manifest *want, const struct rootfs_manifest *have,
                             const struct timespec *not_after, unsigned flags, struct rootfs_strv *out,
                             size_t max);

@@ -168,12 +168,26 @@ check_eq "the default rootfs: every promised tool there, and they run" "$RC:$(j 
 sb -- sh -c 'echo again'
 check_eq "second use: exit 0" "$RC:$(j .stdout.preview_head)" "0:again"
 check_eq "  reused, not rebuilt (same tree)" "$(stat -c %i "$T/cache/default-2")" "$ino"
+# each use proves the tree unchanged from its entries' ctimes without listing
+# it (rootfs_quick.c); what that cannot prove is scanned in full, as before
+sbdbg() {
+    rm -f "$T/dbg.log"
+    timeout -k 5 120 "$BRIG" --debug --log "$T/dbg.log" sandbox run --state-root "$SB_STATE" --workspace "$WS" \
+        --json -- true > "$T/dbg.json" 2>&1
+}
+sbdbg
+check "  an untouched tree: proven from its ctimes, not scanned" bash -c \
+    "[ \"\$(jq .exit_code '$T/dbg.json')\" = 0 ] && grep -q 'default runner rootfs: $T/cache/default-2' '$T/dbg.log' &&
+     ! grep -q 'scanning it' '$T/dbg.log'"
 
 # the mount points a runtime makes for a policy's mounts (pi's /run/pi-session,
 # its init at /usr/sbin/docker-init) are not drift; content is
 mkdir "$T/cache/default-2/run/pi-session" && touch "$T/cache/default-2/usr/sbin/docker-init"
 sb -- sh -c 'echo mountpoints'
 check_eq "runtime-made mount points (empty dir, empty file): still used" "$RC:$(j .stdout.preview_head)" "0:mountpoints"
+sbdbg
+check "  (their directories' ctimes moved: scanned in full, and used)" bash -c \
+    "[ \"\$(jq .exit_code '$T/dbg.json')\" = 0 ] && grep -q 'scanning it' '$T/dbg.log'"
 echo 'echo evil' > "$T/cache/default-2/usr/sbin/evil"
 sb -- sh -c 'echo no'
 check "an added file with content: refused (125), named" \
