@@ -44,13 +44,14 @@ mkdir -p "$W/ws" "$W/res" && chown 1000:1000 "$W/ws"
 # the agent policy, its network egress to one name (docs/egress.md)
 jq --arg audit "$W/audit.jsonl" '.name = "agent-egress" | .network = {"mode": "egress", "allow": ["api.example.com:443"]}
     | .audit.path = $audit' "$repo/policy/profiles/agent.json" > "$W/agent-egress.json"
-runtimes="floor bwrap sandbox egress sbexec"
+runtimes="floor bwrap sandbox sbdef egress sbexec"
 command -v bwrap >/dev/null || runtimes=${runtimes/bwrap /}
 # podman: runc (crun 1.8 refuses a hybrid cgroup host), rlimits below the
 # host's hard ones (its defaults are above this machine's and fail)
 if command -v podman >/dev/null; then runtimes+=" podman pmexec"; fi
 
-# the same hardening for each, as far as each has it: read-only root, the
+# the same hardening for each, as far as each has it (sbdef: brig's default
+# runner rootfs instead of R, as users run it): read-only root, the
 # workspace bound read-write, uid 1000, no capabilities, no_new_privs, no
 # network, a tmpfs /tmp, pids and memory limits (bwrap has no cgroups and
 # no seccomp here; the floor program has none of it)
@@ -61,6 +62,9 @@ cmd_of() {
                     --tmpfs /tmp --bind "$W/ws" /workspace --uid 1000 --gid 1000 --cap-drop ALL /bin/true) ;;
         sandbox) CMD=("$brig" sandbox run --policy agent --state-root "$W/state" --rootfs "$R"
                       --workspace "$W/ws" --json -- true) ;;
+        # as the README runs it: the default runner rootfs (built by the
+        # warm-up if missing), checked against its manifest each run
+        sbdef) CMD=("$brig" sandbox run --policy agent --state-root "$W/state" --workspace "$W/ws" --json -- true) ;;
         egress) CMD=("$brig" sandbox run --policy "$W/agent-egress.json" --state-root "$W/state" --rootfs "$R"
                      --workspace "$W/ws" --json -- true) ;;
         podman) CMD=(podman --runtime runc run --rm "${pm_hard[@]}" --rootfs "$R" /bin/true) ;;
