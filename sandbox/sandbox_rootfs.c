@@ -13,6 +13,9 @@
  * manifest's types, modes, owners, sizes, mtimes and link targets, and no
  * entry changed (ctime) after the manifest was written, which a tamperer
  * cannot set back; the full hashes on demand with `brig-rootfs verify`.
+ * A clean full check leaves a stamp (default-2.verified), and the next
+ * use proves the tree unchanged since from its ctimes without listing it
+ * (rootfs-tools/lib/rootfs_quick.c); what that cannot prove is scanned.
  * The mount points the runtime makes for a policy's mounts (empty dirs and
  * files, e.g. the pi profile's /run/pi-session) are not drift.
  * Drift is refused (fail closed) with how to rebuild.
@@ -38,6 +41,7 @@
 #define ROOTFS_CACHE_DIR "/var/lib/brig/rootfs"
 #define ROOTFS_DEFAULT SANDBOX_ROOTFS_DEFAULT
 #define ROOTFS_DEFAULT_MANIFEST SANDBOX_ROOTFS_DEFAULT ".manifest"
+#define ROOTFS_DEFAULT_STAMP SANDBOX_ROOTFS_DEFAULT ".verified"
 
 /* Nobody but brig's user (or root) can rename dirfd or its parents away:
  * each up to / is theirs and not writable by others unless sticky (/tmp). */
@@ -95,7 +99,7 @@ static int rootfs_default_check(int cachefd, const char *dir, struct brig_error 
 {
     struct stat st;
     bool tree = fstatat(cachefd, ROOTFS_DEFAULT, &st, AT_SYMLINK_NOFOLLOW) == 0;
-    bool man = faccessat(cachefd, ROOTFS_DEFAULT_MANIFEST, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+    bool has_manifest = faccessat(cachefd, ROOTFS_DEFAULT_MANIFEST, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
     if (!tree) return 0;
     char how[1024];
     snprintf(how, sizeof(how), "remove both (rm -rf %s/" ROOTFS_DEFAULT " %s/" ROOTFS_DEFAULT_MANIFEST
@@ -104,25 +108,33 @@ static int rootfs_default_check(int cachefd, const char *dir, struct brig_error 
     if (!S_ISDIR(st.st_mode))
         return brig_failx(err, "default runner rootfs %s/%s is not a directory (a symlink?): refused; %s", dir,
                           ROOTFS_DEFAULT, how);
-    if (!man)
+    if (!has_manifest)
         return brig_failx(err, "default runner rootfs %s/%s has no manifest: refused; %s", dir, ROOTFS_DEFAULT, how);
     struct rootfs_manifest want = {0}, have = {0};
-    struct timespec written;
+    struct stat man;
     autoclose int treefd = openat(cachefd, ROOTFS_DEFAULT, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (treefd < 0) return brig_fail(err, errno, "default runner rootfs %s/%s", dir, ROOTFS_DEFAULT);
-    if (rootfs_manifest_load(cachefd, ROOTFS_DEFAULT_MANIFEST, &want, &written, err) < 0)
+    if (rootfs_manifest_load_st(cachefd, ROOTFS_DEFAULT_MANIFEST, &want, &man, err) < 0)
         return brig_wrap(err, "default runner rootfs %s: refused; %s", dir, how);
-    /* The usual case, proven from the entries' ctimes without listing
-     * the tree; else the full scan says what differs (or that it is only
-     * a runtime's mount points). */
-    if (rootfs_manifest_quick(treefd, &want, &written)) {
+    /* The usual case: unchanged since the last full check found it exactly
+     * as its manifest says (its stamp), proven from the entries' ctimes
+     * without listing the tree (rootfs_quick.c). */
+    if (rootfs_tree_proven(cachefd, ROOTFS_DEFAULT_STAMP, treefd, &man, &want)) {
         rootfs_manifest_free(&want);
         return 1;
     }
-    brig_debug("default runner rootfs: not proven unchanged from its ctimes: scanning it");
+    brig_debug("default runner rootfs: not proven unchanged since its last full check: scanning it");
+    struct timespec ref;
+    bool stamp = rootfs_stamp_begin(cachefd, &ref) == 0;
     int rc = rootfs_manifest_scan(treefd, false, &have, err);
     struct rootfs_strv drift = {0};
-    size_t n = rc == 0 ? rootfs_manifest_diff(&want, &have, &written, ROOTFS_DIFF_MOUNTPOINTS, &drift, 3) : 0;
+    size_t n = rc == 0 ? rootfs_manifest_diff(&want, &have, &man.st_ctim, ROOTFS_DIFF_MOUNTPOINTS, &drift, 3) : 0;
+    /* Exactly as the manifest says (a runtime's mount points are not, and
+     * are scanned every time): the next use needs no scan. */
+    struct rootfs_strv none = {0};
+    if (rc == 0 && n == 0 && stamp && rootfs_manifest_diff(&want, &have, &man.st_ctim, 0, &none, 0) == 0)
+        rootfs_stamp_commit(cachefd, ROOTFS_DEFAULT_STAMP, treefd, &man, &ref);
+    rootfs_strv_free(&none);
     rootfs_manifest_free(&want);
     rootfs_manifest_free(&have);
     if (rc < 0) return brig_wrap(err, "default runner rootfs %s/%s", dir, ROOTFS_DEFAULT);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -119,6 +120,9 @@ int rootfs_manifest_parse(const char *text, size_t len, struct rootfs_manifest *
 /* Read and parse name in dirfd; *ctime: the file's status change time. */
 int rootfs_manifest_load(int dirfd, const char *name, struct rootfs_manifest *out, struct timespec *ctime,
                          struct brig_error **err);
+/* The same, with the fstat of the file as it was read. */
+int rootfs_manifest_load_st(int dirfd, const char *name, struct rootfs_manifest *out, struct stat *st,
+                            struct brig_error **err);
 /* Drift of have against want, one line per difference ("added /x",
  * "removed /y", "changed /z: size 10 -> 12") appended to out, at most max
  * lines (then "... and N more"). hashes are compared when both sides have
@@ -130,13 +134,37 @@ int rootfs_manifest_load(int dirfd, const char *name, struct rootfs_manifest *ou
  * the config's mounts), and a directory's ctime (adding one touches it; the
  * entries themselves are still compared). */
 #define ROOTFS_DIFF_MOUNTPOINTS 1u
-/* Whether the tree under rootfd is still as want says, proven without
- * listing it (rootfs_quick.c): every entry there as recorded, on the
- * root's mount, and none changed (ctime) after not_after, so that no
- * directory but the root (listed) gained or lost an entry. Never true
- * where the diff of a fresh scan with the same not_after finds a
- * difference; false says only "not proven": scan and diff to know. */
-bool rootfs_manifest_quick(int rootfd, const struct rootfs_manifest *want, const struct timespec *not_after);
+/* ---- the per-use check without a scan (rootfs_quick.c) ---- */
+/* A full check that found no difference at all records a stamp (a file
+ * NAME beside the tree): the manifest it was checked against, and ref, a
+ * time the filesystem gave before the scan began. */
+struct rootfs_stamp {
+    dev_t man_dev; ino_t man_ino; off_t man_size;
+    struct timespec man_mtime, man_ctime;
+    struct timespec ref;
+};
+/* ref: the ctime of a new (unnamed) inode in cachefd, taken before the
+ * scan; -1 when there is none (then no stamp). */
+int rootfs_stamp_begin(int cachefd, struct timespec *ref);
+/* After a scan and a diff with no difference (flags 0): the stamp NAME in
+ * cachefd for the tree at treefd and the manifest man (its fstat as it was
+ * read). Best effort, silent: no stamp only means scanning again. */
+void rootfs_stamp_commit(int cachefd, const char *name, int treefd, const struct stat *man,
+                         const struct timespec *ref);
+/* Whether the tree at treefd is proven to be what the last full check
+ * saw, without listing it: the stamp names this manifest unchanged, the
+ * tree is on cachefd's mount (nothing mounted over it), the filesystem
+ * keeps ctimes (ext4, xfs, btrfs, tmpfs), and rootfs_manifest_quick holds
+ * with the stamp's time (the root's ctime included: a tree renamed into
+ * place since has a later one). false only says "not proven": scan and diff. */
+bool rootfs_tree_proven(int cachefd, const char *stamp_name, int treefd, const struct stat *man,
+                        const struct rootfs_manifest *want);
+/* Every entry of want is still under rootfd, on rootfd's mount, with a
+ * ctime before ref: so, if the tree was exactly want at ref (a full check
+ * then found no difference), it still is: a change to an entry moves its
+ * ctime, and an entry added to or removed from a directory the
+ * directory's. */
+bool rootfs_manifest_quick(int rootfd, const struct rootfs_manifest *want, const struct timespec *ref);
 size_t rootfs_manifest_diff(const struct rootfs_manifest *want, const struct rootfs_manifest *have,
                             const struct timespec *not_after, unsigned flags, struct rootfs_strv *out,
                             size_t max);

@@ -332,6 +332,15 @@ int rootfs_manifest_load(int dirfd, const char *name, struct rootfs_manifest *ou
                          struct brig_error **err)
 {
     struct stat st;
+    TRY(rootfs_manifest_load_st(dirfd, name, out, &st, err));
+    if (ctime) *ctime = st.st_ctim;
+    return 0;
+}
+
+int rootfs_manifest_load_st(int dirfd, const char *name, struct rootfs_manifest *out, struct stat *stp,
+                            struct brig_error **err)
+{
+    struct stat st;
     autoclose int fd = brig_open_input(dirfd, name, BRIG_INPUT_NOFOLLOW, &st, err);
     if (fd < 0) return brig_wrap(err, "manifest");
     if ((uint64_t)st.st_size > MANIFEST_MAX_SIZE) return brig_failx(err, "manifest %s: larger than 256 MiB", name);
@@ -343,7 +352,7 @@ int rootfs_manifest_load(int dirfd, const char *name, struct rootfs_manifest *ou
         if (n <= 0) return brig_fail(err, n < 0 ? errno : EIO, "manifest %s: read", name);
         got += (size_t)n;
     }
-    if (ctime) *ctime = st.st_ctim;
+    *stp = st;
     if (rootfs_manifest_parse(text, got, out, err) < 0) return brig_wrap(err, "manifest %s", name);
     return 0;
 }

@@ -1,106 +1,164 @@
 /* The per-use check of a runner rootfs against its manifest, without
- * listing the tree (rootfs_manifest_quick in rootfs.h).
+ * listing the tree, once a full check has passed (rootfs.h: the stamp and
+ * rootfs_manifest_quick).
  *
- * What the full check (a scan, then rootfs_manifest_diff) learns from
- * reading every directory, this learns from the directories' ctimes: an
- * entry added to, removed from or renamed in a directory sets that
- * directory's ctime (and mtime) to now, which nobody can set back. So
- * when every directory of the manifest is there with a ctime not after the
- * manifest's, none holds an entry the manifest does not name. The root is
- * the exception (the build renames the tree into place after writing the
- * manifest): it is listed. Every other entry is compared as the diff
- * compares it, link targets read; an entry on another mount than the root
- * (something mounted over a part of the tree) is not judged here. */
+ * A full check (a scan, then a diff with no difference at all) records a
+ * stamp beside the tree: which manifest (device, inode, size, mtime,
+ * ctime: any change to it voids the stamp) and a time taken from the
+ * filesystem before the scan began (the ctime of a file made then). Every later change to an entry of the tree
+ * sets that entry's ctime to a time at or after it, which nobody can set
+ * back (short of setting the clock back): an entry added to, removed from
+ * or renamed in a directory moves the directory's. So while every entry of
+ * the manifest is there as recorded, on the tree's own mount, with a ctime
+ * before the stamp's time, the tree is what the full check saw: no
+ * directory holds an entry the manifest does not name. Only on filesystems
+ * whose ctimes the kernel keeps so (ext4, xfs, btrfs, tmpfs): an overlay
+ * (whose directories show the top layer's ctime while a lower layer adds
+ * entries), FUSE or a network filesystem is always scanned. */
 #include "rootfs.h"
 
-#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "../../runtime/util/cleanup.h"
 
-static bool quick_after(const struct statx_timestamp *t, const struct timespec *limit)
+#define STAMP_MAGIC "brig-rootfs verified 1"
+
+static bool ts_before(const struct statx_timestamp *t, const struct timespec *limit)
 {
-    return t->tv_sec > limit->tv_sec || (t->tv_sec == limit->tv_sec && t->tv_nsec > limit->tv_nsec);
+    return t->tv_sec < limit->tv_sec || (t->tv_sec == limit->tv_sec && t->tv_nsec < (uint32_t)limit->tv_nsec);
 }
 
-static char quick_type(mode_t m)
+/* The entry is still there, on the root's mount, unchanged since ref (a
+ * ctime before it). Nothing else of it is compared: at ref it was as the
+ * manifest says (the full check), and any change to its type, mode,
+ * owner, size, mtime, content, link target or (a directory) entries since
+ * would have moved its ctime. */
+static bool quick_entry(int rootfd, const char *path, const struct timespec *ref, uint64_t mnt)
 {
-    return S_ISDIR(m) ? ROOTFS_DIR : S_ISREG(m) ? ROOTFS_FILE : S_ISLNK(m) ? ROOTFS_LINK : ROOTFS_OTHER;
-}
-
-/* The entry as w records it (rootfs_manifest_diff's diff_entry, without
- * hashes: a scan for use has none), on the root's mount. */
-static bool quick_entry(int rootfd, const struct rootfs_entry *w, const struct timespec *not_after, uint64_t mnt)
-{
-    bool root = strcmp(w->path, "/") == 0;
-    const char *rel = root ? "" : w->path + 1;
+    bool root = strcmp(path, "/") == 0;
     struct statx sx;
-    if (statx(rootfd, rel, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (root ? AT_EMPTY_PATH : 0),
-              STATX_BASIC_STATS | STATX_MNT_ID, &sx) < 0 ||
-        !(sx.stx_mask & STATX_MNT_ID) || sx.stx_mnt_id != mnt)
-        return false;
-    char type = quick_type(sx.stx_mode);
-    uint64_t size = type == ROOTFS_DIR || type == ROOTFS_OTHER ? 0 : sx.stx_size;
-    if (type != w->type || (sx.stx_mode & 07777) != w->mode || sx.stx_uid != w->uid || sx.stx_gid != w->gid ||
-        size != w->size)
-        return false;
-    if (type != ROOTFS_DIR && (sx.stx_mtime.tv_sec != w->mtime_s || sx.stx_mtime.tv_nsec != w->mtime_ns))
-        return false;
-    if (!root && quick_after(&sx.stx_ctime, not_after)) return false;
-    if (type == ROOTFS_LINK) {
-        char target[4096];
-        ssize_t n = readlinkat(rootfd, rel, target, sizeof(target) - 1);
-        if (n < 0 || w->target == NULL) return false;
-        target[n] = '\0';
-        if (strcmp(target, w->target) != 0) return false;
-    }
-    return true;
+    return statx(rootfd, root ? "" : path + 1, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (root ? AT_EMPTY_PATH : 0),
+                 STATX_CTIME | STATX_MNT_ID, &sx) == 0 &&
+           (sx.stx_mask & (STATX_CTIME | STATX_MNT_ID)) == (STATX_CTIME | STATX_MNT_ID) && sx.stx_mnt_id == mnt &&
+           ts_before(&sx.stx_ctime, ref);
 }
 
-/* The root holds exactly the manifest's top-level entries. */
-static bool quick_root_names(int rootfd, const struct rootfs_manifest *want)
-{
-    size_t top = 0;
-    for (size_t i = 0; i < want->n; i++) {
-        const char *p = want->e[i].path;
-        if (p[0] == '/' && p[1] != '\0' && strchr(p + 1, '/') == NULL) top++;
-    }
-    int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = fd < 0 ? NULL : fdopendir(fd);
-    if (d == NULL) {
-        if (fd >= 0) close(fd);
-        return false;
-    }
-    size_t seen = 0;
-    bool ok = true;
-    for (struct dirent *de; ok && (de = readdir(d)) != NULL;) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
-        seen++;
-        /* want is sorted by path (strcmp): a binary search for "/NAME" */
-        char key[sizeof(de->d_name) + 1];
-        key[0] = '/';
-        memcpy(key + 1, de->d_name, strlen(de->d_name) + 1);
-        size_t lo = 0, hi = want->n;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (strcmp(want->e[mid].path, key) < 0) lo = mid + 1;
-            else hi = mid;
-        }
-        ok = lo < want->n && strcmp(want->e[lo].path, key) == 0;
-    }
-    closedir(d);
-    return ok && seen == top;
-}
-
-bool rootfs_manifest_quick(int rootfd, const struct rootfs_manifest *want, const struct timespec *not_after)
+bool rootfs_manifest_quick(int rootfd, const struct rootfs_manifest *want, const struct timespec *ref)
 {
     struct statx sx;
     if (want->n == 0 || statx(rootfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID))
         return false;
     for (size_t i = 0; i < want->n; i++)
-        if (!quick_entry(rootfd, &want->e[i], not_after, sx.stx_mnt_id)) return false;
-    return quick_root_names(rootfd, want);
+        if (!quick_entry(rootfd, want->e[i].path, ref, sx.stx_mnt_id)) return false;
+    return true;
+}
+
+/* ---- the stamp ---- */
+
+static void stamp_of(const struct stat *man, const struct timespec *ref, struct rootfs_stamp *s)
+{
+    *s = (struct rootfs_stamp){ .man_dev = man->st_dev, .man_ino = man->st_ino, .man_size = man->st_size,
+                                .man_mtime = man->st_mtim, .man_ctime = man->st_ctim, .ref = *ref };
+}
+
+/* ext4, xfs, btrfs, tmpfs: the kernel sets every ctime it shows. */
+static bool stamp_fs_ok(int fd)
+{
+    struct statfs f;
+    if (fstatfs(fd, &f) < 0) return false;
+    switch ((unsigned long)f.f_type) {
+    case 0xEF53UL:          /* EXT4_SUPER_MAGIC (ext2/3 too) */
+    case 0x58465342UL:      /* XFS_SUPER_MAGIC */
+    case 0x9123683EUL:      /* BTRFS_SUPER_MAGIC */
+    case 0x01021994UL:      /* TMPFS_MAGIC */
+        return true;
+    default:
+        return false;
+    }
+}
+
+int rootfs_stamp_begin(int cachefd, struct timespec *ref)
+{
+    /* a new inode's ctime is the filesystem's now: no name, nothing left
+     * behind if we die */
+    autoclose int fd = openat(cachefd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) return -1;
+    *ref = st.st_ctim;
+    return 0;
+}
+
+void rootfs_stamp_commit(int cachefd, const char *name, int treefd, const struct stat *man,
+                         const struct timespec *ref)
+{
+    char tmp[256];
+    snprintf(tmp, sizeof(tmp), "%s.tmp-%d", name, (int)getpid());
+    if (!stamp_fs_ok(treefd)) return;
+    struct rootfs_stamp s;
+    stamp_of(man, ref, &s);
+    char text[512];
+    int n = snprintf(text, sizeof(text),
+                     STAMP_MAGIC "\n%" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 ".%ld %" PRId64 ".%ld %" PRId64 ".%ld\n",
+                     (uint64_t)s.man_dev, (uint64_t)s.man_ino,
+                     (int64_t)s.man_size, (int64_t)s.man_mtime.tv_sec, s.man_mtime.tv_nsec,
+                     (int64_t)s.man_ctime.tv_sec, s.man_ctime.tv_nsec, (int64_t)s.ref.tv_sec, s.ref.tv_nsec);
+    autoclose int fd = openat(cachefd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    if (n <= 0 || (size_t)n >= sizeof(text) || write(fd, text, (size_t)n) != n ||
+        renameat(cachefd, tmp, cachefd, name) < 0)
+        unlinkat(cachefd, tmp, 0);
+}
+
+/* The stamp in cachefd, or false (none, or unreadable: scan). */
+static bool stamp_read(int cachefd, const char *name, struct rootfs_stamp *s)
+{
+    autoclose int fd = openat(cachefd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    char text[512];
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+    if (n <= 0) return false;
+    text[n] = '\0';
+    uint64_t md, mi;
+    int64_t size, ms, cs, rs;
+    long mns, cns, rns;
+    if (strncmp(text, STAMP_MAGIC "\n", strlen(STAMP_MAGIC) + 1) != 0 ||
+        sscanf(text + strlen(STAMP_MAGIC) + 1,
+               "%" SCNu64 " %" SCNu64 " %" SCNd64 " %" SCNd64 ".%ld %" SCNd64 ".%ld %" SCNd64 ".%ld", &md, &mi, &size,
+               &ms, &mns, &cs, &cns, &rs, &rns) != 9)
+        return false;
+    *s = (struct rootfs_stamp){ .man_dev = (dev_t)md, .man_ino = (ino_t)mi, .man_size = (off_t)size,
+                                .man_mtime = { .tv_sec = ms, .tv_nsec = mns },
+                                .man_ctime = { .tv_sec = cs, .tv_nsec = cns }, .ref = { .tv_sec = rs, .tv_nsec = rns } };
+    return true;
+}
+
+static bool ts_eq(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+bool rootfs_tree_proven(int cachefd, const char *stamp_name, int treefd, const struct stat *man,
+                        const struct rootfs_manifest *want)
+{
+    struct rootfs_stamp s;
+    struct statx root, cache;
+    if (!stamp_read(cachefd, stamp_name, &s) || !stamp_fs_ok(treefd)) return false;
+    /* the manifest the full check read, unchanged; the tree not a mount of
+     * its own (that the tree is the one it scanned: its root's ctime, which
+     * a rename into place moves, as it moves every other's) */
+    if (s.man_dev != man->st_dev || s.man_ino != man->st_ino || s.man_size != man->st_size || !ts_eq(&s.man_mtime, &man->st_mtim) ||
+        !ts_eq(&s.man_ctime, &man->st_ctim))
+        return false;
+    if (statx(treefd, "", AT_EMPTY_PATH, STATX_MNT_ID, &root) < 0 ||
+        statx(cachefd, "", AT_EMPTY_PATH, STATX_MNT_ID, &cache) < 0 || !(root.stx_mask & STATX_MNT_ID) ||
+        !(cache.stx_mask & STATX_MNT_ID) || root.stx_mnt_id != cache.stx_mnt_id)
+        return false;
+    return rootfs_manifest_quick(treefd, want, &s.ref);
 }

@@ -145,8 +145,8 @@ for i in 1 2 3; do
     check_eq "concurrent first use $i: exit 0, the command's output" \
         "$(jq -c '[.exit_code, .stdout.preview_head]' "$T/first$i.json")" '[0,"1000\n3\n"]'
 done
-check_eq "the cache holds one tree and its manifest, no temp dir; an older brig's default left alone" \
-    "$(ls -A "$T/cache" | tr '\n' ' ')" ".lock default default-2 default-2.manifest default.manifest "
+check_eq "the cache holds one tree, its manifest and its stamp, no temp dir; an older brig's default left alone" \
+    "$(ls -A "$T/cache" | tr '\n' ' ')" ".lock default default-2 default-2.manifest default-2.verified default.manifest "
 check_eq "  the older default is untouched" "$(cat "$T/cache/default/marker")" older-brig
 ino=$(stat -c %i "$T/cache/default-2")
 R verify --manifest "$T/cache/default-2.manifest" --require sh,timeout "$T/cache/default-2" > "$T/v.txt"
@@ -168,8 +168,9 @@ check_eq "the default rootfs: every promised tool there, and they run" "$RC:$(j 
 sb -- sh -c 'echo again'
 check_eq "second use: exit 0" "$RC:$(j .stdout.preview_head)" "0:again"
 check_eq "  reused, not rebuilt (same tree)" "$(stat -c %i "$T/cache/default-2")" "$ino"
-# each use proves the tree unchanged from its entries' ctimes without listing
-# it (rootfs_quick.c); what that cannot prove is scanned in full, as before
+# each use proves the tree unchanged since its last clean full check (the
+# stamp) from its entries' ctimes, without listing it (rootfs_quick.c); what
+# that cannot prove is scanned in full, as before
 sbdbg() {
     rm -f "$T/dbg.log"
     timeout -k 5 120 "$BRIG" --debug --log "$T/dbg.log" sandbox run --state-root "$SB_STATE" --workspace "$WS" \
