@@ -137,8 +137,9 @@ int rootfs_manifest_load_st(int dirfd, const char *name, struct rootfs_manifest 
 /* ---- the per-use check without a scan (rootfs_quick.c) ---- */
 /* A full check that found no difference at all records a stamp (a file
  * NAME beside the tree): the manifest it was checked against, and ref, a
- * time the filesystem gave before the scan began. */
+ * time the filesystem gave before the scan began, and the tree's root. */
 struct rootfs_stamp {
+    dev_t tree_dev; ino_t tree_ino;
     dev_t man_dev; ino_t man_ino; off_t man_size;
     struct timespec man_mtime, man_ctime;
     struct timespec ref;
@@ -152,18 +153,19 @@ int rootfs_stamp_begin(int cachefd, struct timespec *ref);
 void rootfs_stamp_commit(int cachefd, const char *name, int treefd, const struct stat *man,
                          const struct timespec *ref);
 /* Whether the tree at treefd is proven to be what the last full check
- * saw, without listing it: the stamp names this manifest unchanged, the
- * tree is on cachefd's mount (nothing mounted over it), the filesystem
- * keeps ctimes (ext4, xfs, btrfs, tmpfs), and rootfs_manifest_quick holds
- * with the stamp's time (the root's ctime included: a tree renamed into
- * place since has a later one). false only says "not proven": scan and diff. */
+ * saw, without listing it: the stamp names this tree's root and this
+ * manifest unchanged, the tree is on cachefd's mount (nothing mounted over
+ * it), the filesystem keeps ctimes (ext4, xfs, btrfs, tmpfs), and
+ * rootfs_manifest_quick holds with the stamp's time. false only says "not
+ * proven": scan and diff. */
 bool rootfs_tree_proven(int cachefd, const char *stamp_name, int treefd, const struct stat *man,
                         const struct rootfs_manifest *want);
-/* Every entry of want is still under rootfd, on rootfd's mount, with a
- * ctime before ref: so, if the tree was exactly want at ref (a full check
- * then found no difference), it still is: a change to an entry moves its
- * ctime, and an entry added to or removed from a directory the
- * directory's. */
+/* Every entry of want is still under rootfd as recorded (type, mode,
+ * owner, size, mtime, a directory's too), on rootfd's mount and device,
+ * with a ctime before ref: so, if the tree was exactly want at ref (a
+ * full check then found no difference), it still is: a change to an entry
+ * moves its ctime, and an entry added to or removed from a directory the
+ * directory's ctime and mtime. */
 bool rootfs_manifest_quick(int rootfd, const struct rootfs_manifest *want, const struct timespec *ref);
 size_t rootfs_manifest_diff(const struct rootfs_manifest *want, const struct rootfs_manifest *have,
                             const struct timespec *not_after, unsigned flags, struct rootfs_strv *out,

@@ -3,15 +3,17 @@
  * rootfs_manifest_quick).
  *
  * A full check (a scan, then a diff with no difference at all) records a
- * stamp beside the tree: which manifest (device, inode, size, mtime,
- * ctime: any change to it voids the stamp) and a time taken from the
- * filesystem before the scan began (the ctime of a file made then). Every later change to an entry of the tree
+ * stamp beside the tree: which tree (its root's device and inode), which
+ * manifest (device, inode, size, mtime, ctime: any change to it voids the
+ * stamp) and a time taken from the filesystem before the scan began (the
+ * ctime of a file made then). Every later change to an entry of the tree
  * sets that entry's ctime to a time at or after it, which nobody can set
  * back (short of setting the clock back): an entry added to, removed from
  * or renamed in a directory moves the directory's. So while every entry of
  * the manifest is there as recorded, on the tree's own mount, with a ctime
- * before the stamp's time, the tree is what the full check saw: no
- * directory holds an entry the manifest does not name. Only on filesystems
+ * before the stamp's time, and still shows what the manifest records, the
+ * tree is what the full check saw: no directory holds an entry the
+ * manifest does not name. Only on filesystems
  * whose ctimes the kernel keeps so (ext4, xfs, btrfs, tmpfs): an overlay
  * (whose directories show the top layer's ctime while a lower layer adds
  * entries), FUSE or a network filesystem is always scanned. */
@@ -36,37 +38,58 @@ static bool ts_before(const struct statx_timestamp *t, const struct timespec *li
     return t->tv_sec < limit->tv_sec || (t->tv_sec == limit->tv_sec && t->tv_nsec < (uint32_t)limit->tv_nsec);
 }
 
-/* The entry is still there, on the root's mount, unchanged since ref (a
- * ctime before it). Nothing else of it is compared: at ref it was as the
- * manifest says (the full check), and any change to its type, mode,
- * owner, size, mtime, content, link target or (a directory) entries since
- * would have moved its ctime. */
-static bool quick_entry(int rootfd, const char *path, const struct timespec *ref, uint64_t mnt)
+static char quick_type(mode_t m)
 {
-    bool root = strcmp(path, "/") == 0;
+    return S_ISDIR(m) ? ROOTFS_DIR : S_ISREG(m) ? ROOTFS_FILE : S_ISLNK(m) ? ROOTFS_LINK : ROOTFS_OTHER;
+}
+
+/* The entry is still there as w records it (type, mode, owner, size,
+ * mtime, a directory's too), on the root's mount and device, unchanged
+ * since ref (a ctime before it). The ctime alone would do on a kernel
+ * that always moves it, but what is shown can change without it: an
+ * idmapped mount shows other owners, a write in flight moves the ctime
+ * before the size, an inode edited offline moves nothing; and a clock
+ * stepped back gives a change an old ctime, not an old mtime (an entry
+ * added to a directory sets its mtime, which the manifest has). A link's
+ * target is not read: a link is replaced, never changed in place, and
+ * its directory's mtime and ctime move. */
+static bool quick_entry(int rootfd, const struct rootfs_entry *w, const struct timespec *ref,
+                        const struct statx *root)
+{
+    bool is_root = strcmp(w->path, "/") == 0;
     struct statx sx;
-    return statx(rootfd, root ? "" : path + 1, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (root ? AT_EMPTY_PATH : 0),
-                 STATX_CTIME | STATX_MNT_ID, &sx) == 0 &&
-           (sx.stx_mask & (STATX_CTIME | STATX_MNT_ID)) == (STATX_CTIME | STATX_MNT_ID) && sx.stx_mnt_id == mnt &&
-           ts_before(&sx.stx_ctime, ref);
+    if (statx(rootfd, is_root ? "" : w->path + 1,
+              AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (is_root ? AT_EMPTY_PATH : 0),
+              STATX_BASIC_STATS | STATX_MNT_ID, &sx) < 0 ||
+        (sx.stx_mask & (STATX_BASIC_STATS | STATX_MNT_ID)) != (STATX_BASIC_STATS | STATX_MNT_ID) ||
+        sx.stx_mnt_id != root->stx_mnt_id || sx.stx_dev_major != root->stx_dev_major ||
+        sx.stx_dev_minor != root->stx_dev_minor || !ts_before(&sx.stx_ctime, ref))
+        return false;
+    char type = quick_type(sx.stx_mode);
+    uint64_t size = type == ROOTFS_DIR || type == ROOTFS_OTHER ? 0 : sx.stx_size;
+    return type == w->type && (sx.stx_mode & 07777) == w->mode && sx.stx_uid == w->uid && sx.stx_gid == w->gid &&
+           size == w->size && sx.stx_mtime.tv_sec == w->mtime_s && sx.stx_mtime.tv_nsec == w->mtime_ns;
 }
 
 bool rootfs_manifest_quick(int rootfd, const struct rootfs_manifest *want, const struct timespec *ref)
 {
-    struct statx sx;
-    if (want->n == 0 || statx(rootfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID))
+    struct statx root;
+    if (want->n == 0 || statx(rootfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &root) < 0 ||
+        !(root.stx_mask & STATX_MNT_ID))
         return false;
     for (size_t i = 0; i < want->n; i++)
-        if (!quick_entry(rootfd, want->e[i].path, ref, sx.stx_mnt_id)) return false;
+        if (!quick_entry(rootfd, &want->e[i], ref, &root)) return false;
     return true;
 }
 
 /* ---- the stamp ---- */
 
-static void stamp_of(const struct stat *man, const struct timespec *ref, struct rootfs_stamp *s)
+static void stamp_of(const struct stat *tree, const struct stat *man, const struct timespec *ref,
+                     struct rootfs_stamp *s)
 {
-    *s = (struct rootfs_stamp){ .man_dev = man->st_dev, .man_ino = man->st_ino, .man_size = man->st_size,
-                                .man_mtime = man->st_mtim, .man_ctime = man->st_ctim, .ref = *ref };
+    *s = (struct rootfs_stamp){ .tree_dev = tree->st_dev, .tree_ino = tree->st_ino, .man_dev = man->st_dev,
+                                .man_ino = man->st_ino, .man_size = man->st_size, .man_mtime = man->st_mtim,
+                                .man_ctime = man->st_ctim, .ref = *ref };
 }
 
 /* ext4, xfs, btrfs, tmpfs: the kernel sets every ctime it shows. */
@@ -101,13 +124,15 @@ void rootfs_stamp_commit(int cachefd, const char *name, int treefd, const struct
 {
     char tmp[256];
     snprintf(tmp, sizeof(tmp), "%s.tmp-%d", name, (int)getpid());
-    if (!stamp_fs_ok(treefd)) return;
+    struct stat tree;
+    if (fstat(treefd, &tree) < 0 || !stamp_fs_ok(treefd)) return;
     struct rootfs_stamp s;
-    stamp_of(man, ref, &s);
+    stamp_of(&tree, man, ref, &s);
     char text[512];
     int n = snprintf(text, sizeof(text),
-                     STAMP_MAGIC "\n%" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 ".%ld %" PRId64 ".%ld %" PRId64 ".%ld\n",
-                     (uint64_t)s.man_dev, (uint64_t)s.man_ino,
+                     STAMP_MAGIC "\n%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 ".%ld %" PRId64
+                                 ".%ld %" PRId64 ".%ld\n",
+                     (uint64_t)s.tree_dev, (uint64_t)s.tree_ino, (uint64_t)s.man_dev, (uint64_t)s.man_ino,
                      (int64_t)s.man_size, (int64_t)s.man_mtime.tv_sec, s.man_mtime.tv_nsec,
                      (int64_t)s.man_ctime.tv_sec, s.man_ctime.tv_nsec, (int64_t)s.ref.tv_sec, s.ref.tv_nsec);
     autoclose int fd = openat(cachefd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -117,26 +142,34 @@ void rootfs_stamp_commit(int cachefd, const char *name, int treefd, const struct
         unlinkat(cachefd, tmp, 0);
 }
 
-/* The stamp in cachefd, or false (none, or unreadable: scan). */
+/* The stamp in cachefd, or false (none, not a regular file, unreadable, or
+ * with a time after its own ctime, which a stamp written after its scan
+ * cannot have: scan). */
 static bool stamp_read(int cachefd, const char *name, struct rootfs_stamp *s)
 {
-    autoclose int fd = openat(cachefd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    autoclose int fd = openat(cachefd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat st;
     char text[512];
-    ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (size_t)st.st_size >= sizeof(text))
+        return false;
+    ssize_t n = read(fd, text, sizeof(text) - 1);
     if (n <= 0) return false;
     text[n] = '\0';
-    uint64_t md, mi;
+    uint64_t td, ti, md, mi;
     int64_t size, ms, cs, rs;
     long mns, cns, rns;
     if (strncmp(text, STAMP_MAGIC "\n", strlen(STAMP_MAGIC) + 1) != 0 ||
         sscanf(text + strlen(STAMP_MAGIC) + 1,
-               "%" SCNu64 " %" SCNu64 " %" SCNd64 " %" SCNd64 ".%ld %" SCNd64 ".%ld %" SCNd64 ".%ld", &md, &mi, &size,
-               &ms, &mns, &cs, &cns, &rs, &rns) != 9)
+               "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNd64 " %" SCNd64 ".%ld %" SCNd64 ".%ld %" SCNd64
+               ".%ld",
+               &td, &ti, &md, &mi, &size, &ms, &mns, &cs, &cns, &rs, &rns) != 11)
         return false;
-    *s = (struct rootfs_stamp){ .man_dev = (dev_t)md, .man_ino = (ino_t)mi, .man_size = (off_t)size,
+    *s = (struct rootfs_stamp){ .tree_dev = (dev_t)td, .tree_ino = (ino_t)ti, .man_dev = (dev_t)md,
+                                .man_ino = (ino_t)mi, .man_size = (off_t)size,
                                 .man_mtime = { .tv_sec = ms, .tv_nsec = mns },
                                 .man_ctime = { .tv_sec = cs, .tv_nsec = cns }, .ref = { .tv_sec = rs, .tv_nsec = rns } };
-    return true;
+    return s->ref.tv_sec < st.st_ctim.tv_sec || (s->ref.tv_sec == st.st_ctim.tv_sec && s->ref.tv_nsec <= st.st_ctim.tv_nsec);
 }
 
 static bool ts_eq(const struct timespec *a, const struct timespec *b)
@@ -148,12 +181,13 @@ bool rootfs_tree_proven(int cachefd, const char *stamp_name, int treefd, const s
                         const struct rootfs_manifest *want)
 {
     struct rootfs_stamp s;
+    struct stat tree;
     struct statx root, cache;
-    if (!stamp_read(cachefd, stamp_name, &s) || !stamp_fs_ok(treefd)) return false;
-    /* the manifest the full check read, unchanged; the tree not a mount of
-     * its own (that the tree is the one it scanned: its root's ctime, which
-     * a rename into place moves, as it moves every other's) */
-    if (s.man_dev != man->st_dev || s.man_ino != man->st_ino || s.man_size != man->st_size || !ts_eq(&s.man_mtime, &man->st_mtim) ||
+    if (!stamp_read(cachefd, stamp_name, &s) || fstat(treefd, &tree) < 0 || !stamp_fs_ok(treefd)) return false;
+    /* The tree the full check scanned (a btrfs snapshot swapped in keeps
+     * its source's ctimes, not its device), not a mount of its own, and the
+     * manifest it read, unchanged. */
+    if (s.tree_dev != tree.st_dev || s.tree_ino != tree.st_ino || s.man_dev != man->st_dev || s.man_ino != man->st_ino || s.man_size != man->st_size || !ts_eq(&s.man_mtime, &man->st_mtim) ||
         !ts_eq(&s.man_ctime, &man->st_ctim))
         return false;
     if (statx(treefd, "", AT_EMPTY_PATH, STATX_MNT_ID, &root) < 0 ||

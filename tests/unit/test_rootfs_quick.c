@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/mount.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,6 +35,18 @@ static void put(int dirfd, const char *path, const char *text)
     cr_assert(fd >= 0, "create %s", path);
     cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
+}
+
+/* The stamp is only for filesystems whose ctimes the kernel keeps: where
+ * the temp dir is on another (a container's overlay), nothing here can be
+ * proven, by design. */
+static void need_stamp_fs(void)
+{
+    struct statfs f;
+    cr_assert_eq(statfs("/var/tmp", &f), 0);
+    unsigned long t = (unsigned long)f.f_type;
+    if (t != 0xEF53UL && t != 0x58465342UL && t != 0x9123683EUL && t != 0x01021994UL)
+        cr_skip_test("/var/tmp is on a filesystem that gets no stamp (f_type 0x%lx)", t);
 }
 
 static bool ts_later(struct timespec a, struct timespec b)
@@ -103,6 +118,7 @@ static bool proven(struct cache *c)
  * filesystem, as /var/lib/brig is (tmpfs keeps ctimes too). */
 static void cache_make(struct cache *c)
 {
+    need_stamp_fs();
     *c = (struct cache){ .fd = -1, .tree = -1 };
     snprintf(c->dir, sizeof(c->dir), "/var/tmp/brig-quick-XXXXXX");
     cr_assert_not_null(mkdtemp(c->dir));
@@ -262,11 +278,61 @@ Test(rootfs_quick, any_change_the_full_check_sees_is_not_proven)
     }
 }
 
+/* An idmapped mount of dir over itself: a user namespace of a child that
+ * swaps ids 0 and 1 (uids and gids), so that root's files show as uid 1's. */
+static int idmap_mount(const char *dir)
+{
+    int up[2], down[2];             /* child -> parent: unshared; parent -> child: done */
+    if (pipe(up) < 0 || pipe(down) < 0) return -1;
+    pid_t u = fork();
+    if (u == 0) {
+        char x = 0;
+        close(up[0]);
+        close(down[1]);
+        if (unshare(CLONE_NEWUSER) == 0) (void)!write(up[1], "u", 1);
+        else (void)!write(up[1], "e", 1);
+        close(up[1]);
+        (void)!read(down[0], &x, 1);
+        _exit(0);
+    }
+    close(up[1]);
+    close(down[0]);
+    char x = 0, path[64];
+    int rc = -1;
+    if (u > 0 && read(up[0], &x, 1) == 1 && x == 'u') {
+        static const char map[] = "0 1 1\n1 0 1\n";
+        const char *files[] = { "uid_map", "gid_map" };
+        rc = 0;
+        for (int i = 0; i < 2 && rc == 0; i++) {
+            snprintf(path, sizeof(path), "/proc/%d/%s", (int)u, files[i]);
+            int fd = open(path, O_WRONLY | O_CLOEXEC);
+            rc = fd >= 0 && write(fd, map, sizeof(map) - 1) == (ssize_t)(sizeof(map) - 1) ? 0 : -1;
+            if (fd >= 0) close(fd);
+        }
+        snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)u);
+        int ns = rc == 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+        int t = ns >= 0 ? (int)syscall(SYS_open_tree, AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC) : -1;
+        struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)ns };
+        rc = t >= 0 && syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &a, sizeof(a)) == 0 &&
+                     syscall(SYS_move_mount, t, "", AT_FDCWD, dir, MOVE_MOUNT_F_EMPTY_PATH) == 0
+                 ? 0
+                 : -1;
+        if (t >= 0) close(t);
+        if (ns >= 0) close(ns);
+    }
+    close(down[1]);                 /* EOF: the child ends */
+    close(up[0]);
+    if (u > 0) waitpid(u, NULL, 0);
+    return rc;
+}
+
 /* Something mounted over the tree or a part of it is not judged: a bind of
  * /a/b over itself (the same inodes and ctimes, only the mount differs),
- * of the tree over itself, and an overlay over the tree whose lower layer
- * adds an entry (its directories show the upper layer's old ctimes). In a
- * child with a mount namespace of its own: 0 when not proven. */
+ * of the tree over itself, an overlay over the tree whose lower layer
+ * adds an entry (its directories show the upper layer's old ctimes), and
+ * the cache directory idmapped over itself (the same mount for the cache
+ * and the tree, nothing moved, but other owners shown). In a child with a
+ * mount namespace of its own: 0 when not proven. */
 static int mounted(struct cache *c, int how)
 {
     pid_t pid = fork();
@@ -280,6 +346,7 @@ static int mounted(struct cache *c, int how)
         if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) _exit(2);
         if (how == 0 && mount(sub, sub, NULL, MS_BIND, NULL) < 0) _exit(2);
         if (how == 1 && mount(tree, tree, NULL, MS_BIND, NULL) < 0) _exit(2);
+        if (how == 3 && idmap_mount(c->dir) < 0) _exit(5);
         if (how == 2) {
             char a[176];
             snprintf(a, sizeof(a), "%s/a", lower);
@@ -308,8 +375,9 @@ Test(rootfs_quick, a_mount_over_the_tree_is_not_proven)
 {
     if (geteuid() != 0) cr_skip_test("needs root for a mount namespace");
     static const char *const what[] = { "a bind of /a/b over itself", "a bind of the tree over itself",
-                                        "an overlay over the tree adding /a/evil" };
-    for (int how = 0; how < 3; how++) {
+                                        "an overlay over the tree adding /a/evil",
+                                        "the cache directory idmapped over itself (owners shown as another's)" };
+    for (int how = 0; how < 4; how++) {
         struct cache c;
         cache_make(&c);
         int r = mounted(&c, how);
@@ -359,4 +427,37 @@ Test(rootfs_quick, no_stamp_on_an_overlay)
     cr_assert_eq(system(cmd), 0);
     cr_assert(WIFEXITED(status));
     cr_assert_eq(WEXITSTATUS(status), 0, "%s", WEXITSTATUS(status) == 1 ? "a stamp on an overlay" : "set-up failed");
+}
+
+/* The stamp itself: a FIFO in its place must not hang the check, and a
+ * stamp whose time is after its own ctime (forged: a stamp is written
+ * after its scan) is not taken. */
+Test(rootfs_quick, a_stamp_that_is_not_one_is_not_taken)
+{
+    struct cache c;
+    cache_make(&c);
+    cr_assert(proven(&c));
+    cr_assert_eq(unlinkat(c.fd, STAMP, 0), 0);
+    cr_assert_eq(mkfifoat(c.fd, STAMP, 0644), 0);
+    cr_assert(!proven(&c), "a FIFO for a stamp");
+    cr_assert_eq(unlinkat(c.fd, STAMP, 0), 0);
+    cr_assert_eq(full_check(&c), 0);
+    cr_assert(proven(&c));
+    /* the same stamp with its time moved past its own ctime */
+    char path[128], text[512];
+    snprintf(path, sizeof(path), "%s/" STAMP, c.dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    char *last = strrchr(text, ' ');
+    cr_assert_not_null(last);
+    snprintf(last, sizeof(text) - (size_t)(last - text), " 4000000000.0\n");
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    cr_assert(!proven(&c), "a stamp with a time in the future");
+    cache_free(&c);
 }
