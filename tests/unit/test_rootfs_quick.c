@@ -189,25 +189,29 @@ static const char *const change_names[] = {
     "the manifest written again without an entry", "add, then the tree renamed away and back as a copy",
 };
 
+/* put(), with the mtime of keep (the file, or its directory) as it was. */
+static void put_keeping_mtime(int dirfd, const char *keep, const char *path, const char *text)
+{
+    struct stat st;
+    cr_assert_eq(fstatat(dirfd, keep, &st, 0), 0);
+    put(dirfd, path, text);
+    const struct timespec t[2] = { { .tv_nsec = UTIME_OMIT }, st.st_mtim };
+    cr_assert_eq(utimensat(dirfd, keep, t, 0), 0);
+}
+
 static void change(struct cache *c, enum change k)
 {
     struct timespec keep[2] = { { .tv_nsec = UTIME_OMIT }, { 0 } };
     struct stat st;
     switch (k) {
     case CONTENT:   /* same size, mtime put back: only the ctime tells */
-        cr_assert_eq(fstatat(c->tree, "a/f", &st, 0), 0);
-        put(c->tree, "a/f", "HELLO");
-        keep[1] = st.st_mtim;
-        cr_assert_eq(utimensat(c->tree, "a/f", keep, 0), 0);
+        put_keeping_mtime(c->tree, "a/f", "a/f", "HELLO");
         break;
     case CHMOD:
         cr_assert_eq(fchmodat(c->tree, "a/f", 0755, 0), 0);
         break;
     case ADD_DEEP:  /* and the directory's mtime put back */
-        cr_assert_eq(fstatat(c->tree, "a/b", &st, 0), 0);
-        put(c->tree, "a/b/new", "");
-        keep[1] = st.st_mtim;
-        cr_assert_eq(utimensat(c->tree, "a/b", keep, 0), 0);
+        put_keeping_mtime(c->tree, "a/b", "a/b/new", "");
         break;
     case ADD_ROOT:
         cr_assert_eq(symlinkat("top", c->tree, "new"), 0);
