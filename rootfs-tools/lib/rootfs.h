@@ -137,8 +137,10 @@ int rootfs_manifest_load_st(int dirfd, const char *name, struct rootfs_manifest 
 /* ---- the per-use check without a scan (rootfs_quick.c) ---- */
 /* A full check that found no difference at all records a stamp (a file
  * NAME beside the tree): the manifest it was checked against, and ref, a
- * time the filesystem gave before the scan began, and the tree's root. */
+ * time the filesystem gave before the scan began, the tree's root, and
+ * the boot (an offline edit comes with a reboot, as a rule). */
 struct rootfs_stamp {
+    char boot_id[37];               /* this boot's, or "-" (then never proven) */
     dev_t tree_dev; ino_t tree_ino;
     dev_t man_dev; ino_t man_ino; off_t man_size;
     struct timespec man_mtime, man_ctime;
@@ -153,8 +155,8 @@ int rootfs_stamp_begin(int cachefd, struct timespec *ref);
 void rootfs_stamp_commit(int cachefd, const char *name, int treefd, const struct stat *man,
                          const struct timespec *ref);
 /* Whether the tree at treefd is proven to be what the last full check
- * saw, without listing it: the stamp names this tree's root and this
- * manifest unchanged, the tree is on cachefd's mount (nothing mounted over
+ * saw, without listing it: the stamp names this boot, this tree's root
+ * and this manifest unchanged, the tree is on cachefd's mount (nothing mounted over
  * it), the filesystem keeps ctimes (ext4, xfs, btrfs, tmpfs), and
  * rootfs_manifest_quick holds with the stamp's time. false only says "not
  * proven": scan and diff. */

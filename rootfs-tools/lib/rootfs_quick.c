@@ -3,8 +3,9 @@
  * rootfs_manifest_quick).
  *
  * A full check (a scan, then a diff with no difference at all) records a
- * stamp beside the tree: which tree (its root's device and inode), which
- * manifest (device, inode, size, mtime, ctime: any change to it voids the
+ * stamp beside the tree: this boot (no offline edit in between, short of
+ * unmounting the filesystem and mounting it again without a reboot), which
+ * tree (its root's device and inode), which manifest (device, inode, size, mtime, ctime: any change to it voids the
  * stamp) and a time taken from the filesystem before the scan began (the
  * ctime of a file made then). Every later change to an entry of the tree
  * sets that entry's ctime to a time at or after it, which nobody can set
@@ -31,7 +32,7 @@
 
 #include "../../runtime/util/cleanup.h"
 
-#define STAMP_MAGIC "brig-rootfs verified 1"
+#define STAMP_MAGIC "brig-rootfs verified 2"
 
 static bool ts_before(const struct statx_timestamp *t, const struct timespec *limit)
 {
@@ -84,12 +85,23 @@ bool rootfs_manifest_quick(int rootfd, const struct rootfs_manifest *want, const
 
 /* ---- the stamp ---- */
 
+/* This boot's id (36 characters) into out[37], or "-". */
+static void stamp_boot_id(char out[37])
+{
+    autoclose int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, out, 36) : -1;
+    if (n != 36 || memchr(out, ' ', 36) != NULL || memchr(out, '\n', 36) != NULL) n = 0;
+    if (n == 0) out[n++] = '-';
+    out[n] = '\0';
+}
+
 static void stamp_of(const struct stat *tree, const struct stat *man, const struct timespec *ref,
                      struct rootfs_stamp *s)
 {
     *s = (struct rootfs_stamp){ .tree_dev = tree->st_dev, .tree_ino = tree->st_ino, .man_dev = man->st_dev,
                                 .man_ino = man->st_ino, .man_size = man->st_size, .man_mtime = man->st_mtim,
                                 .man_ctime = man->st_ctim, .ref = *ref };
+    stamp_boot_id(s->boot_id);
 }
 
 /* ext4, xfs, btrfs, tmpfs: the kernel sets every ctime it shows. */
@@ -130,12 +142,16 @@ void rootfs_stamp_commit(int cachefd, const char *name, int treefd, const struct
     stamp_of(&tree, man, ref, &s);
     char text[512];
     int n = snprintf(text, sizeof(text),
-                     STAMP_MAGIC "\n%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 ".%ld %" PRId64
-                                 ".%ld %" PRId64 ".%ld\n",
-                     (uint64_t)s.tree_dev, (uint64_t)s.tree_ino, (uint64_t)s.man_dev, (uint64_t)s.man_ino,
-                     (int64_t)s.man_size, (int64_t)s.man_mtime.tv_sec, s.man_mtime.tv_nsec,
+                     STAMP_MAGIC "\n%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64
+                                 ".%ld %" PRId64 ".%ld %" PRId64 ".%ld\n",
+                     s.boot_id, (uint64_t)s.tree_dev, (uint64_t)s.tree_ino, (uint64_t)s.man_dev,
+                     (uint64_t)s.man_ino, (int64_t)s.man_size, (int64_t)s.man_mtime.tv_sec, s.man_mtime.tv_nsec,
                      (int64_t)s.man_ctime.tv_sec, s.man_ctime.tv_nsec, (int64_t)s.ref.tv_sec, s.ref.tv_nsec);
-    autoclose int fd = openat(cachefd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    /* A new file of ours, never one planted at the name (a FIFO would
+     * hang us, a hard link have its target overwritten). */
+    unlinkat(cachefd, tmp, 0);
+    autoclose int fd =
+        openat(cachefd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
     if (fd < 0) return;
     if (n <= 0 || (size_t)n >= sizeof(text) || write(fd, text, (size_t)n) != n ||
         renameat(cachefd, tmp, cachefd, name) < 0)
@@ -159,16 +175,18 @@ static bool stamp_read(int cachefd, const char *name, struct rootfs_stamp *s)
     uint64_t td, ti, md, mi;
     int64_t size, ms, cs, rs;
     long mns, cns, rns;
+    char boot[37];
     if (strncmp(text, STAMP_MAGIC "\n", strlen(STAMP_MAGIC) + 1) != 0 ||
         sscanf(text + strlen(STAMP_MAGIC) + 1,
-               "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNd64 " %" SCNd64 ".%ld %" SCNd64 ".%ld %" SCNd64
+               "%36s %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNd64 " %" SCNd64 ".%ld %" SCNd64 ".%ld %" SCNd64
                ".%ld",
-               &td, &ti, &md, &mi, &size, &ms, &mns, &cs, &cns, &rs, &rns) != 11)
+               boot, &td, &ti, &md, &mi, &size, &ms, &mns, &cs, &cns, &rs, &rns) != 12)
         return false;
     *s = (struct rootfs_stamp){ .tree_dev = (dev_t)td, .tree_ino = (ino_t)ti, .man_dev = (dev_t)md,
                                 .man_ino = (ino_t)mi, .man_size = (off_t)size,
                                 .man_mtime = { .tv_sec = ms, .tv_nsec = mns },
                                 .man_ctime = { .tv_sec = cs, .tv_nsec = cns }, .ref = { .tv_sec = rs, .tv_nsec = rns } };
+    memcpy(s->boot_id, boot, sizeof(boot));
     return s->ref.tv_sec < st.st_ctim.tv_sec || (s->ref.tv_sec == st.st_ctim.tv_sec && s->ref.tv_nsec <= st.st_ctim.tv_nsec);
 }
 
@@ -184,9 +202,14 @@ bool rootfs_tree_proven(int cachefd, const char *stamp_name, int treefd, const s
     struct stat tree;
     struct statx root, cache;
     if (!stamp_read(cachefd, stamp_name, &s) || fstat(treefd, &tree) < 0 || !stamp_fs_ok(treefd)) return false;
-    /* The tree the full check scanned (a btrfs snapshot swapped in keeps
-     * its source's ctimes, not its device), not a mount of its own, and the
-     * manifest it read, unchanged. */
+    /* This boot (across a reboot the filesystem may have been written
+     * offline: a directory entry added with debugfs moves no time), the
+     * tree the full check scanned (a btrfs
+     * snapshot swapped in keeps its source's ctimes, not its device), not
+     * a mount of its own, and the manifest it read, unchanged. */
+    char boot[37];
+    stamp_boot_id(boot);
+    if (strcmp(boot, "-") == 0 || strcmp(boot, s.boot_id) != 0) return false;
     if (s.tree_dev != tree.st_dev || s.tree_ino != tree.st_ino || s.man_dev != man->st_dev || s.man_ino != man->st_ino || s.man_size != man->st_size || !ts_eq(&s.man_mtime, &man->st_mtim) ||
         !ts_eq(&s.man_ctime, &man->st_ctim))
         return false;

@@ -463,5 +463,48 @@ Test(rootfs_quick, a_stamp_that_is_not_one_is_not_taken)
     fputs(text, f);
     fclose(f);
     cr_assert(!proven(&c), "a stamp with a time in the future");
+    /* of another boot: the filesystem may have been written offline */
+    cr_assert_eq(unlinkat(c.fd, STAMP, 0), 0);
+    cr_assert_eq(full_check(&c), 0);
+    cr_assert(proven(&c));
+    f = fopen(path, "r");
+    cr_assert_not_null(f);
+    n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    char *boot = strchr(text, '\n');
+    cr_assert_not_null(boot);
+    boot[1] = boot[1] == '0' ? '1' : '0';
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    cr_assert(!proven(&c), "a stamp of another boot");
+    cache_free(&c);
+}
+
+/* Where the stamp is written first (NAME.tmp-PID): a FIFO planted there
+ * must not hang the check, nor a hard link there get its target written. */
+Test(rootfs_quick, what_is_planted_at_the_stamps_temp_name_is_not_written)
+{
+    struct cache c;
+    cache_make(&c);
+    char tmp[96];
+    snprintf(tmp, sizeof(tmp), STAMP ".tmp-%d", (int)getpid());
+    cr_assert_eq(unlinkat(c.fd, STAMP, 0), 0);
+    cr_assert_eq(mkfifoat(c.fd, tmp, 0644), 0);
+    cr_assert_eq(full_check(&c), 0);            /* returns: not opened */
+    cr_assert(proven(&c));
+    put(c.fd, "victim", "keep");
+    cr_assert_eq(unlinkat(c.fd, STAMP, 0), 0);
+    cr_assert_eq(linkat(c.fd, "victim", c.fd, tmp, 0), 0);
+    cr_assert_eq(full_check(&c), 0);
+    char buf[16] = "";
+    int fd = openat(c.fd, "victim", O_RDONLY | O_CLOEXEC);
+    cr_assert(fd >= 0);
+    cr_assert_eq(read(fd, buf, sizeof(buf) - 1), 4);
+    close(fd);
+    cr_assert_str_eq(buf, "keep");
+    cr_assert(proven(&c));
     cache_free(&c);
 }
