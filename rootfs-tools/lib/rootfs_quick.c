@@ -1,23 +1,24 @@
 /* The per-use check of a runner rootfs against its manifest, without
  * listing the tree, once a full check has passed (rootfs.h: the stamp and
- * rootfs_manifest_quick).
+ * rootfs_manifest_quick; docs/rootfs.md).
  *
  * A full check (a scan, then a diff with no difference at all) records a
  * stamp beside the tree: this boot (no offline edit in between, short of
- * unmounting the filesystem and mounting it again without a reboot), which
- * tree (its root's device and inode), which manifest (device, inode, size, mtime, ctime: any change to it voids the
- * stamp) and a time taken from the filesystem before the scan began (the
- * ctime of a file made then). Every later change to an entry of the tree
- * sets that entry's ctime to a time at or after it, which nobody can set
- * back (short of setting the clock back): an entry added to, removed from
- * or renamed in a directory moves the directory's. So while every entry of
- * the manifest is there as recorded, on the tree's own mount, with a ctime
- * before the stamp's time, and still shows what the manifest records, the
- * tree is what the full check saw: no directory holds an entry the
- * manifest does not name. Only on filesystems
- * whose ctimes the kernel keeps so (ext4, xfs, btrfs, tmpfs): an overlay
- * (whose directories show the top layer's ctime while a lower layer adds
- * entries), FUSE or a network filesystem is always scanned. */
+ * unmounting the filesystem and mounting it again within one boot), which
+ * tree (its root's device and inode), which manifest (device, inode, size,
+ * mtime, ctime: any change to it voids the stamp), and a time taken from
+ * the filesystem before the scan began (the ctime of a file made then).
+ *
+ * Every later change to an entry of the tree sets that entry's ctime to a
+ * time at or after it, which nobody can set back short of setting the
+ * clock back; an entry added to, removed from or renamed in a directory
+ * moves the directory's. So while every entry of the manifest is there as
+ * recorded, on the tree's own mount, with a ctime before the stamp's time,
+ * the tree is what the full check saw: no directory holds an entry the
+ * manifest does not name. Only on filesystems whose ctimes the kernel
+ * keeps so (ext4, xfs, btrfs, tmpfs): an overlay (whose directories show
+ * the top layer's ctime while a lower layer adds entries), FUSE or a
+ * network filesystem is always scanned. */
 #include "rootfs.h"
 
 #include <errno.h>
