@@ -136,16 +136,9 @@ int rootfs_manifest_load_st(int dirfd, const char *name, struct rootfs_manifest 
 #define ROOTFS_DIFF_MOUNTPOINTS 1u
 /* ---- the per-use check without a scan (rootfs_quick.c) ---- */
 /* A full check that found no difference at all records a stamp (a file
- * NAME beside the tree): the manifest it was checked against, and ref, a
- * time the filesystem gave before the scan began, the tree's root, and
- * the boot (an offline edit comes with a reboot, as a rule). */
-struct rootfs_stamp {
-    char boot_id[37];               /* this boot's, or "-" (then never proven) */
-    dev_t tree_dev; ino_t tree_ino;
-    dev_t man_dev; ino_t man_ino; off_t man_size;
-    struct timespec man_mtime, man_ctime;
-    struct timespec ref;
-};
+ * NAME beside the tree): this boot, the tree's root, the manifest it was
+ * checked against (device, inode, size, mtime, ctime), and ref, a time the
+ * filesystem gave before the scan began. */
 /* ref: the ctime of a new (unnamed) inode in cachefd, taken before the
  * scan; -1 when there is none (then no stamp). */
 int rootfs_stamp_begin(int cachefd, struct timespec *ref);
@@ -155,9 +148,9 @@ int rootfs_stamp_begin(int cachefd, struct timespec *ref);
 void rootfs_stamp_commit(int cachefd, const char *name, int treefd, const struct stat *man,
                          const struct timespec *ref);
 /* Whether the tree at treefd is proven to be what the last full check
- * saw, without listing it: the stamp names this boot, this tree's root
- * and this manifest unchanged, the tree is on cachefd's mount (nothing mounted over
- * it), the filesystem keeps ctimes (ext4, xfs, btrfs, tmpfs), and
+ * saw, without listing it: the stamp names this boot, this tree's root and
+ * this manifest unchanged, the tree is on cachefd's mount (nothing mounted
+ * over it), the filesystem keeps ctimes (ext4, xfs, btrfs, tmpfs), and
  * rootfs_manifest_quick holds with the stamp's time. false only says "not
  * proven": scan and diff. */
 bool rootfs_tree_proven(int cachefd, const char *stamp_name, int treefd, const struct stat *man,

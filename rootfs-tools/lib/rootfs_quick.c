@@ -33,7 +33,7 @@
 
 #include "../../runtime/util/cleanup.h"
 
-#define STAMP_MAGIC "brig-rootfs verified 2"
+#define STAMP_MAGIC "brig-rootfs verified 3"
 
 static bool ts_before(const struct statx_timestamp *t, const struct timespec *limit)
 {
@@ -96,15 +96,6 @@ static void stamp_boot_id(char out[37])
     out[n] = '\0';
 }
 
-static void stamp_of(const struct stat *tree, const struct stat *man, const struct timespec *ref,
-                     struct rootfs_stamp *s)
-{
-    *s = (struct rootfs_stamp){ .tree_dev = tree->st_dev, .tree_ino = tree->st_ino, .man_dev = man->st_dev,
-                                .man_ino = man->st_ino, .man_size = man->st_size, .man_mtime = man->st_mtim,
-                                .man_ctime = man->st_ctim, .ref = *ref };
-    stamp_boot_id(s->boot_id);
-}
-
 /* ext4, xfs, btrfs, tmpfs: the kernel sets every ctime it shows. */
 static bool stamp_fs_ok(int fd)
 {
@@ -121,6 +112,23 @@ static bool stamp_fs_ok(int fd)
     }
 }
 
+/* What a stamp holds before its time, as the magic line and the start of
+ * the next: this boot, the tree's root and the manifest as it was read.
+ * The same text at check time, or none is proven. false: no stamp here
+ * (no boot id, a filesystem whose ctimes are not the kernel's). */
+static bool stamp_head(int treefd, const struct stat *man, char *out, size_t len)
+{
+    char boot[37];
+    struct stat tree;
+    stamp_boot_id(boot);
+    if (strcmp(boot, "-") == 0 || fstat(treefd, &tree) < 0 || !stamp_fs_ok(treefd)) return false;
+    int n = snprintf(out, len, STAMP_MAGIC "\n%s %ju %ju %ju %ju %jd %jd.%09ld %jd.%09ld ", boot,
+                     (uintmax_t)tree.st_dev, (uintmax_t)tree.st_ino, (uintmax_t)man->st_dev,
+                     (uintmax_t)man->st_ino, (intmax_t)man->st_size, (intmax_t)man->st_mtim.tv_sec,
+                     man->st_mtim.tv_nsec, (intmax_t)man->st_ctim.tv_sec, man->st_ctim.tv_nsec);
+    return n > 0 && (size_t)n < len;
+}
+
 int rootfs_stamp_begin(int cachefd, struct timespec *ref)
 {
     /* a new inode's ctime is the filesystem's now: no name, nothing left
@@ -135,34 +143,27 @@ int rootfs_stamp_begin(int cachefd, struct timespec *ref)
 void rootfs_stamp_commit(int cachefd, const char *name, int treefd, const struct stat *man,
                          const struct timespec *ref)
 {
-    char tmp[256];
-    snprintf(tmp, sizeof(tmp), "%s.tmp-%d", name, (int)getpid());
-    struct stat tree;
-    if (fstat(treefd, &tree) < 0 || !stamp_fs_ok(treefd)) return;
-    struct rootfs_stamp s;
-    stamp_of(&tree, man, ref, &s);
     char text[512];
-    int n = snprintf(text, sizeof(text),
-                     STAMP_MAGIC "\n%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64
-                                 ".%ld %" PRId64 ".%ld %" PRId64 ".%ld\n",
-                     s.boot_id, (uint64_t)s.tree_dev, (uint64_t)s.tree_ino, (uint64_t)s.man_dev,
-                     (uint64_t)s.man_ino, (int64_t)s.man_size, (int64_t)s.man_mtime.tv_sec, s.man_mtime.tv_nsec,
-                     (int64_t)s.man_ctime.tv_sec, s.man_ctime.tv_nsec, (int64_t)s.ref.tv_sec, s.ref.tv_nsec);
+    if (!stamp_head(treefd, man, text, sizeof(text))) return;
+    size_t head = strlen(text);
+    int n = snprintf(text + head, sizeof(text) - head, "%jd.%09ld\n", (intmax_t)ref->tv_sec, ref->tv_nsec);
+    if (n <= 0 || (size_t)n >= sizeof(text) - head) return;
     /* A new file of ours, never one planted at the name (a FIFO would
      * hang us, a hard link have its target overwritten). */
+    char tmp[256];
+    snprintf(tmp, sizeof(tmp), "%s.tmp-%d", name, (int)getpid());
     unlinkat(cachefd, tmp, 0);
     autoclose int fd =
         openat(cachefd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
     if (fd < 0) return;
-    if (n <= 0 || (size_t)n >= sizeof(text) || write(fd, text, (size_t)n) != n ||
-        renameat(cachefd, tmp, cachefd, name) < 0)
+    if (write(fd, text, head + (size_t)n) != (ssize_t)(head + (size_t)n) || renameat(cachefd, tmp, cachefd, name) < 0)
         unlinkat(cachefd, tmp, 0);
 }
 
-/* The stamp in cachefd, or false (none, not a regular file, unreadable, or
- * with a time after its own ctime, which a stamp written after its scan
- * cannot have: scan). */
-static bool stamp_read(int cachefd, const char *name, struct rootfs_stamp *s)
+/* The stamp's time into ref when the stamp in cachefd starts with head;
+ * false when there is none, it is not a regular file, or its time is after
+ * its own ctime (a stamp is written after its scan). */
+static bool stamp_time(int cachefd, const char *name, const char *head, struct timespec *ref)
 {
     autoclose int fd = openat(cachefd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     struct stat st;
@@ -171,52 +172,34 @@ static bool stamp_read(int cachefd, const char *name, struct rootfs_stamp *s)
         (size_t)st.st_size >= sizeof(text))
         return false;
     ssize_t n = read(fd, text, sizeof(text) - 1);
-    if (n <= 0) return false;
+    size_t hl = strlen(head);
+    if (n <= 0 || (size_t)n <= hl || memcmp(text, head, hl) != 0) return false;
     text[n] = '\0';
-    uint64_t td, ti, md, mi;
-    int64_t size, ms, cs, rs;
-    long mns, cns, rns;
-    char boot[37];
-    if (strncmp(text, STAMP_MAGIC "\n", strlen(STAMP_MAGIC) + 1) != 0 ||
-        sscanf(text + strlen(STAMP_MAGIC) + 1,
-               "%36s %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNd64 " %" SCNd64 ".%ld %" SCNd64 ".%ld %" SCNd64
-               ".%ld",
-               boot, &td, &ti, &md, &mi, &size, &ms, &mns, &cs, &cns, &rs, &rns) != 12)
+    intmax_t sec;
+    long nsec;
+    int end = 0;
+    if (sscanf(text + hl, "%jd.%ld\n%n", &sec, &nsec, &end) != 2 || end == 0 || text[hl + (size_t)end] != '\0' ||
+        nsec < 0 || nsec > 999999999)
         return false;
-    *s = (struct rootfs_stamp){ .tree_dev = (dev_t)td, .tree_ino = (ino_t)ti, .man_dev = (dev_t)md,
-                                .man_ino = (ino_t)mi, .man_size = (off_t)size,
-                                .man_mtime = { .tv_sec = ms, .tv_nsec = mns },
-                                .man_ctime = { .tv_sec = cs, .tv_nsec = cns }, .ref = { .tv_sec = rs, .tv_nsec = rns } };
-    memcpy(s->boot_id, boot, sizeof(boot));
-    return s->ref.tv_sec < st.st_ctim.tv_sec || (s->ref.tv_sec == st.st_ctim.tv_sec && s->ref.tv_nsec <= st.st_ctim.tv_nsec);
-}
-
-static bool ts_eq(const struct timespec *a, const struct timespec *b)
-{
-    return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+    *ref = (struct timespec){ .tv_sec = (time_t)sec, .tv_nsec = nsec };
+    return ref->tv_sec < st.st_ctim.tv_sec || (ref->tv_sec == st.st_ctim.tv_sec && ref->tv_nsec <= st.st_ctim.tv_nsec);
 }
 
 bool rootfs_tree_proven(int cachefd, const char *stamp_name, int treefd, const struct stat *man,
                         const struct rootfs_manifest *want)
 {
-    struct rootfs_stamp s;
-    struct stat tree;
-    struct statx root, cache;
-    if (!stamp_read(cachefd, stamp_name, &s) || fstat(treefd, &tree) < 0 || !stamp_fs_ok(treefd)) return false;
     /* This boot (across a reboot the filesystem may have been written
      * offline: a directory entry added with debugfs moves no time), the
-     * tree the full check scanned (a btrfs
-     * snapshot swapped in keeps its source's ctimes, not its device), not
-     * a mount of its own, and the manifest it read, unchanged. */
-    char boot[37];
-    stamp_boot_id(boot);
-    if (strcmp(boot, "-") == 0 || strcmp(boot, s.boot_id) != 0) return false;
-    if (s.tree_dev != tree.st_dev || s.tree_ino != tree.st_ino || s.man_dev != man->st_dev || s.man_ino != man->st_ino || s.man_size != man->st_size || !ts_eq(&s.man_mtime, &man->st_mtim) ||
-        !ts_eq(&s.man_ctime, &man->st_ctim))
-        return false;
+     * tree the full check scanned (a btrfs snapshot swapped in keeps its
+     * source's ctimes, not its device), and the manifest it read, unchanged;
+     * the tree not a mount of its own. */
+    char head[512];
+    struct timespec ref;
+    struct statx root, cache;
+    if (!stamp_head(treefd, man, head, sizeof(head)) || !stamp_time(cachefd, stamp_name, head, &ref)) return false;
     if (statx(treefd, "", AT_EMPTY_PATH, STATX_MNT_ID, &root) < 0 ||
         statx(cachefd, "", AT_EMPTY_PATH, STATX_MNT_ID, &cache) < 0 || !(root.stx_mask & STATX_MNT_ID) ||
         !(cache.stx_mask & STATX_MNT_ID) || root.stx_mnt_id != cache.stx_mnt_id)
         return false;
-    return rootfs_manifest_quick(treefd, want, &s.ref);
+    return rootfs_manifest_quick(treefd, want, &ref);
 }
