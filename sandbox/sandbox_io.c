@@ -15,6 +15,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -140,38 +141,6 @@ void sandbox_io_close(struct sandbox_io *io)
 /* The live copy to brig's own stdout/stderr. A reader that stalls for a
  * second (a full pipe nobody reads) or goes away loses the live copy, not
  * the clocks: the loop must keep draining and timing the command. */
-static void io_echo(int *fd, const char *buf, size_t n, uint64_t deadline)
-{
-    while (*fd >= 0 && n > 0) {
-        /* a reader that takes it slowly holds the copy until the command's
-         * wall limit at most: then the copy stops, and the limit is kept */
-        int wait_ms = 1000;
-        if (deadline != 0) {
-            uint64_t now = sandbox_now_ms();
-            if (now >= deadline) {
-                *fd = -1;
-                return;
-            }
-            if (deadline - now < (uint64_t)wait_ms) wait_ms = (int)(deadline - now);
-        }
-        struct pollfd pf = { .fd = *fd, .events = POLLOUT };
-        int r = poll(&pf, 1, wait_ms);
-        if (r < 0 && errno == EINTR) continue;
-        /* at most PIPE_BUF at a time: a pipe that polled writable takes it
-         * without blocking, so a reader that stalls holds brig (its
-         * timeouts, the workspace's watcher) a second at most, never more */
-        size_t chunk = n > PIPE_BUF ? PIPE_BUF : n;
-        ssize_t w = r == 1 && !(pf.revents & (POLLERR | POLLHUP | POLLNVAL)) ? write(*fd, buf, chunk) : -1;
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            *fd = -1;
-            return;
-        }
-        buf += w;
-        n -= (size_t)w;
-    }
-}
-
 struct io_loop {
     int fd[2];                      /* stdout, stderr read ends; -1 at EOF */
     int pidfd, sigfd;
@@ -185,10 +154,100 @@ struct io_loop {
     struct sandbox_limits lim;
     uint64_t started, last_byte;
     struct policy_watch *watch;     /* forked when due, or NULL */
+    bool echo_pipe[2];              /* that copy's reader is a pipe (io_write_until) */
+    bool done;                      /* the command reaped or killed: no watcher forked */
+    bool watch_failed;              /* its watcher could not start: the command killed */
 };
 
+/* A write to a live copy's reader that is not a pipe (a terminal held
+ * with ^S or a pty nobody reads, a socket with a small buffer) may block
+ * though it polled writable: SIGALRM (no SA_RESTART) interrupts it at
+ * `until`, the first of the copy's clocks and the watcher's first look. */
+static void io_alarm_noop(int sig)
+{
+    (void)sig;
+}
+
+static ssize_t io_write_until(int fd, bool pipe, const char *buf, size_t n, uint64_t until)
+{
+    if (pipe) return write(fd, buf, n);     /* polled writable: takes PIPE_BUF at once */
+    uint64_t now = sandbox_now_ms();
+    if (until <= now) until = now + 1;
+    struct sigaction sa = { .sa_handler = io_alarm_noop }, old;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, &old);
+    struct itimerval it = { .it_value = { .tv_sec = (time_t)((until - now) / 1000),
+                                          .tv_usec = (suseconds_t)((until - now) % 1000 * 1000) },
+                            /* again: one that fired just before the write */
+                            .it_interval = { .tv_usec = 10000 } }, off = {0};
+    setitimer(ITIMER_REAL, &it, NULL);
+    ssize_t w = write(fd, buf, n);
+    int e = errno;
+    setitimer(ITIMER_REAL, &off, NULL);
+    sigaction(SIGALRM, &old, NULL);
+    errno = e;
+    return w;
+}
+
+/* The workspace's watcher, once the command outlives its first look: a
+ * watcher that cannot start stops the command (never unwatched), and the
+ * result says why. */
+static int io_watch_due(struct io_loop *lp, struct sandbox_result *r)
+{
+    if (lp->done || policy_watch_due(lp->watch) != 0) return 0;
+    autoerr struct brig_error *e = NULL;
+    if (policy_watch_spawn(lp->watch, &e) == 0) return 0;
+    free(r->error);
+    r->error = brig_asprintf("%s: the sandbox is stopped", e->msg);
+    lp->kill->fn(lp->kill->arg);
+    lp->done = lp->watch_failed = true;
+    return -1;
+}
+
+/* A live copy of what the command wrote: a reader that takes it slowly
+ * holds the copy until the command's wall limit at most (then the copy
+ * stops, and the limit is kept), and one that takes nothing for a second
+ * ends it. The workspace's watcher is forked when due meanwhile: a reader
+ * that stalls never keeps the workspace unwatched (io_write_until). */
+static void io_echo(struct io_loop *lp, int i, const char *buf, size_t n, struct sandbox_result *r)
+{
+    int *fd = &lp->echo[i];
+    uint64_t deadline = lp->lim.wall_ms ? lp->started + lp->lim.wall_ms : 0;
+    uint64_t stalled = sandbox_now_ms() + 1000;
+    while (*fd >= 0 && n > 0) {
+        io_watch_due(lp, r);
+        uint64_t now = sandbox_now_ms();
+        if ((deadline != 0 && now >= deadline) || now >= stalled) {
+            *fd = -1;
+            return;
+        }
+        uint64_t until = deadline != 0 && deadline < stalled ? deadline : stalled;
+        long due = lp->done ? -1 : policy_watch_due(lp->watch);
+        if (due >= 0 && now + (uint64_t)due < until) until = now + (uint64_t)due;
+        struct pollfd pf = { .fd = *fd, .events = POLLOUT };
+        int pr = poll(&pf, 1, (int)(until - now));
+        if (pr <= 0) continue;      /* interrupted, the watcher due, or the clocks: seen above */
+        if (pf.revents & (POLLERR | POLLHUP | POLLNVAL)) {
+            *fd = -1;
+            return;
+        }
+        /* at most PIPE_BUF at a time: a pipe that polled writable takes it
+         * without blocking */
+        size_t chunk = n > PIPE_BUF ? PIPE_BUF : n;
+        ssize_t w = io_write_until(*fd, lp->echo_pipe[i], buf, chunk, until);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            *fd = -1;
+            return;
+        }
+        buf += w;
+        n -= (size_t)w;
+        stalled = sandbox_now_ms() + 1000;
+    }
+}
+
 /* One read from a stream pipe; false at EOF. */
-static bool io_drain(struct io_loop *lp, int i, struct sandbox_stream *s)
+static bool io_drain(struct io_loop *lp, int i, struct sandbox_stream *s, struct sandbox_result *r)
 {
     static char buf[65536];
     ssize_t n = read(lp->fd[i], buf, sizeof(buf));
@@ -200,7 +259,7 @@ static bool io_drain(struct io_loop *lp, int i, struct sandbox_stream *s)
     }
     bool was_whole = s->bytes <= (uint64_t)s->head_cap + s->tail_cap;
     sandbox_stream_add(s, buf, (size_t)n);
-    io_echo(&lp->echo[i], buf, (size_t)n, lp->lim.wall_ms ? lp->started + lp->lim.wall_ms : 0);
+    io_echo(lp, i, buf, (size_t)n, r);
     if (lp->echo[i] >= 0) lp->echo_last[i] = lp->echo_last_any = (unsigned char)buf[n - 1];
     if (lp->events) {
         if (was_whole && s->bytes > (uint64_t)s->head_cap + s->tail_cap)
@@ -253,20 +312,6 @@ static void io_reaped(struct sandbox_result *r, int init_errno, int status)
     r->ran = false;
 }
 
-/* The workspace's watcher, once the command outlives its first look: a
- * watcher that cannot start stops the command (never unwatched), and the
- * result says why. */
-static int io_watch_due(struct io_loop *lp, struct sandbox_result *r)
-{
-    if (policy_watch_due(lp->watch) != 0) return 0;
-    autoerr struct brig_error *e = NULL;
-    if (policy_watch_spawn(lp->watch, &e) == 0) return 0;
-    free(r->error);
-    r->error = brig_asprintf("%s: the sandbox is stopped", e->msg);
-    lp->kill->fn(lp->kill->arg);
-    return -1;
-}
-
 /* Drain until both pipes close and the command is reaped; enforce the clocks. */
 static int io_loop_run(struct io_loop *lp, struct sandbox_result *r)
 {
@@ -278,6 +323,7 @@ static int io_loop_run(struct io_loop *lp, struct sandbox_result *r)
     while (!reaped || lp->fd[0] >= 0 || lp->fd[1] >= 0) {
         uint64_t now = sandbox_now_ms();
         long timeout = -1;
+        killed = killed || lp->watch_failed;    /* while a copy was held (io_echo) */
         if (!killed && !reaped) {
             if (lp->lim.wall_ms && now - started >= lp->lim.wall_ms) {
                 r->timed_out = killed = true;
@@ -310,11 +356,12 @@ static int io_loop_run(struct io_loop *lp, struct sandbox_result *r)
             { .fd = reaped ? -1 : lp->pidfd, .events = POLLIN }, { .fd = lp->sigfd, .events = POLLIN },
             { .fd = lp->events ? sandbox_events_pollfd(lp->events) : -1, .events = POLLOUT },
         };
+        lp->done = killed || reaped;
         int n = poll(pf, 5, (int)timeout);
         if (n < 0 && errno != EINTR) return -1;
         if (n <= 0) continue;
         for (int i = 0; i < 2; i++)
-            if (pf[i].revents && !io_drain(lp, i, i == 0 ? &r->out : &r->err)) brig_closep(&lp->fd[i]);
+            if (pf[i].revents && !io_drain(lp, i, i == 0 ? &r->out : &r->err, r)) brig_closep(&lp->fd[i]);
         if (pf[3].revents) {
             struct signalfd_siginfo si;
             if (read(lp->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si) && si.ssi_signo != SIGCHLD && !reaped)
@@ -372,6 +419,10 @@ int sandbox_io_wait(struct sandbox_io *io, pid_t pid, const struct sandbox_kill 
                           .started = started, .watch = live->watch };
     io->out[0] = io->err[0] = -1;
     if (lp.events) sandbox_events_start(lp.events, r, started, lim->output_max);
+    for (int i = 0; i < 2; i++) {
+        struct stat st;
+        lp.echo_pipe[i] = lp.echo[i] >= 0 && fstat(lp.echo[i], &st) == 0 && S_ISFIFO(st.st_mode);
+    }
     int rc = io_loop_run(&lp, r);
     brig_closep(&lp.fd[0]);
     brig_closep(&lp.fd[1]);
@@ -396,8 +447,8 @@ void sandbox_not_run(struct sandbox_result *r, const char *argv0, bool echo)
                                         r->exec_status == 127 ? "not found" : "Permission denied");
     sandbox_stream_add(&r->err, line, strlen(line));
     if (echo) {
-        int fd = 2;
-        io_echo(&fd, line, strlen(line), 0);
+        struct io_loop lp = { .echo = { -1, 2 }, .done = true };    /* no clock, no watcher */
+        io_echo(&lp, 1, line, strlen(line), r);
     }
 }
 

@@ -149,10 +149,9 @@ static int run_body(const struct sandbox_opts *o, struct sandbox_result *r)
     const struct brig_create_opts co = { .id = r->id, .bundle = "/", .config_text = config,
                                          .userns = o->rootless ? NULL : &own, .cgroup_fresh = true,
                                          .seal_decided = true,
-                                         /* not while output is copied live: a reader that
-                                          * stalls holds the loop that would fork it (a
-                                          * review: GBs past the bound, t-workspace-watch) */
-                                         .watch_later = !o->stream };
+                                         /* forked by the loop when due, a live copy's
+                                          * reader that stalls or not (sandbox_io.c) */
+                                         .watch_later = true };
     struct launch L;
     if (rc == 0) {
         rc = sandbox_io_swap(&io, &err);

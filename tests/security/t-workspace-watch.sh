@@ -252,6 +252,27 @@ check "a streamed run behind a slow reader is stopped by the watch, not the time
     grep -q "the workspace passed workspace.maxSize" "$T/trickle.err"
 check "... with the workspace far from the disk's size: $used KiB (< 512 MiB)" test "$used" -lt 524288
 
+# The same to a reader that takes nothing and whose write blocks though it polled
+# writable: a terminal nobody reads (it hung brig past its --timeout before the watcher
+# was forked by the loop) and a unix socket with the smallest buffer. The watch
+# still stops it, and brig ends.
+for kind in pty sock; do
+    fresh_ws
+    took=$(python3 "$(dirname "$0")/stalled-reader.py" "$kind" "$T/stalled-$kind.err" "$BRIG" sandbox run \
+        --policy "$POL" --state-root "$SBS" --rootfs "$T/root" --workspace "$SW" --timeout 20s -- /bin/sh -c \
+        'i=0; while :; do dd if=/dev/zero of=/workspace/f$i bs=65536 count=16 2>/dev/null; i=$((i+1)); done & cat /dev/zero')
+    used=$(du -sk "$SW" | cut -f1)
+    check "a streamed run to a $kind nobody reads ends before its timeout (${took}s)" test "$took" != hung -a "$took" -lt 20
+    check "... stopped by the watch" grep -q "the workspace passed workspace.maxSize" "$T/stalled-$kind.err"
+    check "... with the workspace far from the disk's size: $used KiB (< 512 MiB)" test "$used" -lt 524288
+done
+# and with no workspace to bound, the timeout is kept
+fresh_ws
+took=$(python3 "$(dirname "$0")/stalled-reader.py" pty "$T/stalled-t.err" "$BRIG" sandbox run --state-root "$SBS" \
+    --rootfs "$T/root" --workspace "$SW" --timeout 2s -- /bin/cat /dev/zero)
+check "a streamed run to a terminal nobody reads keeps its --timeout 2s (${took}s)" test "$took" != hung -a "$took" -lt 10
+check "... and says so" grep -q "killed at the wall timeout" "$T/stalled-t.err"
+
 # ---- the watcher, from inside and from the host --------------------------------
 fresh_ws
 if sbx create --policy "$POL" --rootfs "$T/root" --workspace "$SW" "$NAME" >/dev/null 2>"$T/create.err"; then
