@@ -3,9 +3,11 @@
  * serialisation of the parsed seccomp section plus everything else the
  * compiled program depends on (this brig binary, libseccomp's version, the
  * native arch, the kernel). A file holds:
- *     header | key | BPF instructions | SHA-256 of all that
+ *     header | SHA-256 of the key | BPF instructions | SHA-256 of all that
  * and is used only if it is ours (owner, mode), has the exact expected
- * size, magic and key, and its checksum matches. */
+ * size, magic and key digest, and its checksum matches. The key's digest
+ * stands for the key (the key itself, ~10 KB for Docker's profile, hashed
+ * once more per load cost as much again: docs/performance.md). */
 #include "seccomp_cache.h"
 
 #include <dirent.h>
@@ -31,7 +33,7 @@
 #include "exe_seal.h"
 
 #define CACHE_DIR ".seccomp-cache"
-#define CACHE_MAGIC "BRIGBPF1"
+#define CACHE_MAGIC "BRIGBPF2"
 #define CACHE_MAX_INSNS 4096            /* BPF_MAXINSNS */
 #define CACHE_MAX_KEY (4u << 20)
 #define CACHE_MAX_ENTRIES 128           /* past this the directory is emptied */
@@ -316,7 +318,7 @@ int seccomp_compile_cached(const struct brig_seccomp *sc, const char *state_root
 
     autoclose int dirfd = cache_open_dir(state_root, false);
     if (dirfd >= 0) {
-        struct brig_bpf *bpf = cache_load(dirfd, name, key, key_len);
+        struct brig_bpf *bpf = cache_load(dirfd, name, digest, sizeof(digest));
         if (bpf != NULL) {
             brig_debug("seccomp cache: hit %s (%zu instructions)", name, bpf->n_insns);
             *out = bpf;
@@ -325,6 +327,6 @@ int seccomp_compile_cached(const struct brig_seccomp *sc, const char *state_root
     }
     brig_debug("seccomp cache: miss %s", name);
     TRY(seccomp_compile(sc, out, err));
-    cache_store(state_root, name, key, key_len, *out);
+    cache_store(state_root, name, digest, sizeof(digest), *out);
     return 0;
 }

@@ -147,8 +147,9 @@ Test(seccomp_cache, different_section_different_entry)
     free(kb);
 }
 
-/* Flip one byte of the stored program: the checksum no longer matches and
- * the entry is compiled again (and rewritten), never loaded. */
+/* Flip one byte of the stored program, then of the key's digest (the
+ * entry holds the digest, not the key: header 24 bytes, digest 32): the
+ * entry is compiled again (and rewritten), never loaded. */
 Test(seccomp_cache, damaged_entry_is_recompiled)
 {
     struct brig_seccomp sc = section();
@@ -156,21 +157,25 @@ Test(seccomp_cache, damaged_entry_is_recompiled)
     const char *path = entry_path();
     struct stat st, st2;
     cr_assert_eq(stat(path, &st), 0);
-    int fd = open(path, O_RDWR);
-    cr_assert_geq(fd, 0);
-    off_t size = lseek(fd, 0, SEEK_END);
-    unsigned char b;
-    cr_assert_eq(pread(fd, &b, 1, size - 40), 1);
-    b ^= 0xff;
-    cr_assert_eq(pwrite(fd, &b, 1, size - 40), 1);
-    close(fd);
-    struct brig_bpf *again = cached(&sc);
-    assert_same(again, ref);
-    /* ... and stored again (atomically: a new inode). */
-    cr_assert_eq(stat(entry_path(), &st2), 0);
-    cr_assert_neq(st.st_ino, st2.st_ino, "the damaged entry was not replaced");
+    cr_assert_eq((size_t)st.st_size, 24 + 32 + ref->n_insns * 8 + 32, "the entry holds more than the key's digest");
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(stat(path, &st), 0);
+        int fd = open(path, O_RDWR);
+        cr_assert_geq(fd, 0);
+        off_t at = i == 0 ? lseek(fd, 0, SEEK_END) - 40 : 24 + 5;
+        unsigned char b;
+        cr_assert_eq(pread(fd, &b, 1, at), 1);
+        b ^= 0xff;
+        cr_assert_eq(pwrite(fd, &b, 1, at), 1);
+        close(fd);
+        struct brig_bpf *again = cached(&sc);
+        assert_same(again, ref);
+        /* ... and stored again (atomically: a new inode). */
+        cr_assert_eq(stat(entry_path(), &st2), 0);
+        cr_assert_neq(st.st_ino, st2.st_ino, "the damaged entry (byte %lld) was not replaced", (long long)at);
+        seccomp_bpf_free(again);
+    }
     seccomp_bpf_free(ref);
-    seccomp_bpf_free(again);
 }
 
 /* An entry anyone may write is not trusted; nor is a truncated one. */
