@@ -116,6 +116,26 @@ static uint32_t seccomp_arch_token(const char *name)
     return seccomp_arch_resolve_name(lower);
 }
 
+/* Can a process on this kernel make system calls of arch `token`? The
+ * native one and its compat ones only: seccomp_data.arch is never another
+ * (a foreign binary under qemu-user makes native calls). A section for
+ * another arch (Docker-style profiles list aarch64 beside x86_64) is code
+ * no call reaches; it would only lengthen every load of the filter, and
+ * the kernel's per-arch action cache built at each. Where the compat
+ * arches are not known here, every listed arch is kept. */
+static bool seccomp_arch_reachable(uint32_t token)
+{
+    uint32_t native = seccomp_arch_native();
+    if (token == native) return true;
+    switch (native) {
+    case SCMP_ARCH_X86_64: return token == SCMP_ARCH_X86 || token == SCMP_ARCH_X32;
+    case SCMP_ARCH_AARCH64: return token == SCMP_ARCH_ARM;
+    case SCMP_ARCH_S390X: return token == SCMP_ARCH_S390;
+    case SCMP_ARCH_PPC64: return token == SCMP_ARCH_PPC;
+    default: return true;
+    }
+}
+
 static int seccomp_add_arches(scmp_filter_ctx ctx, const struct brig_seccomp *sc,
                               struct brig_error **err)
 {
@@ -126,6 +146,11 @@ static int seccomp_add_arches(scmp_filter_ctx ctx, const struct brig_seccomp *sc
             return brig_failx(err, "linux.seccomp.architectures[%zu]: architecture \"%s\" is not "
                               "supported by libseccomp %u.%u.%u", i, name, SCMP_VER_MAJOR,
                               SCMP_VER_MINOR, SCMP_VER_MICRO);
+        if (!seccomp_arch_reachable(token)) {
+            brig_debug("seccomp: linux.seccomp.architectures[%zu] (%s): no call of it reaches this "
+                       "kernel, no section compiled", i, name);
+            continue;
+        }
         int r = seccomp_arch_add(ctx, token);
         if (r < 0 && r != -EEXIST) /* EEXIST: the native arch is always there */
             return brig_fail(err, -r, "linux.seccomp.architectures[%zu] (%s)", i, name);

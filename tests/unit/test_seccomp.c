@@ -351,6 +351,45 @@ Test(seccomp, architectures)
     compile_fails(&sc, "linux.seccomp.architectures[0]");
 }
 
+/* An arch whose calls never reach this kernel (aarch64 on x86_64, as brig's
+ * default profile lists both) compiles to no section: the same program as
+ * without it, instruction for instruction. Its compat arches are kept. */
+Test(seccomp, unreachable_arch_adds_nothing)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+    struct brig_seccomp_rule rules[] = { { NAMES("getcwd", "arm_fadvise64_64", "_llseek"),
+                                           .action = BRIG_SCMP_ALLOW } };
+    struct brig_seccomp sc = sc_base(BRIG_SCMP_ERRNO);
+    sc.syscalls = rules;
+    sc.n_syscalls = 1;
+#if defined(__x86_64__)
+    SET_STRV(sc, architectures, "SCMP_ARCH_X86_64");
+    struct brig_bpf *native = compile_ok(&sc);
+    SET_STRV(sc, architectures, "SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM", "SCMP_ARCH_PPC64LE");
+    struct brig_bpf *foreign = compile_ok(&sc);
+    SET_STRV(sc, architectures, "SCMP_ARCH_X86_64", "SCMP_ARCH_X86");
+#else
+    SET_STRV(sc, architectures, "SCMP_ARCH_AARCH64");
+    struct brig_bpf *native = compile_ok(&sc);
+    SET_STRV(sc, architectures, "SCMP_ARCH_AARCH64", "SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_PPC64LE");
+    struct brig_bpf *foreign = compile_ok(&sc);
+    SET_STRV(sc, architectures, "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM");
+#endif
+    cr_assert_eq(foreign->n_insns, native->n_insns, "a foreign arch compiled a section");
+    cr_assert_eq(memcmp(foreign->insns, native->insns, native->n_insns * 8), 0);   /* struct sock_filter */
+    struct brig_bpf *compat = compile_ok(&sc);
+    cr_assert_gt(compat->n_insns, native->n_insns, "the compat arch's section is gone");
+    /* still an arch libseccomp knows, or the config is refused as before */
+    SET_STRV(sc, architectures, "SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64", "SCMP_ARCH_VAX");
+    compile_fails(&sc, "linux.seccomp.architectures[2]: architecture \"SCMP_ARCH_VAX\"");
+    seccomp_bpf_free(native);
+    seccomp_bpf_free(foreign);
+    seccomp_bpf_free(compat);
+#else
+    cr_skip_test("the compat arches are known for x86_64 and aarch64 only");
+#endif
+}
+
 Test(seccomp, flags)
 {
     struct brig_seccomp sc = sc_base(BRIG_SCMP_ALLOW);
