@@ -176,6 +176,11 @@ static ssize_t io_write_until(int fd, bool pipe, const char *buf, size_t n, uint
     struct sigaction sa = { .sa_handler = io_alarm_noop }, old;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGALRM, &sa, &old);
+    /* a mask brig inherited blocking it would keep the write waiting */
+    sigset_t alrm, mask;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    sigprocmask(SIG_UNBLOCK, &alrm, &mask);
     struct itimerval it = { .it_value = { .tv_sec = (time_t)((until - now) / 1000),
                                           .tv_usec = (suseconds_t)((until - now) % 1000 * 1000) },
                             /* again: one that fired just before the write */
@@ -184,17 +189,19 @@ static ssize_t io_write_until(int fd, bool pipe, const char *buf, size_t n, uint
     ssize_t w = write(fd, buf, n);
     int e = errno;
     setitimer(ITIMER_REAL, &off, NULL);
+    sigprocmask(SIG_SETMASK, &mask, NULL);
     sigaction(SIGALRM, &old, NULL);
     errno = e;
     return w;
 }
 
-/* The workspace's watcher, once the command outlives its first look: a
- * watcher that cannot start stops the command (never unwatched), and the
- * result says why. */
-static int io_watch_due(struct io_loop *lp, struct sandbox_result *r)
+/* The workspace's watcher, once the command outlives its first look (or
+ * now, `at_once`, while one is still to come): a watcher that cannot start
+ * stops the command (never unwatched), and the result says why. */
+static int io_watch_due(struct io_loop *lp, bool at_once, struct sandbox_result *r)
 {
-    if (lp->done || policy_watch_due(lp->watch) != 0) return 0;
+    long due = lp->done ? -1 : policy_watch_due(lp->watch);
+    if (due < 0 || (due > 0 && !at_once)) return 0;
     autoerr struct brig_error *e = NULL;
     if (policy_watch_spawn(lp->watch, &e) == 0) return 0;
     free(r->error);
@@ -207,15 +214,17 @@ static int io_watch_due(struct io_loop *lp, struct sandbox_result *r)
 /* A live copy of what the command wrote: a reader that takes it slowly
  * holds the copy until the command's wall limit at most (then the copy
  * stops, and the limit is kept), and one that takes nothing for a second
- * ends it. The workspace's watcher is forked when due meanwhile: a reader
- * that stalls never keeps the workspace unwatched (io_write_until). */
+ * ends it. The workspace's watcher is forked before the first byte is
+ * copied: a write to the caller's output may block where nothing
+ * interrupts it (a frozen filesystem, a pipe another writer holds), and
+ * the bound must not wait for it (a review). */
 static void io_echo(struct io_loop *lp, int i, const char *buf, size_t n, struct sandbox_result *r)
 {
     int *fd = &lp->echo[i];
+    if (*fd >= 0) io_watch_due(lp, true, r);
     uint64_t deadline = lp->lim.wall_ms ? lp->started + lp->lim.wall_ms : 0;
     uint64_t stalled = sandbox_now_ms() + 1000;
     while (*fd >= 0 && n > 0) {
-        io_watch_due(lp, r);
         uint64_t now = sandbox_now_ms();
         if ((deadline != 0 && now >= deadline) || now >= stalled) {
             *fd = -1;
@@ -333,7 +342,7 @@ static int io_loop_run(struct io_loop *lp, struct sandbox_result *r)
                 r->idle_timed_out = killed = true;
                 lp->kill->fn(lp->kill->arg);
                 if (lp->events) sandbox_events_limit(lp->events, "idle", -1, now);
-            } else if (io_watch_due(lp, r) < 0) {
+            } else if (io_watch_due(lp, false, r) < 0) {
                 killed = true;
             } else {
                 if (lp->lim.wall_ms) timeout = (long)(started + lp->lim.wall_ms - now);

@@ -253,10 +253,12 @@ check "a streamed run behind a slow reader is stopped by the watch, not the time
 check "... with the workspace far from the disk's size: $used KiB (< 512 MiB)" test "$used" -lt 524288
 
 # The same to a reader that takes nothing and whose write blocks though it polled
-# writable: a terminal nobody reads (it hung brig past its --timeout before the watcher
-# was forked by the loop) and a unix socket with the smallest buffer. The watch
-# still stops it, and brig ends.
-for kind in pty sock; do
+# writable: a terminal nobody reads (it hung brig past its --timeout before) and a unix
+# socket with the smallest buffer; and brig stopped at its first write (a background
+# job of a terminal with tostop: SIGTTOU). The watch still stops the command (its
+# watcher is forked before the first byte is copied: a review found the last one
+# unwatched, GBs written, while the watcher waited for brig's loop), and brig ends.
+for kind in pty sock tostop; do
     fresh_ws
     took=$(python3 "$(dirname "$0")/stalled-reader.py" "$kind" "$T/stalled-$kind.err" "$BRIG" sandbox run \
         --policy "$POL" --state-root "$SBS" --rootfs "$T/root" --workspace "$SW" --timeout 20s -- /bin/sh -c \
