@@ -166,7 +166,8 @@ struct policy_apply_opts {
     /* The text goes to create, not to a reader (sandbox run, create): the
      * default seccomp profile is copied in as brig's own text instead of
      * parsed and written back (~15 KB, a third of the work of an apply),
-     * so the output is not byte for byte `policy apply`'s. */
+     * and the whole text is compact, so the output is not byte for byte
+     * `policy apply`'s. */
     bool profile_as_text;
     /* The text goes to create under this same policy (its text passed as
      * brig_globals.policy_text), whose policy_enforce_resolved checks it

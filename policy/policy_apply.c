@@ -233,7 +233,8 @@ int policy_apply(const struct brig_policy *p, const char *config, size_t len,
     TRY(apply_seccomp(p, cfg, before != NULL && seccomp_passes(p, before), o != NULL && o->profile_as_text, err));
 
     autofree char *text = NULL;
-    TRY(ptree_write(cfg, &text, err));
+    /* compact where it goes to create (profile_as_text), not to a reader */
+    TRY(ptree_write_as(cfg, o == NULL || !o->profile_as_text, &text, err));
     /* Verify: what apply hands out must pass check. Create's own check of
      * the same text under the same policy comes next, before anything is
      * made, and refuses as this would (enforce mode): done once, there. */

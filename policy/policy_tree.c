@@ -183,10 +183,15 @@ static int ptree_emit(struct brig_jw *w, const struct ptree *t, struct brig_erro
 
 int ptree_write(const struct ptree *t, char **out, struct brig_error **err)
 {
-    autojw struct brig_jw *w = jw_new(true);
+    return ptree_write_as(t, true, out, err);
+}
+
+int ptree_write_as(const struct ptree *t, bool pretty, char **out, struct brig_error **err)
+{
+    autojw struct brig_jw *w = jw_new(pretty);
     TRY(ptree_emit(w, t, err));
     size_t len = 0;
-    /* The writer's own buffer, not a copy: a config is ~20 KB, 5 pages. */
+    /* The writer's own buffer, not a copy: a config is 12-20 KB, 3-5 pages. */
     char *text = jw_steal(w, &len);
     if (text == NULL) return brig_failx(err, "JSON writer failed");
     if (len == 0 || text[len - 1] != '\n') {

@@ -30,6 +30,8 @@ int ptree_parse(const char *text, size_t len, struct ptree **out, struct brig_er
 /* Pretty-printed JSON text with a final newline, malloc'd. Fails only on a
  * number that is not an integer (config.json has none). */
 int ptree_write(const struct ptree *t, char **out, struct brig_error **err);
+/* The same, pretty or compact (a text only brig reads). */
+int ptree_write_as(const struct ptree *t, bool pretty, char **out, struct brig_error **err);
 void ptree_free(struct ptree *t);
 void ptree_freep(struct ptree **t);
 #define autoptree __attribute__((cleanup(ptree_freep)))

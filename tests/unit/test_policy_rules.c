@@ -111,6 +111,8 @@ Test(policy_rules, apply_for_create_passes_with_the_same_filter)
                                    .checked_by_create = true };
     cr_assert_eq(policy_apply(p, base, strlen(base), &o, &fast, &err), 0, "%s", err ? err->msg : "");
     cr_expect_str_neq(fast, plain, "the profile went in as its text");
+    /* compact: only create reads it (the final newline the one line break) */
+    cr_expect_eq(strchr(fast, '\n'), fast + strlen(fast) - 1, "the text for create is not compact");
     struct policy_report rep;
     check_text(p, fast, &rep);
     autofree char *text = policy_report_text(&rep, true);
