@@ -37,6 +37,8 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" = 0 ] || { echo "run as root" >&2; exit 77; }
 brig=$build/runtime/brig
+# shellcheck source=tests/bench/vm-bench.sh
+. "$here/vm-bench.sh"
 floor=$build/tests/bench/bench-floor
 
 # per_run NAME CMD...: CMD run $runs times after one untimed run; prints NAME and
@@ -62,10 +64,8 @@ EOF
 if [ $inner = 1 ]; then
     R=$W/b/rootfs
     sb=insns-$$
-    # the workspace: an ext4 on the scratch disk (the host's directories reach the guest
-    # over 9p, which cannot be idmapped), room for the agent policy's 1 GiB bound
-    mkfs.ext4 -q -F /dev/vda && mkdir -p /run/insns-ws && mount /dev/vda /run/insns-ws &&
-        chown 1000:1000 /run/insns-ws || { echo "cannot make the guest's workspace" >&2; exit 1; }
+    # the workspace (vm-bench.sh), room for the agent policy's 1 GiB bound
+    vm_guest_workspace /run/insns-ws
     sed -i "s|$W/ws|/run/insns-ws|" "$W/minimal/config.json" 2>/dev/null || true
     "$brig" sandbox create --state-root "$W/sbstate" --policy agent --rootfs "$R" --workspace /run/insns-ws "$sb" >/dev/null
     printf '%-14s %8s %8s %8s   (M instructions per start: median, p10, p90; %s runs)\n' runtime median p10 p90 "$runs"
@@ -90,15 +90,8 @@ if [ $inner = 1 ]; then
     exit 0
 fi
 
-: "${BRIG_VM_KERNEL:=}"
-if [ -z "$BRIG_VM_KERNEL" ]; then eval "$("$repo/tests/vm/setup-vm.sh")"; fi
-export BRIG_VM_KERNEL BRIG_VM_INITRD
 command -v jq >/dev/null || { echo "jq is needed" >&2; exit 2; }
-W=$(mktemp -d /var/tmp/brig-bench-insns.XXXXXX)
-trap 'rm -rf "$W"' EXIT
-chmod 0755 "$W"
-"$repo/rootfs-tools/brig-mkbundle" --brig "$brig" --probe "$build/tests/probe/brig-probe" "$W/b" -- /bin/true \
-    >/dev/null
+vm_host_prepare bench-insns
 mkdir -p "$W/minimal" "$W/ws" && chown 1000:1000 "$W/ws"
 # bench.sh's minimal config; crun 1.8.1 knows spec versions up to 1.0.x
 jq --arg root "$W/b/rootfs" '.ociVersion = "1.0.2" | .root = {path: $root, readonly: true}

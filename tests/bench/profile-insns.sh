@@ -29,12 +29,12 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" = 0 ] || { echo "run as root" >&2; exit 77; }
 brig=$build/runtime/brig
+# shellcheck source=tests/bench/vm-bench.sh
+. "$here/vm-bench.sh"
 
 if [ $inner = 1 ]; then
     R=$W/b/rootfs
-    # the workspace: an ext4 on the scratch disk (9p cannot be idmapped)
-    mkfs.ext4 -q -F /dev/vda && mkdir -p /run/prof-ws && mount /dev/vda /run/prof-ws &&
-        chown 1000:1000 /run/prof-ws || { echo "cannot make the guest's workspace" >&2; exit 1; }
+    vm_guest_workspace /run/prof-ws
     cmd=("$brig" sandbox run --state-root /run/prof-st --policy agent --rootfs "$R" --workspace /run/prof-ws --json -- true)
     if [ $mode = exec ]; then
         "$brig" sandbox create --state-root /run/prof-st --policy agent --rootfs "$R" --workspace /run/prof-ws prof >/dev/null
@@ -88,15 +88,8 @@ PY
     exit 0
 fi
 
-: "${BRIG_VM_KERNEL:=}"
-if [ -z "$BRIG_VM_KERNEL" ]; then eval "$("$repo/tests/vm/setup-vm.sh")"; fi
-export BRIG_VM_KERNEL BRIG_VM_INITRD
 command -v perf >/dev/null || { echo "perf is needed (Debian: linux-perf)" >&2; exit 2; }
-W=$(mktemp -d /var/tmp/brig-profile-insns.XXXXXX)
-trap 'rm -rf "$W"' EXIT
-chmod 0755 "$W"
-"$repo/rootfs-tools/brig-mkbundle" --brig "$brig" --probe "$build/tests/probe/brig-probe" "$W/b" -- /bin/true \
-    >/dev/null
+vm_host_prepare profile-insns
 flag=
 [ $mode = exec ] && flag=--exec
 echo "profile-insns: $(date -u +%FT%TZ), HEAD $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?'), $mode, $runs runs"
