@@ -363,25 +363,26 @@ Test(seccomp, unreachable_arch_adds_nothing)
     sc.syscalls = rules;
     sc.n_syscalls = 1;
 #if defined(__x86_64__)
-    SET_STRV(sc, architectures, "SCMP_ARCH_X86_64");
-    struct brig_bpf *native = compile_ok(&sc);
-    SET_STRV(sc, architectures, "SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM", "SCMP_ARCH_PPC64LE");
-    struct brig_bpf *foreign = compile_ok(&sc);
-    SET_STRV(sc, architectures, "SCMP_ARCH_X86_64", "SCMP_ARCH_X86");
+#define T_NATIVE "SCMP_ARCH_X86_64"
+#define T_FOREIGN "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM", "SCMP_ARCH_PPC64LE"
+#define T_COMPAT "SCMP_ARCH_X86"
 #else
-    SET_STRV(sc, architectures, "SCMP_ARCH_AARCH64");
-    struct brig_bpf *native = compile_ok(&sc);
-    SET_STRV(sc, architectures, "SCMP_ARCH_AARCH64", "SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_PPC64LE");
-    struct brig_bpf *foreign = compile_ok(&sc);
-    SET_STRV(sc, architectures, "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM");
+#define T_NATIVE "SCMP_ARCH_AARCH64"
+#define T_FOREIGN "SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_PPC64LE"
+#define T_COMPAT "SCMP_ARCH_ARM"
 #endif
+    SET_STRV(sc, architectures, T_NATIVE);
+    struct brig_bpf *native = compile_ok(&sc);
+    SET_STRV(sc, architectures, T_NATIVE, T_FOREIGN);
+    struct brig_bpf *foreign = compile_ok(&sc);
+    SET_STRV(sc, architectures, T_NATIVE, T_COMPAT);
     cr_assert_eq(foreign->n_insns, native->n_insns, "a foreign arch compiled a section");
     cr_assert_eq(memcmp(foreign->insns, native->insns, native->n_insns * 8), 0);   /* struct sock_filter */
     struct brig_bpf *compat = compile_ok(&sc);
     cr_assert_gt(compat->n_insns, native->n_insns, "the compat arch's section is gone");
     /* still an arch libseccomp knows, or the config is refused as before */
-    SET_STRV(sc, architectures, "SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64", "SCMP_ARCH_VAX");
-    compile_fails(&sc, "linux.seccomp.architectures[2]: architecture \"SCMP_ARCH_VAX\"");
+    SET_STRV(sc, architectures, T_NATIVE, T_FOREIGN, "SCMP_ARCH_VAX");
+    compile_fails(&sc, "linux.seccomp.architectures[4]: architecture \"SCMP_ARCH_VAX\"");
     seccomp_bpf_free(native);
     seccomp_bpf_free(foreign);
     seccomp_bpf_free(compat);
