@@ -147,6 +147,12 @@ static int seccomp_add_arches(scmp_filter_ctx ctx, const struct brig_seccomp *sc
                               "supported by libseccomp %u.%u.%u", i, name, SCMP_VER_MAJOR,
                               SCMP_VER_MINOR, SCMP_VER_MICRO);
         if (!seccomp_arch_reachable(token)) {
+            /* Still refused where libseccomp refuses it beside the native
+             * arch (another byte order), as before and as runc does. */
+            scmp_filter_ctx probe = seccomp_init(SCMP_ACT_ALLOW);
+            int r = probe != NULL ? seccomp_arch_add(probe, token) : -ENOMEM;
+            if (probe != NULL) seccomp_release(probe);
+            if (r < 0 && r != -EEXIST) return brig_fail(err, -r, "linux.seccomp.architectures[%zu] (%s)", i, name);
             brig_debug("seccomp: linux.seccomp.architectures[%zu] (%s): no call of it reaches this "
                        "kernel, no section compiled", i, name);
             continue;
