@@ -276,6 +276,12 @@ static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const str
     bool later = x->pidfd >= 0;
     char why[640] = "";
     autoerr struct brig_error *e = NULL;
+    /* Out of brig's process group and session first: the terminal's job
+     * control (SIGTTOU when brig, a background job, writes to it; ^Z) must
+     * never stop the watcher with it, nor leave it stopped when only brig is
+     * continued (the watcher was in brig's group until its answer, and a
+     * streamed run writes right after that answer: t-workspace-watch). */
+    setsid();
     if (own != NULL && cgroup_attach_self(own, cloned_into, &e) < 0)
         snprintf(why, sizeof(why), "join the sandbox's cgroup: %s", e->msg);
     if (why[0] == '\0') watch_confine(why, sizeof(why));
@@ -294,7 +300,6 @@ static __attribute__((noreturn)) void watch_child(struct watch_ctx *x, const str
      * soon as it has it, and the parent-death signal would end us then. */
     prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
     (void)!send(x->ctl, "ok", 2, MSG_NOSIGNAL);
-    setsid();
     watch_loop(x, later ? 0 : WATCH_MIN_MS);
 }
 

@@ -257,7 +257,9 @@ check "... with the workspace far from the disk's size: $used KiB (< 512 MiB)" t
 # socket with the smallest buffer; and brig stopped at its first write (a background
 # job of a terminal with tostop: SIGTTOU). The watch still stops the command (its
 # watcher is forked before the first byte is copied: a review found the last one
-# unwatched, GBs written, while the watcher waited for brig's loop), and brig ends.
+# unwatched, GBs written, while the watcher waited for brig's loop; and it leaves
+# brig's process group before it answers: CI found it stopped with brig by that
+# SIGTTOU, and left stopped when only brig was continued), and brig ends.
 for kind in pty sock tostop; do
     fresh_ws
     took=$(python3 "$(dirname "$0")/stalled-reader.py" "$kind" "$T/stalled-$kind.err" "$BRIG" sandbox run \
