@@ -116,6 +116,7 @@ sb_clean "workspace.maxSize"
 
 # A timeout kills everything in the sandbox, however it detached.
 sb --policy "$T/opt.json" --timeout 2s -- sh -c 'setsid sh -c "sleep 3171" & (sleep 3172 &) ; sleep 600'
+[ "$RC" = 124 ] || diag "exit $RC: error $(j .error); stderr: $(tail -c 400 "$T/err.txt")"
 check_eq "timeout with detached children: exit 124" "$RC" 124
 check_eq "timed_out" "$(j .timed_out)" true
 sb_clean "timeout"
