@@ -35,10 +35,8 @@ while [ $# -gt 0 ]; do
         *) echo "usage: $0 [--build DIR] [--runs N] [--compare OLD_BRIG]" >&2; exit 2 ;;
     esac
 done
-[ "$(id -u)" = 0 ] || { echo "run as root" >&2; exit 77; }
-brig=$build/runtime/brig
 # shellcheck source=tests/bench/vm-bench.sh
-. "$here/vm-bench.sh"
+. "$here/vm-bench.sh"       # as root only; brig=$build/runtime/brig
 floor=$build/tests/bench/bench-floor
 
 # per_run NAME CMD...: CMD run $runs times after one untimed run; prints NAME and
