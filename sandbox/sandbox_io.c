@@ -138,9 +138,6 @@ void sandbox_io_close(struct sandbox_io *io)
     io->masked = false;
 }
 
-/* The live copy to brig's own stdout/stderr. A reader that stalls for a
- * second (a full pipe nobody reads) or goes away loses the live copy, not
- * the clocks: the loop must keep draining and timing the command. */
 struct io_loop {
     int fd[2];                      /* stdout, stderr read ends; -1 at EOF */
     int pidfd, sigfd;
@@ -162,7 +159,7 @@ struct io_loop {
 /* A write to a live copy's reader that is not a pipe (a terminal held
  * with ^S or a pty nobody reads, a socket with a small buffer) may block
  * though it polled writable: SIGALRM (no SA_RESTART) interrupts it at
- * `until`, the first of the copy's clocks and the watcher's first look. */
+ * `until`, the first of the copy's clocks. */
 static void io_alarm_noop(int sig)
 {
     (void)sig;
@@ -211,10 +208,12 @@ static int io_watch_due(struct io_loop *lp, bool at_once, struct sandbox_result 
     return -1;
 }
 
-/* A live copy of what the command wrote: a reader that takes it slowly
- * holds the copy until the command's wall limit at most (then the copy
- * stops, and the limit is kept), and one that takes nothing for a second
- * ends it. The workspace's watcher is forked before the first byte is
+/* A live copy of what the command wrote to brig's own stdout/stderr: a
+ * reader that takes it slowly holds the copy until the command's wall
+ * limit at most (then the copy stops, and the limit is kept), and one that
+ * takes nothing for a second (a full pipe nobody reads) or goes away ends
+ * it, never the clocks: the loop keeps draining and timing the command.
+ * The workspace's watcher is forked before the first byte is
  * copied: a write to the caller's output may block where nothing
  * interrupts it (a frozen filesystem, a pipe another writer holds), and
  * the bound must not wait for it (a review). */
@@ -231,11 +230,9 @@ static void io_echo(struct io_loop *lp, int i, const char *buf, size_t n, struct
             return;
         }
         uint64_t until = deadline != 0 && deadline < stalled ? deadline : stalled;
-        long due = lp->done ? -1 : policy_watch_due(lp->watch);
-        if (due >= 0 && now + (uint64_t)due < until) until = now + (uint64_t)due;
         struct pollfd pf = { .fd = *fd, .events = POLLOUT };
         int pr = poll(&pf, 1, (int)(until - now));
-        if (pr <= 0) continue;      /* interrupted, the watcher due, or the clocks: seen above */
+        if (pr <= 0) continue;      /* interrupted, or the clocks: seen above */
         if (pf.revents & (POLLERR | POLLHUP | POLLNVAL)) {
             *fd = -1;
             return;
